@@ -1,0 +1,1091 @@
+"""From (formula, data frame, public bounds) to clipped, publicly mapped matrices.
+
+This is the only module that sees the user's data frame. It turns a formula into
+model-matrix columns with formulaic, clips every column and the response to
+public bounds, maps interval-bounded columns to [-1, 1] by public numbers, and
+lints the formula for anything that makes the result depend on the data in a
+way the privacy analysis does not cover. Errors a user can cause are raised
+before any of the selection work starts, with a message naming the argument and
+the fix.
+
+Choices made here (math-selection.md, section 1)
+------------------------------------------------
+Neighbours
+    Two datasets are neighbours when they differ by **replacing one row**; n is
+    fixed and treated as public. Every transform in the formula must therefore
+    act row by row: then one replaced row of ``data`` changes exactly one row of
+    the design, and the sensitivities of the selection stage hold.
+
+Which bounds are public
+    A bound is public when it comes from the user (``bounds=``) or is a property
+    of the encoding itself: a dummy column of a categorical variable, or a
+    bool column (0/1), lies in the range of its contrast coding (for the
+    default treatment coding, {0, 1}; bound 1) whatever the data are. A bool
+    response is taken as 0/1 with the public bound 1. Every other column (and
+    a numeric response) without a bound gets one **from the data** (max |value|,
+    no mapping): a :class:`~dpsubset.privacy.PrivacyLeakWarning` is issued,
+    ``Design.bounds_public`` is False and the reason is listed in
+    ``Design.leaks``.
+
+Scalar and interval bounds
+    A scalar ``b`` clips a column to [-b, b] and does **not** rescale it (the
+    paper's setting: ``bounds=(0.5, 0.5)`` on raw data, with r and lam in data
+    units). A scalar ``Bounds.x`` applies to every non-intercept column,
+    dummies included, so that b_j = b_x for all j as in the paper. An interval
+    (lo, hi) clips to [lo, hi] and maps the column affinely to [-1, 1] by the
+    public midpoint and half-width, x' = (x - (lo + hi)/2) / ((hi - lo)/2); the
+    mapped column has bound 1.
+
+The no-intercept rule
+    When the model has no intercept ("y ~ 0 + ." or "- 1"), a shift of a column
+    or of the response would change the model (the shift can no longer be
+    absorbed by an intercept), so an interval is mapped by scaling only:
+    centre 0, half-width max(|lo|, |hi|). The mapped column still lies in
+    [-1, 1] and has bound 1.
+
+Where bounds apply
+    Bounds apply to model-matrix columns (after the formula's row-wise
+    transforms) and to the materialised response. A ``Bounds.x`` entry may name
+    a model-matrix column, or a term of the formula (a data variable used as
+    it is, such as ``"Hits"``; for a categorical variable the entry then
+    applies to all of its dummy columns). A transformed term (``np.log(x)``,
+    ``x:z``) must be named by its model-matrix column. Clipping happens as soon
+    as the matrix exists, before anything else touches it.
+
+Categorical variables
+    String, object and pandas Categorical variables expand to dummy columns
+    (treatment coding, formulaic's default), each dummy a separate candidate.
+    Which levels occur is a function of the data, and the levels decide the
+    columns of the design; so levels **learned from the data** raise a
+    PrivacyLeakWarning naming the variable and the fix. Levels count as public
+    when written in the formula, ``C(x, levels=[...])``, or carried by a
+    pandas Categorical dtype (its categories are explicit, unused ones included;
+    they are public provided the user fixed them in advance, not with
+    ``pd.Categorical(values)``, which learns them from the values: the user's
+    responsibility, as for any bound). ``C(x)`` on a bool or numeric column
+    learns its levels too. ``hashed(x, levels=k)`` has public levels. A value
+    outside levels given in ``C(x, levels=[...])`` is an error.
+
+Transforms that learn from the data
+    Stateful transforms (formulaic marks them as such) compute something from
+    all rows: ``center``, ``scale``, ``standardize``, orthogonal ``poly`` and
+    spline bases (``bs``, ``cr``, ``cs``, ``cc``) that pick knots or boundary
+    knots from the data. They raise a PrivacyLeakWarning naming the term and
+    the fix (``poly(x, d, raw=True)``; ``knots=``, ``lower_bound=`` and
+    ``upper_bound=`` given explicitly), as does any other stateful transform.
+    Transforms that mix rows (``lag``, ``np.cumsum``, ``x.shift()``,
+    ``x.mean()``, ...) break the row-replacement relation and warn too. An
+    arbitrary Python function in the formula cannot be checked: it must act
+    row by row.
+
+Data
+    ``data`` may be a pandas DataFrame, a mapping of column names to
+    equal-length columns, or an object with a ``to_pandas()`` method (polars,
+    pyarrow). Missing or infinite values in the columns the formula uses are an
+    error (never silently dropped: that would change n). A non-numeric response
+    is a TypeError; a bool response is accepted as 0/1.
+
+Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
+mapped arrays, public maps and the formulaic model spec (for predictions). It
+is internal to the package and never released.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import numbers
+import re
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .privacy import PrivacyLeakWarning
+
+__all__ = ["Bounds", "as_bounds", "Design", "build_design"]
+
+_INTERCEPT = "Intercept"
+
+# Methods that, called on a data column inside a formula, combine several rows.
+_CROSS_ROW_METHODS = frozenset({
+    "mean", "std", "var", "median", "quantile", "rank", "shift", "diff", "cumsum",
+    "cumprod", "cummax", "cummin", "sum", "max", "min", "sort_values", "pct_change",
+    "rolling", "expanding", "ewm", "interpolate", "ffill", "bfill", "nlargest", "nsmallest",
+    "mode", "value_counts", "sem", "skew", "kurt",
+})
+# numpy functions that combine rows when applied to a column.
+_CROSS_ROW_NUMPY = frozenset({
+    "mean", "std", "var", "median", "quantile", "percentile", "cumsum", "cumprod",
+    "diff", "roll", "sort", "argsort", "sum", "max", "min", "amax", "amin", "nanmean",
+    "nanstd", "nanvar", "nanmedian", "nanmax", "nanmin", "nansum", "ptp", "average",
+    "gradient", "convolve", "unique", "histogram",
+})
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def _is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _parse_scalar(v, where):
+    if not _is_real(v):
+        raise TypeError(f"{where}: a bound must be a positive number b or an interval (lo, hi); got {v!r}")
+    b = float(v)
+    if not math.isfinite(b) or b <= 0:
+        raise ValueError(f"{where}: a scalar bound must be finite and > 0; got {v!r}")
+    return b
+
+
+def _parse_interval(v, where):
+    vals = list(v)
+    if len(vals) != 2 or not all(_is_real(t) for t in vals):
+        raise TypeError(f"{where}: an interval bound must be a pair of numbers (lo, hi); got {v!r}")
+    lo, hi = float(vals[0]), float(vals[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{where}: interval {v!r} must have finite ends")
+    if lo >= hi:
+        raise ValueError(f"{where}: interval {v!r} must have lo < hi")
+    return (lo, hi)
+
+
+def _parse_bound(v, where):
+    """A scalar b (float) or an interval (lo, hi) (tuple of floats)."""
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return _parse_interval(v, where)
+    return _parse_scalar(v, where)
+
+
+class Bounds:
+    """Public bounds on the columns of the design and on the response.
+
+    Parameters
+    ----------
+    x : None, float or dict, optional
+        None: no bounds for the predictors (bounds of non-dummy columns are then
+        taken from the data, which voids the privacy guarantee). A positive
+        scalar ``b``: every non-intercept column (dummies included) is clipped
+        to [-b, b] and not rescaled. A dict mapping a model-matrix column name,
+        or a term of the formula such as a data variable used as it is
+        (``"Hits"``), to a scalar ``b`` or an interval ``(lo, hi)``.
+    y : None, float or (float, float), optional
+        Bound of the (materialised) response: a scalar ``b_y`` (clip to
+        [-b_y, b_y]) or an interval ``(lo, hi)`` (clip and map to [-1, 1]).
+    default : None, float or (float, float), optional
+        Bound for the non-dummy columns that a dict ``x`` does not name (or for
+        all of them when ``x`` is None). None means missing.
+
+    Notes
+    -----
+    Bounds must be fixed before seeing the data (from the measurement scale, a
+    codebook, the design of a study): bounds computed from the data are not
+    public. The numbers are validated here; whether the names exist in the
+    model is checked by :func:`build_design`.
+    """
+
+    def __init__(self, x=None, y=None, default=None):
+        if x is None:
+            self.x = None
+        elif isinstance(x, Mapping):
+            xd = {}
+            for key, val in x.items():
+                if not isinstance(key, str):
+                    raise TypeError(f"bounds x: keys must be column names (str); got {key!r}")
+                xd[key] = _parse_bound(val, f"bounds x[{key!r}]")
+            self.x = xd
+        elif isinstance(x, (tuple, list, np.ndarray)):
+            raise TypeError(
+                f"bounds x: got {x!r}; give a scalar b for all columns, or a dict "
+                "{column: b or (lo, hi)} for per-column bounds or intervals"
+            )
+        else:
+            self.x = _parse_scalar(x, "bounds x")
+        self.y = None if y is None else _parse_bound(y, "bounds y")
+        self.default = None if default is None else _parse_bound(default, "bounds default")
+
+    def __repr__(self):
+        return f"Bounds(x={self.x!r}, y={self.y!r}, default={self.default!r})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Bounds):
+            return NotImplemented
+        return (self.x, self.y, self.default) == (other.x, other.y, other.default)
+
+
+def as_bounds(bounds):
+    """Normalise the ``bounds`` argument.
+
+    Parameters
+    ----------
+    bounds : None, Bounds, (b_x, b_y) or dict
+        None (bounds missing), a :class:`Bounds`, a pair ``(b_x, b_y)`` (the
+        paper's setting: scalars, clip without rescaling; each may also be None,
+        and ``b_y`` may be an interval), or a dict with keys among ``"x"``,
+        ``"y"``, ``"default"``.
+
+    Returns
+    -------
+    Bounds or None
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` has another type.
+    ValueError
+        If a bound is not valid (scalar <= 0, interval with lo >= hi, non-finite
+        numbers) or the dict has other keys.
+    """
+    if bounds is None or isinstance(bounds, Bounds):
+        return bounds
+    if isinstance(bounds, Mapping):
+        extra = set(bounds) - {"x", "y", "default"}
+        if extra:
+            raise ValueError(
+                f"bounds: a dict must have keys among 'x', 'y', 'default'; got {sorted(map(str, extra))}. "
+                "For per-column bounds write bounds=Bounds(x={'col': (lo, hi), ...}, y=...)"
+            )
+        return Bounds(**bounds)
+    if isinstance(bounds, (tuple, list)):
+        if len(bounds) != 2:
+            raise ValueError(f"bounds: a pair (b_x, b_y) is expected; got {len(bounds)} entries")
+        return Bounds(x=bounds[0], y=bounds[1])
+    raise TypeError(
+        f"bounds: expected None, a Bounds, a pair (b_x, b_y) or a dict; got {type(bounds).__name__}. "
+        "Example: bounds=Bounds(x={'Hits': (0, 250)}, y=(0, 2500))"
+    )
+
+
+# --------------------------------------------------------------------------- Design
+
+
+@dataclass
+class Design:
+    """Clipped, publicly mapped model matrices, with their public bounds.
+
+    Internal: built by :func:`build_design`, consumed by the scoring, search
+    and refit stages; never released to the user.
+
+    Attributes
+    ----------
+    X : ndarray, shape (n, p)
+        Candidate columns, clipped and mapped.
+    y : ndarray, shape (n,)
+        Response, clipped and mapped.
+    forced : ndarray, shape (n, k)
+        Always-in columns: the intercept first (if present), then the ``keep=``
+        columns; clipped and mapped.
+    candidate_names, forced_names : list of str
+        Model-matrix column names, in the order of ``X`` and ``forced``.
+    response_name : str
+        Name of the response (the left-hand side as formulaic writes it).
+    x_bounds : ndarray, shape (p,)
+        Bounds b_j of the mapped candidate columns (b for a scalar bound, 1.0 for
+        an interval-mapped column).
+    forced_bounds : ndarray, shape (k,)
+        Bounds of the mapped forced columns (1.0 for the intercept).
+    b_y : float
+        Bound of the mapped response.
+    column_maps : dict
+        name -> (centre, half_width) of the public map x' = (x - centre) / half_width,
+        for every column and for the response ((0, 1) when not mapped).
+    has_intercept : bool
+    bounds_public : bool
+        False when any bound was taken from the data.
+    leaks : list of str
+        Why the guarantee is void or weakened (empty when nothing was found).
+    model_spec : formulaic.ModelSpecs
+        To build the same columns on new data (:meth:`transform_new`).
+    n : int
+        Number of rows.
+    clip_limits : dict
+        name -> (lo, hi), the clipping interval in the model-matrix units.
+    eval_context : dict
+        Names from the caller's scope that the formula uses (functions, modules,
+        constants), so that new data are transformed the same way.
+    rhs_variables : list of str
+        Data columns the right-hand side uses.
+    """
+
+    X: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    forced: np.ndarray = field(repr=False)
+    candidate_names: list
+    forced_names: list
+    response_name: str
+    x_bounds: np.ndarray
+    forced_bounds: np.ndarray
+    b_y: float
+    column_maps: dict
+    has_intercept: bool
+    bounds_public: bool
+    leaks: list
+    model_spec: object = field(repr=False)
+    n: int
+    clip_limits: dict = field(default_factory=dict, repr=False)
+    eval_context: dict = field(default_factory=dict, repr=False)
+    rhs_variables: list = field(default_factory=list, repr=False)
+
+    def to_original_scale(self, coef_mapped, names):
+        """Map coefficients of the mapped model back to the user's units.
+
+        Parameters
+        ----------
+        coef_mapped : array_like, shape (m,)
+            Coefficients fitted on the mapped design (columns of ``forced`` and
+            ``X``), in the order of ``names``.
+        names : sequence of str
+            The column names of ``coef_mapped``. When the model has an
+            intercept, ``"Intercept"`` must be among them.
+
+        Returns
+        -------
+        pandas.Series
+            Coefficients in the user's units, indexed by ``names`` (same order).
+
+        Notes
+        -----
+        With y' = (y - c_y)/h_y and x_j' = (x_j - c_j)/h_j, the model
+        y' = a' + sum_j b_j' x_j' is y = a + sum_j b_j x_j with
+        b_j = h_y b_j' / h_j and a = c_y + h_y a' - sum_j b_j c_j. Without an
+        intercept every centre is 0 (the no-intercept rule), so no adjustment
+        is needed. This is exact for the unclipped part of the data only.
+        """
+        coef = np.asarray(coef_mapped, dtype=float)
+        names = [str(nm) for nm in names]
+        if coef.ndim != 1 or coef.shape[0] != len(names):
+            raise ValueError(
+                f"coef_mapped: expected a vector with one entry per name ({len(names)}); got shape {coef.shape}"
+            )
+        unknown = [nm for nm in names if nm not in self.column_maps or nm == self.response_name]
+        if unknown:
+            raise ValueError(f"names: {unknown} are not columns of the design; valid: {self.forced_names + self.candidate_names}")
+        if len(set(names)) != len(names):
+            raise ValueError("names: duplicate column names")
+        if self.has_intercept and _INTERCEPT not in names:
+            raise ValueError("names: the model has an intercept, so 'Intercept' must be among the names")
+        c_y, h_y = self.column_maps[self.response_name]
+        out = np.empty_like(coef)
+        shift = 0.0
+        for i, nm in enumerate(names):
+            if nm == _INTERCEPT:
+                continue
+            c, h = self.column_maps[nm]
+            out[i] = h_y * coef[i] / h
+            shift += out[i] * c
+        if self.has_intercept:
+            i = names.index(_INTERCEPT)
+            out[i] = c_y + h_y * coef[i] - shift
+        return pd.Series(out, index=pd.Index(names), name="coef")
+
+    def transform_new(self, newdata):
+        """Build the model matrix of new data, mapped and clipped like the training data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, mapping of columns, or object with ``to_pandas()``
+            Must contain the columns the right-hand side uses (the response is
+            not needed).
+
+        Returns
+        -------
+        ndarray, shape (m, k + p)
+            Forced columns then candidate columns (``forced_names +
+            candidate_names``), clipped to the same public bounds and mapped by
+            the same public maps.
+        """
+        frame = _as_frame(newdata, "newdata")
+        missing = [v for v in self.rhs_variables if v not in frame.columns]
+        if missing:
+            raise ValueError(f"newdata: missing columns {missing} used by the formula")
+        _check_finite_columns(frame, self.rhs_variables, "newdata")
+        try:
+            mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
+        except Exception as exc:  # formulaic raises several types; one message for the user
+            raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+        names = self.forced_names + self.candidate_names
+        M = _numeric_matrix(mm, names, "newdata")
+        _check_finite_matrix(M, names, "newdata")
+        return _clip_and_map(M, names, self.clip_limits, self.column_maps)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_frame(data, argname="data"):
+    if isinstance(data, pd.DataFrame):
+        frame = data
+    elif isinstance(data, Mapping):
+        try:
+            frame = pd.DataFrame(dict(data))
+        except Exception as exc:
+            raise TypeError(f"{argname}: could not make a DataFrame from the mapping ({exc}); "
+                            "pass a pandas DataFrame") from exc
+    elif hasattr(data, "to_pandas") and callable(data.to_pandas):
+        frame = data.to_pandas()
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{argname}: {type(data).__name__}.to_pandas() did not return a DataFrame")
+    else:
+        raise TypeError(
+            f"{argname}: expected a pandas DataFrame (or a dict of columns); got {type(data).__name__}. "
+            "A formula needs named columns: wrap arrays as pd.DataFrame(X, columns=[...])"
+        )
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"{argname}: column names must be strings; got {bad[:5]!r}. Rename them, "
+                        "e.g. data.columns = [f'x{j}' for j in range(data.shape[1])]")
+    dup = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if dup:
+        raise ValueError(f"{argname}: duplicate column names {dup}")
+    return frame
+
+
+def _bad_rows(s):
+    bad = s.isna().to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        try:
+            arr = s.to_numpy(dtype=float, na_value=np.nan)
+            bad = bad | ~np.isfinite(arr)
+        except (TypeError, ValueError):
+            pass
+    return int(bad.sum())
+
+
+def _check_finite_columns(frame, columns, argname):
+    counts = {c: _bad_rows(frame[c]) for c in columns}
+    counts = {c: k for c, k in counts.items() if k}
+    if counts:
+        desc = ", ".join(f"{c!r} ({k} row{'s' if k != 1 else ''})" for c, k in counts.items())
+        raise ValueError(
+            f"{argname}: missing or infinite values in columns the formula uses: {desc}. "
+            f"Remove or impute them first, e.g. {argname} = {argname}.replace([np.inf, -np.inf], np.nan)"
+            f".dropna(subset={list(counts)})"
+        )
+
+
+def _check_finite_matrix(M, names, argname):
+    bad = ~np.isfinite(M)
+    if bad.any():
+        cnt = bad.sum(axis=0)
+        desc = ", ".join(f"{names[j]!r} ({int(cnt[j])} rows)" for j in np.flatnonzero(cnt))
+        raise ValueError(
+            f"{argname}: the formula produced missing or infinite values in {desc} "
+            "(e.g. log of a value <= 0); change the formula or the data"
+        )
+
+
+def _numeric_matrix(mm, names, argname):
+    try:
+        frame = mm[names] if names is not None else mm
+        return np.ascontiguousarray(frame.to_numpy(dtype=float))
+    except KeyError as exc:
+        raise ValueError(f"{argname}: the formula did not produce the columns of the training data ({exc}); "
+                         "check that categorical variables have the same levels") from exc
+
+
+def _clip_and_map(M, names, clip_limits, column_maps):
+    lo = np.array([clip_limits[nm][0] for nm in names], dtype=float)
+    hi = np.array([clip_limits[nm][1] for nm in names], dtype=float)
+    c = np.array([column_maps[nm][0] for nm in names], dtype=float)
+    h = np.array([column_maps[nm][1] for nm in names], dtype=float)
+    return np.ascontiguousarray((np.clip(M, lo, hi) - c) / h)
+
+
+def _capture_context(depth):
+    """The caller's scope, ``depth`` frames above build_design."""
+    try:
+        frame = sys._getframe(depth + 1)
+    except (ValueError, AttributeError):
+        return {}
+    ctx = dict(frame.f_globals)
+    ctx.update(frame.f_locals)
+    return ctx
+
+
+def _parse_formula(formula, columns):
+    from formulaic import Formula
+    from formulaic.errors import FormulaicError
+    from formulaic.formula import SimpleFormula
+
+    try:
+        F = Formula(formula, _context={"__formulaic_variables_available__": list(columns)})
+    except (FormulaicError, SyntaxError, ValueError) as exc:
+        msg = re.sub(r"\x1b\[[0-9;]*m|[⧛⧚]", "", str(exc))
+        raise ValueError(f"formula: could not parse {formula!r}: {msg}") from exc
+    if not hasattr(F, "lhs") or not hasattr(F, "rhs"):
+        raise ValueError(f"formula: {formula!r} has no response; write it as 'y ~ x1 + x2' or 'y ~ .'")
+    if not isinstance(F.rhs, SimpleFormula) or not isinstance(F.lhs, SimpleFormula):
+        raise ValueError(f"formula: {formula!r} has several parts; give one response and one right-hand side")
+    if len(list(F.lhs)) != 1:
+        raise ValueError(f"formula: {formula!r} must have exactly one response on the left of '~'")
+    return F
+
+
+class _FactorInfo:
+    """What the formula text of one factor tells: data variables, calls, names."""
+
+    def __init__(self, factor, columns):
+        from formulaic.parser.types.factor import Factor
+        from formulaic.utils.code import sanitize_variable_names
+
+        self.factor = factor
+        self.expr = factor.expr
+        self.data_vars = []
+        self.other_names = []
+        self.calls = []
+        self.tree = None
+        if factor.eval_method == Factor.EvalMethod.LITERAL:
+            return
+        if factor.eval_method == Factor.EvalMethod.LOOKUP:
+            (self.data_vars if factor.expr in columns else self.other_names).append(factor.expr)
+            return
+        aliases = {}
+        try:
+            tree = ast.parse(sanitize_variable_names(factor.expr, {}, aliases), mode="eval")
+        except SyntaxError as exc:
+            raise ValueError(f"formula: could not parse the term {factor.expr!r}: {exc.msg}") from exc
+        self.tree = tree
+        bound = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
+                # Q("name") looks a column up by a string.
+                if isinstance(node.func, ast.Name) and node.func.id == "Q" and node.args \
+                        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    nm = node.args[0].value
+                    (self.data_vars if nm in columns else self.other_names).append(nm)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+                nm = aliases.get(node.id, node.id)
+                if nm in columns:
+                    self.data_vars.append(nm)
+                else:
+                    self.other_names.append(nm)
+        self.aliases = aliases
+
+
+def _resolve(node, env):
+    """Evaluate a Name / Attribute chain in env; None if it cannot be resolved."""
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return getattr(builtins, node.id, None)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, env)
+        return None if base is None else getattr(base, node.attr, None)
+    return None
+
+
+def _call_name(node):
+    try:
+        return ast.unparse(node.func)
+    except Exception:  # pragma: no cover
+        return "?"
+
+
+def _arg_given(call, position, name):
+    """Whether an argument is given (positionally at ``position`` or by keyword), not as None."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return not (isinstance(kw.value, ast.Constant) and kw.value.value is None)
+    if position is not None and len(call.args) > position:
+        a = call.args[position]
+        return not (isinstance(a, ast.Constant) and a.value is None)
+    return False
+
+
+def _arg_literal(call, position, name, default):
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value.value if isinstance(kw.value, ast.Constant) else "?"
+    if position is not None and len(call.args) > position:
+        a = call.args[position]
+        return a.value if isinstance(a, ast.Constant) else "?"
+    return default
+
+
+def _lint_calls(info, env, data_columns):
+    """Warnings (term, message) for transforms that learn from or mix rows."""
+    from formulaic.transforms import TRANSFORMS
+
+    T = TRANSFORMS
+    out = []
+    for call in info.calls:
+        fn = _resolve(call.func, env)
+        fname = _call_name(call)
+        term = info.expr
+        if fn is None:
+            continue
+        if fn is T["C"] or fn is T["Q"] or fn is T["hashed"]:
+            continue  # categorical levels are checked on the materialised spec; Q is a lookup
+        if fn is T["center"] or ((fn is T["scale"] or fn is T["standardize"])):
+            if fn is not T["center"]:
+                flag2 = "scale" if fn is T["scale"] else "rescale"
+                if _arg_literal(call, 1, "center", True) is False and _arg_literal(call, 2, flag2, True) is False:
+                    continue
+            out.append((term, f"term {term!r} uses {fname}(), which learns the mean and/or the standard deviation "
+                              "from the data (a stateful transform): every row then affects every row of the design, "
+                              "and the result is not differentially private; fix: use public constants, e.g. "
+                              "I((x - c) / s) with c and s known in advance, or give an interval bound, which maps "
+                              "the column to [-1, 1] by public numbers"))
+        elif fn is T["poly"]:
+            if _arg_literal(call, 2, "raw", False) is True:
+                continue
+            out.append((term, f"term {term!r} uses {fname}(), whose orthogonal basis is computed from the data "
+                              "(a stateful transform), so the result is not differentially private; fix: "
+                              "poly(x, degree, raw=True) (or I(x**2), ...) with a bound for each column"))
+        elif fn in (T["bs"], T["cr"], T["cc"], T["cs"]):
+            is_bs = fn is T["bs"]
+            pos = (2, 5, 6) if is_bs else (2, 3, 4)
+            ok = (_arg_given(call, pos[0], "knots") and _arg_given(call, pos[1], "lower_bound")
+                  and _arg_given(call, pos[2], "upper_bound"))
+            if ok and not is_bs and _arg_literal(call, 5, "constraints", None) == "center":
+                ok = False
+            if ok:
+                continue
+            out.append((term, f"term {term!r} uses the spline basis {fname}(), which places its knots and/or "
+                              "boundary knots (or its centring constraint) from the data (a stateful transform), "
+                              "so the result is not differentially private; fix: give knots=[...], lower_bound= and "
+                              "upper_bound= fixed in advance (and no constraints='center')"))
+        elif fn is T["lag"]:
+            out.append((term, f"term {term!r} uses {fname}(), which takes values from other rows: replacing one "
+                              "row of data then changes several rows of the design, and the sensitivity analysis "
+                              "(neighbours replace one row) does not hold; fix: make each row of data one privacy "
+                              "unit, with such features already in it"))
+        elif getattr(fn, "__is_stateful_transform__", False):
+            out.append((term, f"term {term!r} uses {fname}(), a stateful transform that may learn from the data, "
+                              "so the result may not be differentially private; fix: replace it by a transform "
+                              "that uses only public constants"))
+        elif _mixes_rows(call, fn, info, data_columns):
+            out.append((term, f"term {term!r} uses {fname}(), which combines values from several rows: replacing "
+                              "one row then changes every row of the design, and the result is not differentially "
+                              "private; fix: use only row-by-row transforms with public constants"))
+    return out
+
+
+def _mixes_rows(call, fn, info, data_columns):
+    """Known numpy functions and pandas methods that aggregate, sort or shift a column."""
+    if (getattr(fn, "__module__", None) or "").startswith("numpy") and getattr(fn, "__name__", "") in _CROSS_ROW_NUMPY:
+        return True
+    return (isinstance(call.func, ast.Attribute) and call.func.attr in _CROSS_ROW_METHODS
+            and _root_name(call.func.value, info) in data_columns)
+
+
+def _root_name(node, info):
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if isinstance(node, ast.Name):
+        return getattr(info, "aliases", {}).get(node.id, node.id)
+    return None
+
+
+def _categorical_public(info, env, frame):
+    """Whether the levels of a categorical factor are fixed by the formula or the dtype."""
+    from formulaic.transforms import TRANSFORMS
+
+    if info.tree is None:  # a lookup of a column
+        return bool(info.data_vars) and isinstance(frame[info.data_vars[0]].dtype, pd.CategoricalDtype)
+    body = info.tree.body
+    if isinstance(body, ast.Call):
+        fn = _resolve(body.func, env)
+        if fn is TRANSFORMS["hashed"]:
+            return True
+        if fn is TRANSFORMS["C"]:
+            if _arg_given(body, None, "levels"):
+                return True
+            a = body.args[0] if body.args else None
+            if isinstance(a, ast.Name):
+                nm = info.aliases.get(a.id, a.id)
+                if nm in frame.columns and isinstance(frame[nm].dtype, pd.CategoricalDtype):
+                    return True
+    return False
+
+
+def _coding_bound(state, info, env):
+    """Largest |value| of the contrast coding of a categorical factor, or None if unknown."""
+    from formulaic.transforms import TRANSFORMS
+
+    cs = state.get("contrasts") if isinstance(state, dict) else None
+    if cs is not None:
+        try:
+            return max(float(np.abs(np.asarray(cs.contrasts.get_coding_matrix(cs.levels, reduced_rank=rr),
+                                               dtype=float)).max(initial=0.0)) for rr in (True, False))
+        except Exception:
+            return None
+    if info.tree is not None and isinstance(info.tree.body, ast.Call):
+        if _resolve(info.tree.body.func, env) is TRANSFORMS["hashed"] and not _arg_given(info.tree.body, 2, "contrasts"):
+            return 1.0  # treatment coding of a fixed number of buckets
+    return None
+
+
+def _fmt_names(names):
+    names = [repr(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
+    """Turn a formula, a data frame and public bounds into clipped, mapped matrices.
+
+    Parameters
+    ----------
+    formula : str
+        A formulaic formula with one response, e.g. ``"y ~ ."``,
+        ``"Salary ~ Hits + C(League, levels=['A', 'N'])"``, ``"y ~ 0 + ."``.
+        The intercept is in the model unless the formula removes it; it is never
+        a candidate.
+    data : pandas.DataFrame, mapping of columns, or object with ``to_pandas()``
+        The data. Only the columns the formula uses are checked and read.
+    bounds : None, Bounds, (b_x, b_y) or dict, optional
+        Public bounds, see :class:`Bounds` and :func:`as_bounds`. Missing bounds
+        are taken from the data, with a PrivacyLeakWarning.
+    keep : str or sequence of str, optional
+        Columns always in the model: model-matrix column names, terms of the
+        formula, or data variables (all columns of the terms made of that
+        variable alone are then forced).
+    stacklevel : int, keyword-only
+        Stack level of the warnings (2: the caller of ``build_design``). The
+        caller's scope at that level is also where the formula looks up
+        functions and constants that are not in ``data``.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    TypeError
+        ``formula`` not a string, ``data`` not a data frame, ``keep`` or
+        ``bounds`` of the wrong type, non-numeric response.
+    ValueError
+        Unparsable formula, unknown variables, missing or infinite values in
+        the used columns, invalid bounds, bounds or keep naming columns not in
+        the model, no candidate columns.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Bounds taken from the data; categorical levels learned from the data;
+        stateful or row-mixing transforms in the formula.
+    """
+    # ---- arguments: cheap checks first
+    if not isinstance(stacklevel, int) or isinstance(stacklevel, bool) or stacklevel < 1:
+        raise TypeError(f"stacklevel: expected an int >= 1; got {stacklevel!r}")
+    if not isinstance(formula, str):
+        raise TypeError(f"formula: expected a string such as 'y ~ x1 + x2' or 'y ~ .'; got {type(formula).__name__}")
+    if "~" not in formula:
+        raise ValueError(f"formula: {formula!r} has no '~'; write it as 'y ~ x1 + x2' or 'y ~ .'")
+    frame = _as_frame(data, "data")
+    n = int(frame.shape[0])
+    if n == 0:
+        raise ValueError("data: has no rows")
+    bnds = as_bounds(bounds)
+    if keep is None:
+        keep_list = []
+    elif isinstance(keep, str):
+        keep_list = [keep]
+    elif isinstance(keep, (list, tuple)) and all(isinstance(k, str) for k in keep):
+        keep_list = list(dict.fromkeys(keep))
+    else:
+        raise TypeError(f"keep: expected a column name or a list of column names; got {keep!r}")
+
+    columns = list(frame.columns)
+    F = _parse_formula(formula, columns)
+
+    # ---- names used by the formula
+    user_ctx = _capture_context(stacklevel - 1)
+    from formulaic.transforms import TRANSFORMS
+
+    lhs_info = [_FactorInfo(f, set(columns)) for t in F.lhs for f in t.factors]
+    rhs_info = [(t, [_FactorInfo(f, set(columns)) for f in t.factors]) for t in F.rhs]
+    all_info = lhs_info + [i for _, infos in rhs_info for i in infos]
+    eval_ctx, unknown, outside = {}, [], []
+    for info in all_info:
+        for nm in info.other_names:
+            if nm in TRANSFORMS or nm in eval_ctx or (nm not in user_ctx and hasattr(builtins, nm)):
+                continue
+            if nm not in user_ctx:
+                unknown.append(nm)
+                continue
+            obj = user_ctx[nm]
+            if isinstance(obj, (pd.Series, pd.DataFrame, pd.Index)) or (
+                isinstance(obj, np.ndarray) and obj.ndim >= 1 and len(obj) == n and n > 2
+            ):
+                outside.append(nm)
+            else:
+                eval_ctx[nm] = obj
+    if unknown:
+        unknown = list(dict.fromkeys(unknown))
+        shown = columns if len(columns) <= 30 else columns[:30] + ["..."]
+        raise ValueError(f"formula: unknown variable(s) {_fmt_names(unknown)}: not columns of data "
+                         f"(columns: {shown})")
+    if outside:
+        raise ValueError(f"formula: {_fmt_names(list(dict.fromkeys(outside)))}: not column(s) of data but "
+                         "array(s) in your session; put them in data so that they are checked and clipped "
+                         "with the rest")
+    lhs_vars = list(dict.fromkeys(v for i in lhs_info for v in i.data_vars))
+    rhs_vars = list(dict.fromkeys(v for i in all_info[len(lhs_info):] for v in i.data_vars))
+    if not lhs_vars:
+        raise ValueError(f"formula: the response {str(F.lhs)!r} uses no column of data")
+    both = [v for v in lhs_vars if v in rhs_vars]
+    if both:
+        raise ValueError(f"formula: the response variable {_fmt_names(both)} also appears on the right-hand side")
+
+    # ---- data checks on the used columns only
+    _check_finite_columns(frame, lhs_vars + rhs_vars, "data")
+    lhs_factor = lhs_info[0]
+    response_bool = False
+    if lhs_factor.tree is None and len(lhs_info) == 1:
+        s = frame[lhs_vars[0]]
+        response_bool = pd.api.types.is_bool_dtype(s)
+        if not response_bool and (not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_complex_dtype(s)):
+            raise TypeError(
+                f"data: the response {lhs_vars[0]!r} has dtype {s.dtype}; a numeric response is required "
+                f"(a bool response is used as 0/1). Convert it, e.g. data[{lhs_vars[0]!r}] = "
+                f"(data[{lhs_vars[0]!r}] == 'yes').astype(float)"
+            )
+
+    # ---- lint of the formula text (warnings are emitted only if the build succeeds)
+    pending = []  # (message, leak)
+    env = dict(TRANSFORMS)
+    env.update(eval_ctx)
+    seen = set()
+    for info in all_info:
+        for term, msg in _lint_calls(info, env, set(columns)):
+            if msg not in seen:
+                seen.add(msg)
+                pending.append((msg, f"formula: {term!r} learns from or mixes rows of the data"))
+
+    # ---- materialise
+    from formulaic import model_matrix
+    from formulaic.errors import DataMismatchWarning, FormulaicError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            mm = model_matrix(F, frame, context=dict(eval_ctx), na_action="ignore")
+        except (FormulaicError, TypeError, ValueError, NameError, KeyError, AttributeError) as exc:
+            raise ValueError(f"formula: could not build the model matrix for {formula!r}: {exc}") from exc
+    for w in caught:
+        if issubclass(w.category, DataMismatchWarning):
+            raise ValueError(f"data: {w.message} Check the levels=[...] given in C(...) in the formula.")
+    for w in caught:
+        if not issubclass(w.category, (DataMismatchWarning, RuntimeWarning)):
+            warnings.warn(w.message, w.category, stacklevel=stacklevel)
+    spec = mm.model_spec
+    lhs_mm, rhs_mm = mm.lhs, mm.rhs
+    if lhs_mm.shape[1] != 1:
+        raise TypeError(f"data: the response {str(F.lhs)!r} is not numeric (it expands to "
+                        f"{lhs_mm.shape[1]} columns); a numeric response is required")
+    response_name = str(lhs_mm.columns[0])
+    lhs_state = spec.lhs.encoder_state
+    if any(getattr(k, "value", k) == "categorical" for k, _ in lhs_state.values()):
+        raise TypeError(f"data: the response {response_name!r} is categorical; a numeric response is required")
+    y_raw = _numeric_matrix(lhs_mm, None, "data")[:, 0]
+    names_all = [str(c) for c in rhs_mm.columns]
+    M = _numeric_matrix(rhs_mm, None, "data")
+    _check_finite_matrix(np.column_stack([y_raw, M]), [response_name] + names_all, "data")
+
+    # ---- structure: terms, intercept, categorical lint, inherent bounds
+    info_by_expr = {i.expr: i for i in all_info}
+    enc = spec.rhs.encoder_state
+    term_of = {}           # column -> term label
+    term_cols = {}         # term label -> columns
+    single_var_cols = {}   # data variable -> columns of terms made of that variable alone
+    inherent = {}          # column -> public bound from the coding, or None
+    has_intercept = False
+    learned = []
+    for st in spec.rhs.structure:
+        label = str(st.term)
+        cols = [str(c) for c in st.columns]
+        if label == "1":
+            has_intercept = True
+            continue
+        term_cols.setdefault(label, []).extend(cols)
+        fb = []
+        term_vars = set()
+        for fac in st.term.factors:
+            info = info_by_expr.get(fac.expr) or _FactorInfo(fac, set(columns))
+            term_vars.update(info.data_vars)
+            kind, state = enc.get(fac.expr, (None, {}))
+            kind = getattr(kind, "value", kind)
+            if kind == "categorical":
+                if not _categorical_public(info, env, frame):
+                    learned.append((info.data_vars[0] if info.data_vars else fac.expr, fac.expr))
+                fb.append(_coding_bound(state, info, env))
+            elif info.tree is None and info.data_vars and pd.api.types.is_bool_dtype(frame[info.data_vars[0]]):
+                fb.append(1.0)
+            else:
+                fb.append(None)
+        if all(b is not None for b in fb):
+            b = fb[0] if len(fb) == 1 else float(np.prod([max(1.0, v) for v in fb]))
+        else:
+            b = None
+        if len(st.term.factors) == 1 and len(term_vars) == 1:
+            single_var_cols.setdefault(next(iter(term_vars)), []).extend(cols)
+        for c in cols:
+            term_of[c] = label
+            inherent[c] = b
+    for var in dict.fromkeys(v for v, _ in learned):
+        exprs = sorted({e for v, e in learned if v == var and e != var})
+        where = f" (in {_fmt_names(exprs)})" if exprs else ""
+        pending.append((
+            f"categorical variable {var!r}{where}: its levels were learned from the data "
+            "(which levels occur is a function of the data, and they decide the columns of the design), so the "
+            f"result is not differentially private; fix: write C({var}, levels=[...]) with the levels known in "
+            f"advance, or make {var} a pandas Categorical with explicit categories",
+            f"categorical levels of {var!r} learned from the data",
+        ))
+    xcols = [c for c in names_all if c != _INTERCEPT]
+
+    # ---- keep
+    forced_extra = []
+    bad_keep = []
+    for k in keep_list:
+        if k == _INTERCEPT:
+            if not has_intercept:
+                bad_keep.append(k)
+            continue
+        if k in xcols:
+            cols = [k]
+        elif k in term_cols:
+            cols = term_cols[k]
+        elif k in single_var_cols:
+            cols = single_var_cols[k]
+        else:
+            bad_keep.append(k)
+            continue
+        forced_extra.extend(c for c in cols if c not in forced_extra)
+    if bad_keep:
+        valid = list(dict.fromkeys(xcols + list(term_cols) + list(single_var_cols)))
+        raise ValueError(f"keep: {_fmt_names(bad_keep)} not in the model; valid names: {valid}")
+    forced_names = ([_INTERCEPT] if has_intercept else []) + forced_extra
+    candidate_names = [c for c in xcols if c not in forced_extra]
+    if not candidate_names:
+        raise ValueError(
+            f"formula: no candidate columns are left for selection (model columns: {names_all}; keep={keep_list}); "
+            "add terms to the formula or force fewer of them with keep="
+        )
+
+    # ---- bounds per column
+    xdict = bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {}
+    if xdict:
+        bad = []
+        for key in xdict:
+            if key in xcols or key in term_cols:
+                continue
+            bad.append(key)
+        if bad:
+            hints = []
+            if any(k == _INTERCEPT for k in bad):
+                hints.append("the intercept is the constant 1 and takes no bound")
+            if any(k == response_name or k in lhs_vars for k in bad):
+                hints.append("give the response's bound as y=")
+            if any(k in rhs_vars for k in bad):
+                hints.append("for a transformed term name its model-matrix column, e.g. 'np.log(x)'")
+            hint = ("; " + "; ".join(hints)) if hints else ""
+            raise ValueError(f"bounds: x names {_fmt_names(bad)}, not a column or term of the model{hint}. "
+                             f"Valid names: {list(dict.fromkeys(xcols + list(term_cols)))}")
+    column_maps, clip_limits, mapped_bound = {}, {}, {}
+    derived = []
+
+    def settle(name, spec_, values):
+        if spec_ is None:
+            b = float(np.max(np.abs(values))) if values.size else 0.0
+            b = b if b > 0 else 1.0
+            derived.append(name)
+            spec_ = b
+        if isinstance(spec_, tuple):
+            lo, hi = spec_
+            centre, half = ((lo + hi) / 2, (hi - lo) / 2) if has_intercept else (0.0, max(abs(lo), abs(hi)))
+            clip_limits[name] = (lo, hi)
+            column_maps[name] = (float(centre), float(half))
+            mapped_bound[name] = 1.0
+        else:
+            clip_limits[name] = (-spec_, spec_)
+            column_maps[name] = (0.0, 1.0)
+            mapped_bound[name] = float(spec_)
+
+    if has_intercept:
+        clip_limits[_INTERCEPT] = (1.0, 1.0)
+        column_maps[_INTERCEPT] = (0.0, 1.0)
+        mapped_bound[_INTERCEPT] = 1.0
+    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
+    default = bnds.default if bnds is not None else None
+    for j, c in enumerate(names_all):
+        if c == _INTERCEPT:
+            continue
+        if c in xdict:
+            sp = xdict[c]
+        elif term_of.get(c) in xdict:
+            sp = xdict[term_of[c]]
+        elif scalar_x is not None:
+            sp = scalar_x
+        elif inherent.get(c) is not None:
+            sp = inherent[c]
+        else:
+            sp = default
+        settle(c, sp, M[:, j])
+    y_spec = bnds.y if bnds is not None else None
+    if y_spec is None and response_bool:
+        y_spec = 1.0
+    settle(response_name, y_spec, y_raw)
+
+    if derived:
+        xs = [d for d in derived if d != response_name]
+        parts = []
+        if xs:
+            parts.append(f"the column{'s' if len(xs) > 1 else ''} {_fmt_names(xs)}")
+        if response_name in derived:
+            parts.append(f"the response {response_name!r}")
+        what = " and ".join(parts)
+        pending.append((
+            f"bounds for {what} were taken from the data (max |value|); the result is not differentially "
+            "private; pass bounds=... to fix, with limits known in advance, e.g. "
+            "bounds=Bounds(x={'col': (lo, hi)}, y=(lo, hi)) or bounds=(b_x, b_y)",
+            f"bounds for {what} taken from the data",
+        ))
+
+    # ---- clip and map (the first thing that happens to the numbers)
+    order = forced_names + candidate_names
+    idx = {c: j for j, c in enumerate(names_all)}
+    full = _clip_and_map(M[:, [idx[c] for c in order]], order, clip_limits, column_maps)
+    k = len(forced_names)
+    lo_y, hi_y = clip_limits[response_name]
+    c_y, h_y = column_maps[response_name]
+    y = (np.clip(y_raw, lo_y, hi_y) - c_y) / h_y
+    del M, y_raw, mm, lhs_mm, rhs_mm
+
+    for msg, _ in pending:
+        warnings.warn(msg, PrivacyLeakWarning, stacklevel=stacklevel)
+
+    return Design(
+        X=np.ascontiguousarray(full[:, k:]),
+        y=np.ascontiguousarray(y),
+        forced=np.ascontiguousarray(full[:, :k]),
+        candidate_names=candidate_names,
+        forced_names=forced_names,
+        response_name=response_name,
+        x_bounds=np.array([mapped_bound[c] for c in candidate_names], dtype=float),
+        forced_bounds=np.array([mapped_bound[c] for c in forced_names], dtype=float),
+        b_y=float(mapped_bound[response_name]),
+        column_maps=column_maps,
+        has_intercept=has_intercept,
+        bounds_public=not derived,
+        leaks=[leak for _, leak in pending],
+        model_spec=spec,
+        n=n,
+        clip_limits=clip_limits,
+        eval_context=eval_ctx,
+        rhs_variables=rhs_vars,
+    )
