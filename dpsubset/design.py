@@ -20,7 +20,8 @@ Which bounds are public
     A bound is public when it comes from the user (``bounds=``) or is a property
     of the encoding itself: a dummy column of a categorical variable, or a
     bool column (0/1), lies in the range of its contrast coding (for the
-    default treatment coding, {0, 1}; bound 1) whatever the data are. A bool
+    default treatment coding, {0, 1}; bound 1) whatever the data are; an
+    interaction of such columns has the product of their bounds. A bool
     response is taken as 0/1 with the public bound 1. Every other column (and
     a numeric response) without a bound gets one **from the data** (max |value|,
     no mapping): a :class:`~dpsubset.privacy.PrivacyLeakWarning` is issued,
@@ -30,8 +31,13 @@ Which bounds are public
 Scalar and interval bounds
     A scalar ``b`` clips a column to [-b, b] and does **not** rescale it (the
     paper's setting: ``bounds=(0.5, 0.5)`` on raw data, with r and lam in data
-    units). A scalar ``Bounds.x`` applies to every non-intercept column,
-    dummies included, so that b_j = b_x for all j as in the paper. An interval
+    units). A scalar ``Bounds.x`` applies to every non-intercept column except
+    the dummy and bool columns, which keep the bound of their coding (1 for
+    treatment coding): that bound is exact, and clipping a 0/1 column to
+    [-b, b] with b < 1 would rescale every row where it is 1, silently changing
+    the meaning of its coefficient. (The paper's experiments have no dummies,
+    so b_j = b_x for all j there.) A dict entry naming a dummy column or a
+    categorical term overrides its coding bound. An interval
     (lo, hi) clips to [lo, hi] and maps the column affinely to [-1, 1] by the
     public midpoint and half-width, x' = (x - (lo + hi)/2) / ((hi - lo)/2); the
     mapped column has bound 1.
@@ -93,6 +99,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import math
 import numbers
 import re
@@ -100,6 +107,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -169,8 +177,9 @@ class Bounds:
     x : None, float or dict, optional
         None: no bounds for the predictors (bounds of non-dummy columns are then
         taken from the data, which voids the privacy guarantee). A positive
-        scalar ``b``: every non-intercept column (dummies included) is clipped
-        to [-b, b] and not rescaled. A dict mapping a model-matrix column name,
+        scalar ``b``: every non-intercept column is clipped to [-b, b] and not
+        rescaled, except dummy and bool columns, which keep the public bound of
+        their coding (1 for treatment coding). A dict mapping a model-matrix column name,
         or a term of the formula such as a data variable used as it is
         (``"Hits"``), to a scalar ``b`` or an interval ``(lo, hi)``.
     y : None, float or (float, float), optional
@@ -263,6 +272,12 @@ def as_bounds(bounds):
 # --------------------------------------------------------------------------- Design
 
 
+@dataclass(frozen=True)
+class _ModuleRef:
+    name: str
+
+
+
 @dataclass
 class Design:
     """Clipped, publicly mapped model matrices, with their public bounds.
@@ -329,6 +344,21 @@ class Design:
     clip_limits: dict = field(default_factory=dict, repr=False)
     eval_context: dict = field(default_factory=dict, repr=False)
     rhs_variables: list = field(default_factory=list, repr=False)
+
+    def __getstate__(self):
+        # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
+        state = dict(self.__dict__)
+        state["eval_context"] = {
+            k: (_ModuleRef(v.__name__) if isinstance(v, ModuleType) else v) for k, v in self.eval_context.items()
+        }
+        return state
+
+    def __setstate__(self, state):
+        ctx = state.get("eval_context", {})
+        state["eval_context"] = {
+            k: (importlib.import_module(v.name) if isinstance(v, _ModuleRef) else v) for k, v in ctx.items()
+        }
+        self.__dict__.update(state)
 
     def to_original_scale(self, coef_mapped, names):
         """Map coefficients of the mapped model back to the user's units.
@@ -438,7 +468,7 @@ def _as_frame(data, argname="data"):
     if bad:
         raise TypeError(f"{argname}: column names must be strings; got {bad[:5]!r}. Rename them, "
                         "e.g. data.columns = [f'x{j}' for j in range(data.shape[1])]")
-    dup = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    dup = sorted(set(frame.columns[frame.columns.duplicated()]))
     if dup:
         raise ValueError(f"{argname}: duplicate column names {dup}")
     return frame
@@ -456,8 +486,15 @@ def _bad_rows(s):
 
 
 def _check_finite_columns(frame, columns, argname):
-    counts = {c: _bad_rows(frame[c]) for c in columns}
-    counts = {c: k for c, k in counts.items() if k}
+    columns = list(columns)
+    plain = [c for c in columns if pd.api.types.is_float_dtype(frame[c].dtype)
+             and isinstance(frame[c].dtype, np.dtype)]
+    counts = {}
+    if plain:  # one vectorised pass over the plain float columns (the common case, and many of them)
+        bad = (~np.isfinite(frame[plain].to_numpy(dtype=float))).sum(axis=0)
+        counts.update(zip(plain, bad.tolist()))
+    counts.update({c: _bad_rows(frame[c]) for c in columns if c not in counts})
+    counts = {c: counts[c] for c in columns if counts[c]}
     if counts:
         desc = ", ".join(f"{c!r} ({k} row{'s' if k != 1 else ''})" for c, k in counts.items())
         raise ValueError(
@@ -612,6 +649,11 @@ def _arg_literal(call, position, name, default):
     return default
 
 
+_MIXES_ROWS = ("term {term!r} uses {fname}(), which combines values from several rows: replacing one row then "
+               "changes every row of the design, and the result is not differentially private; fix: use only "
+               "row-by-row transforms with public constants")
+
+
 def _lint_calls(info, env, data_columns):
     """Warnings (term, message) for transforms that learn from or mix rows."""
     from formulaic.transforms import TRANSFORMS
@@ -623,6 +665,8 @@ def _lint_calls(info, env, data_columns):
         fname = _call_name(call)
         term = info.expr
         if fn is None:
+            if _mixes_rows(call, fn, info, data_columns):
+                out.append((term, _MIXES_ROWS.format(term=term, fname=fname)))
             continue
         if fn is T["C"] or fn is T["Q"] or fn is T["hashed"]:
             continue  # categorical levels are checked on the materialised spec; Q is a lookup
@@ -665,9 +709,7 @@ def _lint_calls(info, env, data_columns):
                               "so the result may not be differentially private; fix: replace it by a transform "
                               "that uses only public constants"))
         elif _mixes_rows(call, fn, info, data_columns):
-            out.append((term, f"term {term!r} uses {fname}(), which combines values from several rows: replacing "
-                              "one row then changes every row of the design, and the result is not differentially "
-                              "private; fix: use only row-by-row transforms with public constants"))
+            out.append((term, _MIXES_ROWS.format(term=term, fname=fname)))
     return out
 
 
@@ -842,6 +884,13 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         raise ValueError(f"formula: the response variable {_fmt_names(both)} also appears on the right-hand side")
 
     # ---- data checks on the used columns only
+    odd = [c for c in lhs_vars + rhs_vars
+           if pd.api.types.is_datetime64_any_dtype(frame[c]) or pd.api.types.is_timedelta64_dtype(frame[c])
+           or pd.api.types.is_complex_dtype(frame[c]) or isinstance(frame[c].dtype, pd.PeriodDtype)]
+    if odd:
+        raise TypeError(f"data: column(s) {_fmt_names(odd)} have dtype "
+                        f"{', '.join(str(frame[c].dtype) for c in odd)}, which a model matrix cannot use; convert "
+                        "them to numbers (e.g. days since a fixed public date) or leave them out of the formula")
     _check_finite_columns(frame, lhs_vars + rhs_vars, "data")
     lhs_factor = lhs_info[0]
     response_bool = False
@@ -1029,10 +1078,10 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
             sp = xdict[c]
         elif term_of.get(c) in xdict:
             sp = xdict[term_of[c]]
-        elif scalar_x is not None:
-            sp = scalar_x
         elif inherent.get(c) is not None:
             sp = inherent[c]
+        elif scalar_x is not None:
+            sp = scalar_x
         else:
             sp = default
         settle(c, sp, M[:, j])
