@@ -10,6 +10,16 @@ the fix.
 
 Choices made here (math-selection.md, section 1)
 ------------------------------------------------
+Formula
+    formulaic (>= 1.1) expands ``"y ~ ."`` itself to all columns of ``data``
+    not used on the left-hand side, in the order of the columns. The intercept
+    is in the model unless the formula removes it (``0 +``, ``- 1``); it is
+    always forced in, never a candidate. Functions and constants the formula
+    names that are not columns of ``data`` are looked up in the caller's scope
+    (functions, modules, numbers, lists of levels or knots); a pandas object or
+    a row-aligned array from that scope is refused, since it would bypass the
+    checks and the clipping.
+
 Neighbours
     Two datasets are neighbours when they differ by **replacing one row**; n is
     fixed and treated as public. Every transform in the formula must therefore
@@ -24,7 +34,7 @@ Which bounds are public
     interaction of such columns has the product of their bounds. A bool
     response is taken as 0/1 with the public bound 1. Every other column (and
     a numeric response) without a bound gets one **from the data** (max |value|,
-    no mapping): a :class:`~dpsubset.privacy.PrivacyLeakWarning` is issued,
+    or 1 for a column of zeros; no mapping): a :class:`~dpsubset.privacy.PrivacyLeakWarning` is issued,
     ``Design.bounds_public`` is False and the reason is listed in
     ``Design.leaks``.
 
