@@ -1,0 +1,112 @@
+"""Mistakes mechanism (Section 2.1.2 of the paper). Conditionally private only.
+
+Around the best support S~_0 = argmin c, the supports are partitioned by their
+number of mistakes: P_k = supports with exactly k elements outside S~_0,
+k = 0..K, K = min(s, p - s), |P_k| = C(s, k) C(p - s, k). Every member of P_k is
+scored by the best score in its class, c(S~_k) = min over P_k of c. The mechanism
+is the exponential mechanism on that class score:
+
+    P(k) proportional to |P_k| exp(-eps c(S~_k) / (2 Delta)),
+
+followed by the release of a uniformly random member of P_k. (The paper's code
+releases S~_k itself; that is a different mechanism, and not the one the privacy
+theorem is about.)
+
+Guarantee (Theorem 2 of the paper): eps-DP on data D with
+c(S_(2)) - c(S_(1)) > 2 Delta, the gap between the best and the second-best
+support. The reason: on such data no single row replacement can change the best
+support, so neighbours share the partition and each class score moves by at most
+Delta. Without the gap the partition itself moves with the data and the privacy
+loss is unbounded in eps; the audits in ``tests/audit`` exhibit such a pair.
+The condition depends on the private data and is NOT checked here: this
+mechanism alone is "conditional" (see ``dpsubset.privacy.GUARANTEES``). For an
+unconditional guarantee, use the gap check of :mod:`dpsubset.mechanisms.gap_check`.
+
+The functions here see only the candidates, eps, Delta and a random generator.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
+                       uniform_member_of_class)
+
+__all__ = ["mistakes_log_weights", "sample_mistakes", "mistakes_distribution"]
+
+
+def mistakes_log_weights(cands, eps: float, Delta: float) -> np.ndarray:
+    """Log-weights log|P_k| - eps c(S~_k) / (2 Delta) of the mistake classes k = 0..K.
+
+    Parameters
+    ----------
+    cands : MistakeCandidates
+        Centre S~_0 and the exact best score in each class.
+    eps, Delta : float
+
+    Returns
+    -------
+    ndarray, shape (K + 1,)
+
+    Notes
+    -----
+    Guarantee: conditional. The induced draw is eps-DP only on data where
+    c(S_(2)) - c(S_(1)) > 2 Delta (Theorem 2), and only if each c(S~_k) is the
+    exact class minimum.
+    """
+    return log_weights(cands.scores, eps, Delta, multiplicities=cands.class_sizes)
+
+
+def sample_mistakes(cands, eps: float, Delta: float, rng: np.random.Generator) -> np.ndarray:
+    """Release one support by the mistakes mechanism.
+
+    Draws a class k by the Gumbel-max trick on :func:`mistakes_log_weights`, then
+    returns a uniformly random member of P_k (k random elements of the centre
+    swapped for k random elements of its complement).
+
+    Parameters
+    ----------
+    cands : MistakeCandidates
+    eps, Delta : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (s,)
+        The released support, sorted.
+
+    Notes
+    -----
+    Guarantee: conditional, eps-DP only where c(S_(2)) - c(S_(1)) > 2 Delta
+    (Theorem 2). Do not present the output as unconditionally private; wrap it
+    in the gap check for (eps_0 + eps, delta)-DP.
+    """
+    k = gumbel_max(mistakes_log_weights(cands, eps, Delta), rng)
+    return uniform_member_of_class(cands.center, k, cands.p, rng)
+
+
+def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False) -> np.ndarray:
+    """Exact output distribution of :func:`sample_mistakes` over all supports.
+
+    For small problems only; used by the audits.
+
+    Parameters
+    ----------
+    cands : MistakeCandidates
+    eps, Delta : float
+    log : bool
+        Return log-probabilities instead of probabilities.
+
+    Returns
+    -------
+    ndarray, shape (C(p, s),)
+        Probabilities in the lexicographic order of
+        ``dpsubset.search.enumeration.all_supports(p, s)``: a support with k
+        mistakes gets P(k) / |P_k|.
+    """
+    from ..search.enumeration import all_supports
+    lp = log_softmax(mistakes_log_weights(cands, eps, Delta))
+    per_support = lp - np.array([log_multiplicity(m) for m in cands.class_sizes])
+    S = all_supports(cands.p, cands.s)
+    k = cands.s - np.isin(S, np.asarray(cands.center)).sum(axis=1)
+    out = per_support[k]
+    return out if log else np.exp(out)

@@ -1,0 +1,237 @@
+"""The samplers draw from exactly the distributions the privacy audits examine.
+
+Chi-square tests at fixed seeds (p-value threshold 1e-3): Gumbel-max against
+log-softmax, the uniform helpers against the uniform law, and the released
+supports of top-R, mistakes and the gap check against their exact
+distributions over all supports. Also: huge multiplicities, reproducibility.
+"""
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpsubset.mechanisms import (as_generator, gumbel_max, log_multiplicity, log_softmax,
+                                 log_weights, mistakes_distribution, mistakes_log_weights,
+                                 ptr_distribution, ptr_pass_probability, sample_gap_checked,
+                                 sample_mistakes, sample_top_r, top_r_distribution,
+                                 top_r_log_weights, uniform_member_of_class,
+                                 uniform_support_outside)
+from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.search.candidates import MistakeCandidates, TopRCandidates
+from dpsubset.search.enumeration import (all_supports, mistakes_by_enumeration,
+                                         top_r_by_enumeration)
+
+P_MIN = 1e-3
+
+
+def chi2_pvalue(counts, probs):
+    counts = np.asarray(counts, dtype=float)
+    expected = np.asarray(probs, dtype=float) * counts.sum()
+    assert expected.min() >= 5, "test design: some expected counts are below 5"
+    return stats.chisquare(counts, expected).pvalue
+
+
+# --------------------------------------------------------------------------- Gumbel-max
+
+def test_gumbel_max_matches_log_softmax():
+    # Ten classes, multiplicities from 1 to C(60, 3), scores spread over ~15 units
+    # of eps / (2 Delta): the weights span many orders of magnitude before mixing.
+    scores = np.array([0.0, 0.2, 0.25, 0.9, 1.3, 2.0, 2.1, 2.6, 3.0, 3.4])
+    mult = [1, 1, 3, 10, 40, 200, 1000, math.comb(20, 3), 20_000, math.comb(60, 3)]
+    lw = log_weights(scores, eps=1.0, Delta=0.12, multiplicities=mult)
+    probs = np.exp(log_softmax(lw))
+    assert probs.sum() == pytest.approx(1.0, abs=1e-12)
+    rng = np.random.default_rng(12345)
+    n = 200_000
+    draws = np.fromiter((gumbel_max(lw, rng) for _ in range(n)), dtype=int, count=n)
+    counts = np.bincount(draws, minlength=len(lw))
+    pval = chi2_pvalue(counts, probs)
+    assert pval > P_MIN, f"Gumbel-max frequencies {counts / n} vs {probs} (p = {pval:.2e})"
+
+
+def test_gumbel_max_is_shift_invariant_and_handles_large_log_weights():
+    # Adding a constant to all log-weights changes neither the draw nor the law.
+    lw = np.array([0.0, -1.0, -2.5, 0.3])
+    a = [gumbel_max(lw, np.random.default_rng(s)) for s in range(200)]
+    b = [gumbel_max(lw + 1e4, np.random.default_rng(s)) for s in range(200)]
+    assert a == b
+    np.testing.assert_allclose(log_softmax(lw - 5e3), log_softmax(lw), atol=1e-9)
+    assert gumbel_max(np.array([-np.inf, 0.0, -np.inf]), np.random.default_rng(0)) == 1
+
+
+def test_log_weights_definition():
+    lw = log_weights([0.1, 0.4], eps=2.0, Delta=0.05, multiplicities=[1, 7])
+    np.testing.assert_allclose(lw, [-2.0 * 0.1 / 0.1, math.log(7) - 2.0 * 0.4 / 0.1])
+    with pytest.raises(ValueError):
+        log_weights([0.1], eps=0.0, Delta=1.0)
+    with pytest.raises(ValueError):
+        log_multiplicity(0)
+    with pytest.raises(TypeError):
+        log_multiplicity(2.0)
+
+
+# --------------------------------------------------------------------------- huge multiplicities
+
+@pytest.mark.parametrize("p, s", [(10_000, 5), (100_000, 8), (10_000, 500)])
+def test_huge_multiplicities_give_finite_log_weights(p, s):
+    m = math.comb(p, s)
+    if s == 500:
+        with pytest.raises(OverflowError):
+            float(m)  # far beyond float range: must never be converted
+    # Reference: sum of log((p - i) / (i + 1)), accurate to a few ulps.
+    exact = math.fsum(math.log((p - i) / (i + 1)) for i in range(s))
+    assert log_multiplicity(m) == pytest.approx(exact, rel=1e-12)
+    # top-R with R = 3 on this (p, s): the last class holds C(p, s) - 3 supports.
+    rng = np.random.default_rng(0)
+    sup = np.array([np.arange(s), np.arange(1, s + 1), np.r_[np.arange(s - 1), s + 1]])
+    cands = TopRCandidates(sup, np.array([0.10, 0.11, 0.12]), p, s)
+    lw = top_r_log_weights(cands, eps=1.0, Delta=1e-3)
+    assert np.all(np.isfinite(lw)) and lw[-1] == pytest.approx(
+        math.log(m - 3) - 1.0 * 0.12 / 2e-3, rel=1e-12)
+    out = sample_top_r(cands, 1.0, 1e-3, rng)  # the remainder class dominates here
+    assert out.shape == (s,) and np.all(np.diff(out) > 0) and out.max() < p
+    # mistakes: |P_k| = C(s, k) C(p - s, k) up to k = s.
+    K = min(s, p - s)
+    mc = MistakeCandidates(np.arange(s), np.zeros((K + 1, s), dtype=int),
+                           np.linspace(0.1, 0.2, K + 1), p, s, 0.11)
+    lw = mistakes_log_weights(mc, eps=1.0, Delta=1e-3)
+    assert np.all(np.isfinite(lw))
+    out = sample_mistakes(mc, 1.0, 1e-3, rng)
+    assert out.shape == (s,) and len(np.unique(out)) == s
+
+
+# --------------------------------------------------------------------------- reproducibility
+
+def _tiny_problem(seed=0, n=20, p=6, s=2, R=4):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.clip(0.4 * X[:, 0] + 0.3 * X[:, 1] + 0.2 * rng.normal(size=n), -1, 1)
+    scorer = LeastSquaresScorer(X, y, lam=1.0, r=1.0, forced=np.ones((n, 1)))
+    Delta = sensitivity([1.0] * p, 1.0, 1.0, s, forced_bounds=(1.0,), n=n)
+    return top_r_by_enumeration(scorer, s, R), mistakes_by_enumeration(scorer, s), Delta
+
+
+def test_seeded_runs_are_reproducible_bit_for_bit():
+    topr, mist, Delta = _tiny_problem()
+
+    def run(seed):
+        rng = as_generator(seed)
+        out = [sample_top_r(topr, 1.0, Delta, rng) for _ in range(50)]
+        out += [sample_mistakes(mist, 1.0, Delta, rng) for _ in range(50)]
+        out += [sample_gap_checked(mist, topr, 1.0, 0.5, 0.4, Delta, rng)[0] for _ in range(50)]
+        out.append(rng.random(3))  # the generator state after the run
+        return np.concatenate(out)
+
+    a, b = run(2024), run(2024)
+    assert a.tobytes() == b.tobytes()
+    assert run(2025).tobytes() != a.tobytes()
+    g = np.random.default_rng(1)
+    assert as_generator(g) is g
+    assert isinstance(as_generator(None), np.random.Generator)
+    with pytest.raises(TypeError):
+        as_generator("seed")
+
+
+# --------------------------------------------------------------------------- uniform helpers
+
+@pytest.mark.parametrize("p, s, n_excluded", [(6, 2, 5), (5, 2, 7), (9, 3, 20)])
+def test_uniform_support_outside_is_uniform_and_excludes(p, s, n_excluded):
+    supports = all_supports(p, s)
+    rng = np.random.default_rng(7)
+    excluded_idx = rng.choice(len(supports), n_excluded, replace=False)
+    excluded = supports[excluded_idx][:, ::-1]  # row order must not matter
+    index = {tuple(r): j for j, r in enumerate(supports.tolist())}
+    n = 30_000
+    counts = Counter(index[tuple(uniform_support_outside(p, s, excluded, rng).tolist())]
+                     for _ in range(n))
+    assert not set(counts) & set(excluded_idx.tolist()), "returned an excluded support"
+    allowed = sorted(set(range(len(supports))) - set(excluded_idx.tolist()))
+    obs = [counts.get(j, 0) for j in allowed]
+    pval = chi2_pvalue(obs, np.full(len(allowed), 1 / len(allowed)))
+    assert pval > P_MIN, f"not uniform: {obs} (p = {pval:.2e})"
+    with pytest.raises(ValueError):
+        uniform_support_outside(p, s, supports, rng)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_uniform_member_of_class_is_uniform(k):
+    p, center = 7, np.array([1, 3, 4])
+    s = len(center)
+    members = [c for c in all_supports(p, s).tolist()
+               if s - len(set(c) & set(center.tolist())) == k]
+    assert len(members) == math.comb(s, k) * math.comb(p - s, k)
+    index = {tuple(c): j for j, c in enumerate(members)}
+    rng = np.random.default_rng(3)
+    n = 20_000
+    counts = np.zeros(len(members))
+    for _ in range(n):
+        out = uniform_member_of_class(center, k, p, rng)
+        assert np.all(np.diff(out) > 0)
+        counts[index[tuple(out.tolist())]] += 1  # KeyError if not in P_k
+    if len(members) > 1:
+        pval = chi2_pvalue(counts, np.full(len(members), 1 / len(members)))
+        assert pval > P_MIN, f"not uniform on P_{k}: {counts} (p = {pval:.2e})"
+    with pytest.raises(ValueError):
+        uniform_member_of_class(center, 4, p, rng)
+
+
+# --------------------------------------------------------------------------- mechanisms
+
+def _draw_counts(sampler, p, s, n):
+    index = {tuple(r): j for j, r in enumerate(all_supports(p, s).tolist())}
+    counts = np.zeros(len(index))
+    for _ in range(n):
+        counts[index[tuple(sampler().tolist())]] += 1
+    return counts
+
+
+@pytest.mark.parametrize("R", [4, 15])
+def test_sample_top_r_matches_exact_distribution(R):
+    topr, _, Delta = _tiny_problem(R=R)
+    eps = 3.0
+    probs = top_r_distribution(topr, eps, Delta)
+    rng = np.random.default_rng(99)
+    counts = _draw_counts(lambda: sample_top_r(topr, eps, Delta, rng), 6, 2, 60_000)
+    pval = chi2_pvalue(counts, probs)
+    assert pval > P_MIN, f"top-R draws vs exact: p = {pval:.2e}"
+    np.testing.assert_allclose(np.exp(top_r_distribution(topr, eps, Delta, log=True)), probs)
+
+
+def test_sample_mistakes_matches_exact_distribution():
+    _, mist, Delta = _tiny_problem()
+    eps = 3.0
+    probs = mistakes_distribution(mist, eps, Delta)
+    rng = np.random.default_rng(98)
+    counts = _draw_counts(lambda: sample_mistakes(mist, eps, Delta, rng), 6, 2, 60_000)
+    pval = chi2_pvalue(counts, probs)
+    assert pval > P_MIN, f"mistakes draws vs exact: p = {pval:.2e}"
+    # Uniform release within a class: all members of P_1 have the same probability,
+    # so S~_1 is not singled out (the paper's code would release S~_1 itself).
+    S = all_supports(6, 2)
+    k = 2 - np.isin(S, mist.center).sum(axis=1)
+    assert np.ptp(probs[k == 1]) < 1e-15
+
+
+def test_sample_gap_checked_matches_exact_distribution():
+    topr, mist, Delta = _tiny_problem()
+    eps, eps0, delta = 3.0, 0.5, 0.4
+    q = ptr_pass_probability(mist.gap, Delta, eps0, delta)
+    assert 0.05 < q < 0.95  # both branches are exercised
+    probs = ptr_distribution(topr, mist, eps, eps0, delta, Delta)
+    rng = np.random.default_rng(97)
+    passes = 0
+
+    def draw():
+        nonlocal passes
+        out, passed = sample_gap_checked(mist, lambda: topr, eps, eps0, delta, Delta, rng)
+        passes += passed
+        return out
+
+    n = 60_000
+    counts = _draw_counts(draw, 6, 2, n)
+    pval = chi2_pvalue(counts, probs)
+    assert pval > P_MIN, f"gap-check draws vs exact: p = {pval:.2e}"
+    z = (passes - n * q) / math.sqrt(n * q * (1 - q))
+    assert abs(z) < 4.5, (passes / n, q)
