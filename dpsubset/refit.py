@@ -88,6 +88,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import expit
@@ -463,17 +464,28 @@ def _sample_output_noise(rng, cal, size=None):
 # --------------------------------------------------------------------------------------
 
 
-def _into_ball(theta, r):
-    """Scale theta so that it is certainly feasible, ||theta|| <= r, in floating point.
+def _exact_sq_norm(theta):
+    """||theta||^2 of a float vector, computed exactly (rational arithmetic)."""
+    return sum((Fraction(float(t)) ** 2 for t in theta), Fraction(0))
 
-    Points within a relative 1e-13 of the sphere are pulled just inside it; the KKT
-    certificate is always computed at the returned point, so the move is accounted for.
+
+def _into_ball(theta, r):
+    """Scale theta so that ||theta|| <= r holds exactly for the stored floats.
+
+    Feasibility is checked in exact rational arithmetic, and the point is pulled in by
+    a few ulps at a time until it passes, so a boundary solution stays within a relative
+    ~1e-16 of the sphere. The KKT certificate is always computed at the returned point.
     """
-    target = r * (1.0 - 1e-13)
+    theta = np.array(theta, dtype=float)
     nrm = float(np.linalg.norm(theta))
-    if nrm > target:
-        theta = theta * (target / nrm)
-    return theta
+    if nrm > r:
+        theta = theta * (r / nrm)
+    r2 = Fraction(float(r)) ** 2
+    for _ in range(200):
+        if _exact_sq_norm(theta) <= r2:
+            return theta
+        theta = theta * (1.0 - 2.0 ** -51)
+    raise FloatingPointError("could not place the iterate inside the ball")  # pragma: no cover
 
 
 def _ball_qp(H, q, r):
@@ -566,20 +578,44 @@ def _lambda_min_lower(M, n_terms):
 def _certificate(lossobj, X, y, theta, Delta, b, r, row_norms=None):
     """KKT certificate d(theta): a proven bound on ||theta - theta*|| (spec section 5).
 
-    ``theta`` must satisfy ||theta|| <= r. The gradient is summed with correctly
-    rounded sums and inflated by a round-off allowance. The strong-convexity modulus
-    starts at ``Delta`` and is then improved with the data: once theta* is known to lie
-    within d0 of theta, every row's linear predictor moves by at most ||x_i|| d0 along
-    the segment [theta, theta*], so phi'' is bounded below there by its value at the far
-    end of that interval, and mu = Delta + lambda_min(sum_i m_i x_i x_i') is a valid
-    modulus on the segment (the proof in the spec only uses the segment).
+    ``theta`` must satisfy ||theta|| <= r exactly (see ``_into_ball``). The gradient
+    ``g`` is summed with correctly rounded sums and inflated by a round-off allowance.
+    With ``a = ||g + kappa theta||`` (plus the allowance) two bounds are available for a
+    strong-convexity modulus ``mu``:
+
+    1. the spec's bound at theta: ``D1 = (a + sqrt(a^2 + 4 mu c)) / (2 mu)`` with
+       ``c = kappa ||theta|| (r - ||theta||)``;
+    2. the spec's bound at the radial projection ``theta~ = r theta / ||theta||``, which
+       lies exactly on the sphere (so c = 0): ``D2 = (a + (L + kappa) delta) / mu``
+       bounds ``||theta~ - theta*||``, where ``delta >= r - ||theta||`` and ``L`` bounds
+       the Lipschitz constant of the gradient; then ``||theta - theta*|| <= delta + D2``.
+
+    Bound 2 matters on the boundary: a point a few ulps inside the sphere still has
+    ``sqrt(c / mu) ~ 1e-8 r`` in bound 1, while bound 2 stays at the round-off level.
+
+    Which ``mu``? ``Delta`` is valid everywhere. Data-dependent moduli are valid on a
+    region: if every row's curvature ``phi''`` is at least ``m_i`` wherever the linear
+    predictor is within ``||x_i|| rho`` of its value at theta, then
+    ``mu(rho) = Delta + lambda_min(sum_i m_i x_i x_i')`` holds on the ball of radius
+    ``rho`` around theta. Used (derived here):
+
+    * with ``rho = 2 r`` (every point of the constraint ball), the bounds hold as they
+      stand;
+    * with a smaller ``rho``, a bound ``D < rho`` computed with ``mu(rho + delta)`` is
+      self-confirming: if ``||theta - theta*|| = ell > rho``, integrating the curvature
+      along the segment only over its first ``rho`` gives
+      ``<g(theta) - g(theta*), theta - theta*> >= mu rho ell``, and with the KKT
+      inequality ``... <= a ell + c`` this forces ``mu rho^2 - a rho - c < 0``, i.e.
+      ``rho < D``. So ``D < rho`` proves ``ell <= rho`` and then ``ell <= D``.
     """
     n, dim = X.shape
     if row_norms is None:
         row_norms = _row_norms(X)
-    tnorm = float(np.linalg.norm(theta))
-    if tnorm > r:
+    r2 = Fraction(float(r)) ** 2
+    gap2 = r2 - _exact_sq_norm(theta)  # r^2 - ||theta||^2, exact
+    if gap2 < 0:
         raise ValueError("certificate requested at an infeasible point")
+    tnorm = float(np.linalg.norm(theta))
     eta = X @ theta
     v = lossobj.dphi(eta, y)
     g = _exact_colsums(X * v[:, None]) + Delta * theta + b
@@ -589,22 +625,62 @@ def _certificate(lossobj, X, y, theta, Delta, b, r, row_norms=None):
     coef = max(1e-13, 8.0 * (dim + 4) * _U)
     slack = coef * (math.fsum(per_row) + Delta * r + float(np.linalg.norm(b)))
 
-    kappa = max(0.0, -float(g @ theta)) / (tnorm * tnorm) if tnorm > 0 else 0.0
-    a = (float(np.linalg.norm(g + kappa * theta)) + slack) * (1.0 + 1e-12)
-    c = kappa * tnorm * max(0.0, r - tnorm) + 1e-13 * kappa * r * r
+    if tnorm > 0:
+        delta_gap = float(gap2 / Fraction(float(r))) * (1.0 + 1e-12)  # >= r - ||theta||
+        gram = X.T @ X
+        lam_max = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
+        lam_max += 2.0 * (n + dim + 8) * _U * float(np.trace(gram))
+        lip = (Delta + lossobj.d2phi_sup() * lam_max) * (1.0 + 1e-12)
+        kappas = (0.0, max(0.0, -float(g @ theta)) / (tnorm * tnorm))
+    else:
+        delta_gap = 0.0
+        kappas = (0.0,)
+    # any kappa >= 0 gives a valid bound: try kappa = 0 (best in the interior) and the
+    # spec's kappa = max(0, -g'theta) / ||theta||^2 (best on the boundary)
+    terms = []  # (a, c, a_proj) per kappa
+    for kappa in kappas:
+        a = (float(np.linalg.norm(g + kappa * theta)) + slack) * (1.0 + 1e-12)
+        # kappa ||theta|| (r - ||theta||) = kappa ||theta|| gap2 / (r + ||theta||)
+        #                                 <= kappa gap2 / 2
+        c = kappa * float(gap2) * 0.5 * (1.0 + 1e-12)
+        a_proj = (a + (lip + kappa) * delta_gap) * (1.0 + 1e-12) if tnorm > 0 else math.inf
+        terms.append((a, c, a_proj))
 
-    def bound(mu):
-        return (a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu)
+    def d_at_theta(mu):
+        return min((a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu) for a, c, _ in terms)
 
-    d = bound(Delta)
-    for _ in range(2):  # data-dependent modulus on the segment [theta, theta*]
-        rho = min(d, 2.0 * r)
-        half = row_norms * rho * (1.0 + 1e-12) + 1e-12 * (row_norms * r + scale_y)
-        m = lossobj.curvature_floor(eta, y, half) * (1.0 - 1e-12)
-        m = np.maximum(m, 0.0)
-        mu = Delta + _lambda_min_lower((X * m[:, None]).T @ X, n)
-        d = min(d, bound(mu))
-    return float(d)
+    def d_at_proj(mu):  # bound on ||theta~ - theta*||
+        return min(ap for _, _, ap in terms) / mu
+
+    def mu_within(rho):
+        half = row_norms * (rho * (1.0 + 1e-12)) + 1e-12 * (row_norms * r + scale_y)
+        m = np.maximum(lossobj.curvature_floor(eta, y, half) * (1.0 - 1e-12), 0.0)
+        return Delta + _lambda_min_lower((X * m[:, None]).T @ X, n)
+
+    # valid everywhere in the constraint ball
+    results = []
+    for mu in (Delta, mu_within(2.0 * r)):
+        results += [d_at_theta(mu), delta_gap + d_at_proj(mu)]
+    # self-confirming local moduli
+    mu0 = mu_within(0.0)
+    rho = 2.0 * min(d_at_theta(mu0), d_at_proj(mu0)) + 1e-300
+    for _ in range(4):
+        if rho >= 2.0 * r:
+            break
+        ok = False
+        d1 = d_at_theta(mu_within(rho))
+        if d1 < rho:
+            results.append(d1)
+            ok = True
+        if tnorm > 0 and delta_gap < r:
+            d2 = d_at_proj(mu_within(rho + delta_gap))
+            if d2 < rho:
+                results.append(delta_gap + d2)
+                ok = True
+        if ok:
+            break
+        rho *= 8.0
+    return float(min(results))
 
 
 def _solve_closed_form(X, y, Delta, b, r):
@@ -662,6 +738,7 @@ def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
     eye = np.eye(dim)
     best = math.inf
     rigorous_tries = 0
+    prev_est = math.inf
 
     def objective(t):
         vals = lossobj.phi(X @ t, y)
@@ -677,11 +754,18 @@ def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
         # cheap, non-rigorous estimate (local Hessian, no slack) to decide when to certify
         tnorm = float(np.linalg.norm(theta))
         kap = max(0.0, -float(g @ theta)) / (tnorm * tnorm) if tnorm > 0 else 0.0
-        mu_loc = max(Delta, float(np.linalg.eigvalsh(H)[0]))
+        evals = np.linalg.eigvalsh(H)
+        mu_loc = max(Delta, float(evals[0]))
         a = float(np.linalg.norm(g + kap * theta))
-        cc = kap * tnorm * max(0.0, r - tnorm)
-        est = (a + math.sqrt(a * a + 4.0 * mu_loc * cc)) / (2.0 * mu_loc)
-        if est <= 0.5 * d_max:
+        gap = max(0.0, r - tnorm)
+        est = min(float(np.linalg.norm(g)) / mu_loc,
+                  (a + math.sqrt(a * a + 4.0 * mu_loc * kap * tnorm * gap)) / (2.0 * mu_loc),
+                  gap + (a + (float(evals[-1]) + kap) * gap) / mu_loc)
+        # certify once well converged (Newton usually lands far below d_max), or as
+        # soon as the estimate is below d_max and no longer improving
+        stalled = est <= 0.5 * d_max and est >= 0.25 * prev_est
+        prev_est = est
+        if est <= 1e-3 * d_max or stalled:
             d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
             best = min(best, d)
             if d <= d_max:
