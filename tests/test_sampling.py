@@ -235,3 +235,53 @@ def test_sample_gap_checked_matches_exact_distribution():
     assert pval > P_MIN, f"gap-check draws vs exact: p = {pval:.2e}"
     z = (passes - n * q) / math.sqrt(n * q * (1 - q))
     assert abs(z) < 4.5, (passes / n, q)
+
+
+# --------------------------------------------------------------------------- definitions
+
+def _all_scores(seed=0, n=20, p=6, s=2):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.clip(0.4 * X[:, 0] + 0.3 * X[:, 1] + 0.2 * rng.normal(size=n), -1, 1)
+    scorer = LeastSquaresScorer(X, y, lam=1.0, r=1.0, forced=np.ones((n, 1)))
+    S = all_supports(p, s)
+    return scorer, S, scorer.score(S)
+
+
+@pytest.mark.parametrize("R", [1, 2, 3, 10, 14, 15])
+def test_top_r_distribution_is_the_truncated_exponential_mechanism(R):
+    """Brute force: P(S) proportional to exp(-eps c^(S) / (2 Delta)) over all supports,
+    with c^(S) = c(S) on the R best and c(S_R) elsewhere (eq. (7) of the paper)."""
+    scorer, S, c = _all_scores()
+    Delta, eps = 0.2, 2.5
+    topr = top_r_by_enumeration(scorer, 2, R)
+    in_list = np.array([any(np.array_equal(row, t) for t in topr.supports) for row in S])
+    c_hat = np.where(in_list, c, topr.scores[-1])
+    w = np.exp(-eps * (c_hat - c_hat.min()) / (2 * Delta))
+    np.testing.assert_allclose(top_r_distribution(topr, eps, Delta), w / w.sum(), rtol=1e-12)
+    lw = top_r_log_weights(topr, eps, Delta)
+    assert len(lw) == (R if R == len(S) else R + 1)
+
+
+def test_mistakes_distribution_is_the_class_exponential_mechanism():
+    """Brute force: every support with k mistakes is scored by the best score of P_k."""
+    scorer, S, c = _all_scores(seed=4, p=7, s=3)
+    Delta, eps = 0.2, 2.5
+    mist = mistakes_by_enumeration(scorer, 3)
+    k = 3 - np.isin(S, mist.center).sum(axis=1)
+    c_class = np.array([c[k == kk].min() for kk in range(4)])
+    np.testing.assert_allclose(c_class, mist.scores, rtol=1e-12)
+    w = np.exp(-eps * (c_class[k] - c.min()) / (2 * Delta))
+    np.testing.assert_allclose(mistakes_distribution(mist, eps, Delta), w / w.sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        mistakes_log_weights(mist, eps, Delta),
+        [math.log(math.comb(3, j) * math.comb(4, j)) - eps * mist.scores[j] / (2 * Delta)
+         for j in range(4)], rtol=1e-12)
+
+
+def test_guarantee_labels():
+    from dpsubset.mechanisms import MECHANISM_GUARANTEES
+    from dpsubset.privacy import GUARANTEES
+    assert MECHANISM_GUARANTEES == {"top_r": "pure", "mistakes": "conditional",
+                                    "gap_check": "approximate"}
+    assert set(MECHANISM_GUARANTEES.values()) <= set(GUARANTEES)

@@ -13,6 +13,9 @@ Guarantees under row replacement (math-selection.md, sections 4, 5, 5a):
 * ``sample_gap_checked``: (eps_0 + eps, delta)-DP; a private test of the gap
   decides between mistakes and top-R.
 """
+from . import gap_check as _gap_check
+from . import mistakes as _mistakes
+from . import top_r as _top_r
 from .gap_check import (ptr_distribution, ptr_pass_probability, ptr_test, ptr_threshold,
                         sample_gap_checked)
 from .mistakes import mistakes_distribution, mistakes_log_weights, sample_mistakes
@@ -20,7 +23,15 @@ from .sampling import (as_generator, gumbel_max, log_multiplicity, log_softmax, 
                        uniform_member_of_class, uniform_support_outside)
 from .top_r import sample_top_r, top_r_distribution, top_r_log_weights
 
+# Kind of guarantee of each mechanism (keys of dpsubset.privacy.GUARANTEES).
+MECHANISM_GUARANTEES = {
+    "top_r": _top_r.GUARANTEE,
+    "mistakes": _mistakes.GUARANTEE,
+    "gap_check": _gap_check.GUARANTEE,
+}
+
 __all__ = [
+    "MECHANISM_GUARANTEES",
     "as_generator", "log_multiplicity", "log_weights", "gumbel_max", "log_softmax",
     "uniform_support_outside", "uniform_member_of_class",
     "top_r_log_weights", "sample_top_r", "top_r_distribution",

@@ -83,8 +83,11 @@ import numpy as np
 from .mistakes import mistakes_distribution, sample_mistakes
 from .top_r import sample_top_r, top_r_distribution
 
-__all__ = ["ptr_threshold", "ptr_test", "ptr_pass_probability", "ptr_distribution",
-           "sample_gap_checked"]
+__all__ = ["GUARANTEE", "ptr_threshold", "ptr_test", "ptr_pass_probability",
+           "ptr_distribution", "sample_gap_checked"]
+
+# Key into dpsubset.privacy.GUARANTEES: (eps_0 + eps, delta)-DP.
+GUARANTEE = "approximate"
 
 
 def _check_params(Delta, eps0, delta):

@@ -31,7 +31,10 @@ import numpy as np
 from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
                        uniform_member_of_class)
 
-__all__ = ["mistakes_log_weights", "sample_mistakes", "mistakes_distribution"]
+__all__ = ["GUARANTEE", "mistakes_log_weights", "sample_mistakes", "mistakes_distribution"]
+
+# Key into dpsubset.privacy.GUARANTEES: eps-DP only where the gap exceeds 2 Delta.
+GUARANTEE = "conditional"
 
 
 def mistakes_log_weights(cands, eps: float, Delta: float) -> np.ndarray:

@@ -37,7 +37,10 @@ import numpy as np
 from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
                        uniform_support_outside)
 
-__all__ = ["top_r_log_weights", "sample_top_r", "top_r_distribution"]
+__all__ = ["GUARANTEE", "top_r_log_weights", "sample_top_r", "top_r_distribution"]
+
+# Key into dpsubset.privacy.GUARANTEES.
+GUARANTEE = "pure"
 
 
 def top_r_log_weights(cands, eps: float, Delta: float) -> np.ndarray:
