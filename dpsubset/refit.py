@@ -185,6 +185,7 @@ class RefitResult:
 class _Loss:
     name = ""
     classification = False
+    constant_curvature = False
 
     def phi(self, eta, y):  # pragma: no cover - interface
         raise NotImplementedError
@@ -215,6 +216,7 @@ class _Loss:
 
 class _Squared(_Loss):
     name = "squared"
+    constant_curvature = True
 
     def phi(self, eta, y):
         return (y - eta) ** 2
@@ -652,10 +654,16 @@ def _certificate(lossobj, X, y, theta, Delta, b, r, row_norms=None):
     def d_at_proj(mu):  # bound on ||theta~ - theta*||
         return min(ap for _, _, ap in terms) / mu
 
+    cache = {}
+
     def mu_within(rho):
-        half = row_norms * (rho * (1.0 + 1e-12)) + 1e-12 * (row_norms * r + scale_y)
-        m = np.maximum(lossobj.curvature_floor(eta, y, half) * (1.0 - 1e-12), 0.0)
-        return Delta + _lambda_min_lower((X * m[:, None]).T @ X, n)
+        if lossobj.constant_curvature:  # least squares: phi'' = 2 everywhere
+            rho = 0.0
+        if rho not in cache:
+            half = row_norms * (rho * (1.0 + 1e-12)) + 1e-12 * (row_norms * r + scale_y)
+            m = np.maximum(lossobj.curvature_floor(eta, y, half) * (1.0 - 1e-12), 0.0)
+            cache[rho] = Delta + _lambda_min_lower((X * m[:, None]).T @ X, n)
+        return cache[rho]
 
     # valid everywhere in the constraint ball
     results = []
@@ -700,10 +708,11 @@ def _solve_closed_form(X, y, Delta, b, r):
     lossobj = _Squared()
     norms = _row_norms(X)
     d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
-    # floating point only: a few steps of iterative refinement with the exactly summed
-    # gradient, kept only if they improve the certificate
+    # floating point only: if the closed form is visibly inexact (ill-conditioned data),
+    # a few steps of iterative refinement with the exactly summed gradient, each kept
+    # only if it improves the certificate
     for _ in range(3):
-        if d <= 1e-14 * r:
+        if d <= 1e-10 * r:
             break
         g = 2.0 * _exact_colsums(X * (X @ theta - y)[:, None]) + Delta * theta + b
         cand, _ = _ball_qp(A, A @ theta - g, r)

@@ -735,3 +735,80 @@ def test_t8_ssp_sensitivity_and_noise_scale():
     scale = refit._ssp_sensitivity(np.ones(2), 1.0, "replace-one") / 2.0
     c_est = coefs[:, 0] * 1e6
     assert stats.kstest(c_est, stats.laplace(scale=scale).cdf).pvalue > 1e-4
+
+
+def test_t4_certificate_exact_rational_check():
+    """Certificates at float points next to the exact least-squares minimiser.
+
+    The minimiser of sum (y_i - x_i'theta)^2 + Delta/2 |theta|^2 + b'theta (interior) is
+    solved exactly in rational arithmetic; at the float points a few ulps around it the
+    true distance is ~1e-17 and the computed gradient is pure round-off, so only the
+    round-off allowance keeps the certificate honest.
+    """
+    from fractions import Fraction as Fr
+
+    rng = np.random.default_rng(61)
+    lossobj = refit._Squared()
+    for trial in range(150):
+        dim = 1 + trial % 2
+        n = 5
+        X = rng.uniform(-1, 1, (n, dim))
+        y = rng.uniform(-1, 1, n)
+        Delta = float(rng.uniform(0.1, 3))
+        b = rng.uniform(-1, 1, dim)
+        A = [[sum(Fr(2) * Fr(X[i, j]) * Fr(X[i, k]) for i in range(n))
+              + (Fr(Delta) if j == k else 0) for k in range(dim)] for j in range(dim)]
+        c = [sum(Fr(2) * Fr(X[i, j]) * Fr(y[i]) for i in range(n)) - Fr(b[j])
+             for j in range(dim)]
+        if dim == 1:
+            exact = [c[0] / A[0][0]]
+        else:
+            det = A[0][0] * A[1][1] - A[0][1] * A[1][0]
+            exact = [(c[0] * A[1][1] - A[0][1] * c[1]) / det,
+                     (A[0][0] * c[1] - A[1][0] * c[0]) / det]
+        base = np.array([float(e) for e in exact])
+        for k in (-2, -1, 0, 1, 2):
+            pt = base.copy()
+            for _ in range(abs(k)):
+                pt[0] = np.nextafter(pt[0], np.inf if k > 0 else -np.inf)
+            true = math.sqrt(float(sum((Fr(p) - e) ** 2 for p, e in zip(pt, exact))))
+            d = refit._certificate(lossobj, X, y, pt, Delta, b, 100.0)
+            assert d >= true, (trial, k, d, true)
+
+
+@pytest.mark.skipif(not LONG_OK, reason="needs 80-bit long double for the reference")
+@pytest.mark.parametrize("loss,h", [("hinge", 0.1), ("logistic", None), ("huber", 0.2)])
+def test_t4_certificate_valid_far_from_the_optimum(loss, h):
+    """Weak ridge and strongly varying curvature: the data-dependent modulus must only
+    use curvature that holds along the whole segment to theta*, not at theta alone."""
+    rng = np.random.default_rng(71)
+    theta0 = np.array([2.0, -1.0])
+    if loss == "huber":
+        X, y = _regression_data(rng, 400, [1, 1], 3.0, theta0, noise=1.0)
+    else:
+        X, y = _class_data(rng, 400, [1, 1], 3 * theta0)
+    lossobj = refit._make_loss(loss, b_y=3.0, huber_h=h, hinge_h=h)
+    Delta, r = 1e-6, 6.0
+    b = 1e-3 * rng.standard_normal(2)
+    theta, _ = refit._solve_certified(lossobj, X, y, Delta, b, r, 1e-8 * r, 200)
+    ref, _ = _ref_solve(loss, X, y, Delta, b, r, h=h, start=theta)
+    for _ in range(60):
+        pt = refit._into_ball(rng.uniform(-r, r, 2), r)
+        d = refit._certificate(lossobj, X, y, pt, Delta, b, r)
+        assert _dist(pt, ref) <= d
+
+
+@pytest.mark.skipif(not LONG_OK, reason="needs 80-bit long double for the reference")
+def test_t4_certificate_when_curvature_vanishes_towards_the_optimum():
+    """1-d logistic, all labels +1, tiny ridge: theta* ~ 15 where the curvature is ~1e-7
+    of its value near 0. A modulus read off near theta (or accepted without the
+    self-confirmation D < rho) would certify a distance that is too small."""
+    X = np.ones((100, 1))
+    y = np.ones(100)
+    lossobj = refit._make_loss("logistic")
+    Delta, r, b = 1e-6, 20.0, np.zeros(1)
+    ref, kap = _ref_solve("logistic", X, y, Delta, b, r, start=np.array([15.0]))
+    assert kap == 0 and 10 < float(ref[0]) < 20
+    for t in (-5.0, 0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 19.0):
+        d = refit._certificate(lossobj, X, y, np.array([t]), Delta, b, r)
+        assert _dist(np.array([t]), ref) <= d, (t, d)
