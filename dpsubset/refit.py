@@ -37,20 +37,22 @@ sphere ``||theta|| = r`` carry probability mass; KST12 Thm 1 covers them.
 
 Per-loss constants and guarantees (``R`` = ``row_bound``; note ``lambda`` uses ``R^2``)
 ---------------------------------------------------------------------------------------
-======================  ==========================================  ==============
+======================  ===========================  =============  ==============
 loss                    zeta                         lambda         release
-======================  ==========================================  ==============
+======================  ===========================  =============  ==============
 ``"squared"``           ``2 R (b_y + R r)``          ``2 R^2``      Mode A (exact)
 ``"huber"`` (pseudo)    ``2 R min(h, b_y + R r)``    ``2 R^2``      Mode B
 ``"logistic"``          ``R``                        ``R^2 / 4``    Mode B
 ``"hinge"`` (softplus)  ``R``                        ``R^2 / (2h)`` Mode B
-======================  ==========================================  ==============
+======================  ===========================  =============  ==============
 
 * ``"squared"``: ``(y - x'theta)^2``. Mode A: the constrained minimiser has a closed
   form (ridge solve, or the root of a secular equation when the ball is active), so
   the release is the exact minimiser up to floating point; guarantee eps-DP
   (or (eps, delta)-DP) under the exact-argmin idealisation.
 * ``"huber"``: pseudo-Huber ``2 h^2 (sqrt(1 + (u/h)^2) - 1)`` of the residual ``u``.
+  Its ``zeta`` is the spec's bound, valid but not attained: the exact supremum is
+  ``2 R h U / sqrt(h^2 + U^2)`` with ``U = b_y + R r``.
 * ``"logistic"``: ``ln(1 + exp(-y x'theta))``, ``y`` in {-1, +1}.
 * ``"hinge"``: softplus-smoothed hinge ``(h/2) ln(1 + exp(2 (1 - y x'theta) / h))``,
   ``y`` in {-1, +1}. The released object is the perturbed minimiser of this smooth
@@ -82,6 +84,12 @@ Caveats
   Laplace/Gamma sampler it is open in principle to the attacks of Mironov (2012).
 * Only ``RefitResult`` leaves this module: the noise vector, objective values and
   solver traces are never stored.
+* A Mode-B failure (``RuntimeError``) is a data-dependent event that the guarantee
+  does not cover. With the default ``d_max`` it needs extreme inputs (round-off floor
+  ``~1e-13 n zeta / mu`` above ``d_max``); never retry with new noise after it.
+* The KKT certificate (``_certificate``) goes beyond the spec's formula in two derived,
+  documented ways: a bound through the radial projection on the sphere (boundary
+  solutions) and data-dependent strong convexity confirmed on a neighbourhood.
 """
 from __future__ import annotations
 
