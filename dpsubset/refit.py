@@ -221,6 +221,12 @@ class _Loss:
         far = c + np.abs(eta - c) + halfwidth
         return self.d2phi(far, y)
 
+    def curvature_ceiling(self, eta, y, halfwidth):
+        """Upper bound of phi'' over [eta - halfwidth, eta + halfwidth], per row."""
+        c = self.centre(y)
+        near = c + np.maximum(np.abs(eta - c) - halfwidth, 0.0)
+        return self.d2phi(near, y)
+
 
 class _Squared(_Loss):
     name = "squared"
@@ -629,10 +635,15 @@ def _certificate(lossobj, X, y, theta, Delta, b, r, row_norms=None):
     eta = X @ theta
     v = lossobj.dphi(eta, y)
     g = _exact_colsums(X * v[:, None]) + Delta * theta + b
-    # round-off allowance: per-row gradients, errors in eta feeding phi', ridge, noise
+    # round-off allowance: per-row gradients (evaluation and products), and the error in
+    # the argument of phi' (eta = x'theta and the residual y - eta are off by at most
+    # ~dim * u * (||x|| ||theta|| + |y|)), which moves phi' by at most the largest phi''
+    # on that tiny interval; then the ridge and the noise terms
     scale_y = np.abs(y)
-    per_row = row_norms * (np.abs(v) + lossobj.d2phi_sup() * (row_norms * tnorm + scale_y))
     coef = max(1e-13, 8.0 * (dim + 4) * _U)
+    arg_err = coef * (row_norms * tnorm + scale_y)
+    per_row = row_norms * (np.abs(v) + lossobj.curvature_ceiling(eta, y, arg_err)
+                           * (row_norms * tnorm + scale_y))
     slack = coef * (math.fsum(per_row) + Delta * r + float(np.linalg.norm(b)))
 
     if tnorm > 0:
@@ -793,32 +804,38 @@ def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
         p, _ = _ball_qp(H, H @ theta - g, r)
         p = _into_ball(p, r)
         step = p - theta
+        snorm = float(np.linalg.norm(step))
+        if snorm == 0.0:
+            # the Newton model is at its minimum; only the certificate can tell
+            d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
+            best = min(best, d)
+            if d <= d_max:
+                return theta, d
+            break
         slope = float(g @ step)
-        if not np.any(step) or not slope < 0:
-            # Newton model says we are at its minimum; only the certificate can tell
-            d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
-            best = min(best, d)
-            if d <= d_max:
-                return theta, d
-            break
-        f0, fabs = objective(theta)
-        tol = 64.0 * _U * fabs
-        t = 1.0
-        while True:
-            cand = _into_ball(theta + t * step, r)
-            f1, _ = objective(cand)
-            if f1 <= f0 + 1e-4 * t * slope + tol:
-                break
-            t *= 0.5
-            if t < 1e-12:
-                cand = None
-                break
+        cand = None
+        if slope < 0:
+            f0, fabs = objective(theta)
+            tol = 64.0 * _U * fabs
+            t = 1.0
+            while t >= 1e-12:
+                trial = _into_ball(theta + t * step, r)
+                if objective(trial)[0] <= f0 + 1e-4 * t * slope + tol:
+                    cand = trial
+                    break
+                t *= 0.5
         if cand is None:
-            d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
-            best = min(best, d)
-            if d <= d_max:
-                return theta, d
-            break
+            # Armijo cannot judge this step: on the sphere a huge radial gradient makes
+            # g'step pure round-off, and near the solution F changes below its own
+            # round-off. A short step is in Newton's local regime: take it in full.
+            if snorm <= 1e-6 * r:
+                cand = p
+            else:
+                d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
+                best = min(best, d)
+                if d <= d_max:
+                    return theta, d
+                break
         theta = cand
     raise RuntimeError(
         f"objective perturbation ({lossobj.name}): the solver did not certify "

@@ -812,3 +812,21 @@ def test_t4_certificate_when_curvature_vanishes_towards_the_optimum():
     for t in (-5.0, 0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 19.0):
         d = refit._certificate(lossobj, X, y, np.array([t]), Delta, b, r)
         assert _dist(np.array([t]), ref) <= d, (t, d)
+
+
+@pytest.mark.parametrize("loss", ["huber", "logistic", "hinge"])
+def test_t4_certifies_on_the_boundary_under_a_large_radial_gradient(loss):
+    """Small radius, separable data, sharp losses: the solution sits on the sphere with a
+    gradient of order n pointing outwards, so g'step is pure round-off near the end.
+    The solver must still reach the certificate (regression for a stalled line search)."""
+    rng = np.random.default_rng(81)
+    for _ in range(6):
+        n, dim = int(rng.choice([200, 3000])), int(rng.integers(1, 5))
+        X = rng.uniform(-1, 1, (n, dim))
+        theta0 = 20.0 * rng.standard_normal(dim)
+        y = (np.clip(X @ theta0 + rng.standard_normal(n), -2, 2) if loss == "huber"
+             else np.where(X @ theta0 > 0, 1.0, -1.0))
+        res = objective_perturbation(X, y, loss=loss, eps=100.0, row_bound=math.sqrt(dim),
+                                     b_y=2.0, r=0.5, rng=rng, huber_h=0.05, hinge_h=0.05)
+        assert res.certified_distance <= 1e-8 * 0.5
+        assert np.linalg.norm(res.coef) == pytest.approx(0.5, abs=1e-4)
