@@ -1,0 +1,199 @@
+"""Exact candidate sets for the selection mechanisms, with optimality certificates.
+
+`SubsetSearch` finds, for one dataset:
+
+- the best support S_1 (certified by outer approximation, or by enumeration when
+  C(p, s) is small);
+- its one-swap neighbourhood N1, scored exactly and in batch;
+- the exact top-R list (Algorithm 1 of 002 needs S_1..S_R to be exactly the R best):
+  the pool {S_1} + N1 + {best support with >= 2 mistakes} is extended with next-best
+  supports (no-good cuts) until the R-th smallest score in the pool is at most the
+  certified bound on everything outside it (math-selection.md, section 4). The paper's
+  code stops with "check fails" where this completion is needed;
+- the best support in every mistake class P_k around S_1 (section 5).
+
+All values here are non-private and stay inside the call.
+"""
+from __future__ import annotations
+
+import time
+from math import comb
+
+import numpy as np
+
+from .candidates import Certificate, MistakeCandidates, TopRCandidates
+from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
+                          top_r_by_enumeration)
+from .heuristics import iht_support, local_search
+from .outer_approximation import OuterApproximation
+
+__all__ = ["SubsetSearch", "default_R"]
+
+# Enumerate when there are at most this many supports (it is then the faster exact route).
+ENUMERATE_BELOW = 50_000
+
+
+def default_R(p: int, s: int) -> int:
+    """The paper's default R = 2 + (p - s) s (the best support, its one-swap
+    neighbours, and the best support with two mistakes)."""
+    return 2 + (p - s) * s
+
+
+class SubsetSearch:
+    """Exact searches over size-s supports for one dataset.
+
+    Parameters
+    ----------
+    scorer : LeastSquaresScorer
+    s : int
+    search : {"auto", "enumeration", "outer_approximation"}
+        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and uses outer
+        approximation otherwise.
+    time_limit : float or None
+        Limit in seconds for each exact solve; a solve that hits it raises
+        SearchTimeout and nothing is released.
+    """
+
+    def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None):
+        if search not in ("auto", "enumeration", "outer_approximation"):
+            raise ValueError("search must be 'auto', 'enumeration' or 'outer_approximation'")
+        self.scorer, self.s, self.p = scorer, int(s), scorer.p
+        total = comb(self.p, self.s)
+        if search == "auto":
+            search = "enumeration" if total <= ENUMERATE_BELOW else "outer_approximation"
+        if search == "enumeration" and total > ENUMERATION_LIMIT:
+            raise ValueError(f"C({self.p}, {self.s}) = {total} is too many supports to enumerate")
+        self.search = search
+        self.time_limit = time_limit
+        self.n_seed_cuts = n_seed_cuts
+        self._best = None
+        self._nbhd = None
+        self.certificates = []
+
+    # ------------------------------------------------------------ building blocks
+    def _new_master(self, name):
+        oa = OuterApproximation(self.scorer, self.s, time_limit=self.time_limit, name=name)
+        # Seed with cuts at the best support and its best neighbours: these are the
+        # supports whose cuts are tight near the optimum.
+        S1, c1 = self.best()
+        nb, vals = self.neighbourhood()
+        oa.add_cut(S1)
+        k = self.n_seed_cuts if self.n_seed_cuts is not None else min(len(vals), 2 * self.s)
+        for j in np.argsort(vals)[:k]:
+            oa.add_cut(nb[j])
+        return oa
+
+    def best(self):
+        """The certified best support S_1 and its score."""
+        if self._best is None:
+            t0 = time.perf_counter()
+            sc = self.scorer
+            start = iht_support(sc, self.s)
+            S, v, nbhd = local_search(sc, start)
+            oa = OuterApproximation(sc, self.s, time_limit=self.time_limit, name="best support")
+            oa.add_cut(S, *sc.cut(S))
+            if nbhd is not None:
+                self._nbhd = (S, *nbhd)
+                order = np.argsort(nbhd[1])[: (self.n_seed_cuts or 2 * self.s)]
+                for j in order:
+                    oa.add_cut(nbhd[0][j])
+            S1, c1, cert = oa.solve("best support")
+            cert = Certificate(cert.problem, cert.method, cert.lower, cert.upper,
+                               cert.iterations, time.perf_counter() - t0)
+            self.certificates.append(cert)
+            self._best = (S1, c1)
+        return self._best
+
+    def neighbourhood(self):
+        """One-swap neighbours of S_1 and their exact scores."""
+        S1, _ = self.best()
+        if self._nbhd is None or not np.array_equal(self._nbhd[0], S1):
+            nb, vals = self.scorer.neighbourhood(S1)
+            self._nbhd = (S1, nb, vals)
+        return self._nbhd[1], self._nbhd[2]
+
+    # ------------------------------------------------------------ top-R
+    def top_r(self, R: int) -> TopRCandidates:
+        """The exact R best supports, in order, with certificates."""
+        total = comb(self.p, self.s)
+        R = int(min(R, total))
+        if self.search == "enumeration":
+            return top_r_by_enumeration(self.scorer, self.s, R)
+        S1, c1 = self.best()
+        nb, vals = self.neighbourhood()
+        pool_S = [S1[None, :], nb]
+        pool_c = [np.array([c1]), vals]
+        oa = self._new_master("top-R completion")
+        oa.add_constraint(S1, -np.inf, self.s - 2)  # at least two mistakes from S_1
+        certs = []
+        rounds = 0
+        while True:
+            try:
+                U, u, cert = oa.solve(f"best support with >= 2 mistakes (round {rounds})")
+            except ValueError:  # no support with >= 2 mistakes is left
+                U, u, cert = None, np.inf, None
+            if cert is not None:
+                certs.append(cert)
+                pool_S.append(U[None, :])
+                pool_c.append(np.array([u]))
+            S_all = np.vstack(pool_S)
+            c_all = np.concatenate(pool_c)
+            order = rank_supports(S_all, c_all)
+            # Everything outside the pool scores >= u (certified), so the R best of the
+            # pool are the R best overall once the R-th of them is <= u.
+            if len(order) >= R and c_all[order[R - 1]] <= u:
+                break
+            if U is None:
+                break
+            rounds += 1
+            oa.exclude(U)
+        order = order[:R]
+        return TopRCandidates(S_all[order], c_all[order], self.p, self.s,
+                              list(self.certificates) + certs, rounds)
+
+    # ------------------------------------------------------------ mistakes
+    def mistake_classes(self) -> MistakeCandidates:
+        """Best support in each class P_k of supports with k elements outside S_1."""
+        if self.search == "enumeration":
+            return mistakes_by_enumeration(self.scorer, self.s)
+        S1, c1 = self.best()
+        nb, vals = self.neighbourhood()
+        j = int(rank_supports(nb, vals)[0])
+        supports, scores = [S1, nb[j]], [c1, float(vals[j])]
+        certs = [Certificate("best support with 1 mistake", "neighbourhood",
+                             float(vals[j]), float(vals[j]), 1, 0.0)]
+        K = min(self.s, self.p - self.s)
+        for k in range(2, K + 1):
+            oa = self._new_master(f"mistake class {k}")
+            oa.add_constraint(S1, self.s - k, self.s - k)
+            # Warm start inside the class: swap the k weakest members of S_1 for the
+            # k best single additions, then a class-preserving local search.
+            start = self._class_start(S1, k)
+            Sk, vk, _ = local_search(self.scorer, start, center=S1, mistakes=k, max_rounds=20)
+            oa.add_cut(Sk)
+            Sk, vk, cert = oa.solve(f"best support with exactly {k} mistakes")
+            supports.append(Sk)
+            scores.append(vk)
+            certs.append(cert)
+        second = min(scores[1:]) if len(scores) > 1 else np.inf
+        return MistakeCandidates(S1, np.vstack(supports), np.array(scores), self.p, self.s,
+                                 float(second), list(self.certificates) + certs)
+
+    def _class_start(self, S1, k):
+        nb, vals = self.neighbourhood()
+        s = self.s
+        # The cost of removing each member and of adding each outsider, read off N1.
+        inside = S1
+        outside_nb = nb[:, :]
+        add_cost = {}
+        drop_cost = {}
+        for row, v in zip(outside_nb, vals):
+            new = np.setdiff1d(row, inside)[0]
+            gone = np.setdiff1d(inside, row)[0]
+            add_cost[new] = min(add_cost.get(new, np.inf), v)
+            drop_cost[gone] = min(drop_cost.get(gone, np.inf), v)
+        drop = sorted(drop_cost, key=drop_cost.get)[:k]
+        add = sorted(add_cost, key=add_cost.get)[:k]
+        start = np.sort(np.concatenate([np.setdiff1d(inside, drop), add]))
+        assert len(start) == s
+        return start

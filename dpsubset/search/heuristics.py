@@ -1,0 +1,87 @@
+"""Warm starts for the exact search: iterative hard thresholding and swap local search.
+
+These only propose supports; exactness comes from the certificate of the
+outer-approximation solve that follows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["iht_support", "local_search"]
+
+
+def _top_largest(v, s):
+    idx = np.argpartition(-np.abs(v), s - 1)[:s]
+    return np.sort(idx)
+
+
+def iht_support(scorer, s, *, max_iter=200, random_state=0):
+    """Support from iterative hard thresholding on the ridge objective (App. B.2 of 002).
+
+    Always-in columns are handled by residualising y and X on them first (a
+    heuristic simplification; the exact search that follows does not depend on it).
+    """
+    X, y, F, n = scorer.X, scorer.y, scorer.forced, scorer.n
+    if F.shape[1]:
+        Q, _ = np.linalg.qr(F)
+        y = y - Q @ (Q.T @ y)
+        Xr = lambda v: X @ v - Q @ (Q.T @ (X @ v))  # noqa: E731
+        XTr = lambda u: X.T @ (u - Q @ (Q.T @ u))  # noqa: E731
+    else:
+        Xr = lambda v: X @ v  # noqa: E731
+        XTr = lambda u: X.T @ u  # noqa: E731
+    # Largest eigenvalue of X'X by a few power iterations (an upper estimate suffices).
+    rng = np.random.default_rng(random_state)
+    v = rng.normal(size=X.shape[1])
+    for _ in range(30):
+        v = XTr(Xr(v))
+        nv = np.linalg.norm(v)
+        if nv == 0:
+            break
+        v /= nv
+    L = (1.05 * np.linalg.norm(XTr(Xr(v))) + scorer.lam) / n
+    beta = np.zeros(X.shape[1])
+    support = _top_largest(XTr(y), s)
+    for _ in range(max_iter):
+        grad = (XTr(Xr(beta) - y) + scorer.lam * beta) / n
+        step = beta - grad / L
+        new = _top_largest(step, s)
+        beta = np.zeros_like(beta)
+        beta[new] = step[new]
+        if np.array_equal(new, support):
+            break
+        support = new
+    return support
+
+
+def local_search(scorer, start, *, center=None, mistakes=None, max_rounds=100):
+    """Best-improvement one-swap local search from a support.
+
+    With ``center`` and ``mistakes`` given, only swaps that keep exactly ``mistakes``
+    elements outside ``center`` are allowed (a move inside one mistake class).
+
+    Returns
+    -------
+    support : ndarray
+    value : float
+    neighbours : (ndarray, ndarray)
+        The scored neighbourhood of the returned support (unconstrained case only;
+        None otherwise), so that callers need not score it again.
+    """
+    S = np.sort(np.asarray(start, dtype=np.intp))
+    value = float(scorer.score(S[None, :])[0])
+    for _ in range(max_rounds):
+        nb, vals = scorer.neighbourhood(S)
+        if center is not None:
+            keep = (len(S) - np.isin(nb, center).sum(axis=1)) == mistakes
+            nb_c, vals_c = nb[keep], vals[keep]
+        else:
+            nb_c, vals_c = nb, vals
+        if len(vals_c) == 0:
+            break
+        j = int(np.argmin(vals_c))
+        if vals_c[j] < value - 1e-15 * max(1.0, abs(value)):
+            S, value = nb_c[j], float(vals_c[j])
+        else:
+            return S, value, (nb, vals) if center is None else None
+    return S, value, None
