@@ -1,0 +1,12 @@
+"""dpsubset: differentially private best subset selection."""
+from .api import dp_best_subset
+from .datasets import hitters_bounds, hitters_levels, load_hitters
+from .design import Bounds
+from .privacy import PrivacyLeakWarning
+from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .search.outer_approximation import SearchTimeout
+
+__version__ = "0.1.0"
+__all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
+           "NonPrivateDiagnostics", "PrivacyReport", "SearchTimeout", "load_hitters",
+           "hitters_bounds", "hitters_levels"]

@@ -1,0 +1,75 @@
+"""Scores against an independent solver, and the sensitivity formula."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from dpsubset.scores import LeastSquaresScorer, sensitivity
+
+
+def _reference(A, y, lam, r):
+    n = len(y)
+    f = lambda b: 0.5 / n * np.sum((y - A @ b) ** 2) + lam / (2 * n) * b @ b  # noqa: E731
+    res = minimize(f, np.zeros(A.shape[1]), method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda b: r * r - b @ b}],
+                   options={"ftol": 1e-15, "maxiter": 1000})
+    return res.fun, res.x
+
+
+@pytest.mark.parametrize("r,active", [(0.3, True), (50.0, False)])
+def test_scores_match_scipy(r, active):
+    rng = np.random.default_rng(0)
+    n, p = 200, 10
+    X = np.clip(rng.normal(size=(n, p)), -1, 1)
+    y = np.clip(X[:, 0] - X[:, 3] + 0.3 * rng.normal(size=n), -2, 2)
+    F = np.ones((n, 1))
+    sc = LeastSquaresScorer(X, y, lam=2.0, r=r, forced=F)
+    S = np.array([[0, 3, 5], [1, 2, 4], [0, 1, 3]])
+    vals, betas = sc.fit(S)
+    for v, b, row in zip(vals, betas, S):
+        ref, bref = _reference(np.hstack([F, X[:, row]]), y, 2.0, r)
+        assert abs(v - ref) < 1e-9
+        np.testing.assert_allclose(b, bref, atol=1e-5)
+    norms = np.linalg.norm(betas, axis=1)
+    if active:  # some supports have the ball active, and there the solution is on the sphere
+        on = norms > r - 1e-6
+        assert on.any() and np.all(np.abs(norms[on] - r) < 1e-10)
+    else:
+        assert np.all(norms < r)
+
+
+def test_large_p_path_without_gram_matches():
+    import dpsubset.scores as scores
+    rng = np.random.default_rng(1)
+    X, y = rng.uniform(-1, 1, (50, 12)), rng.uniform(-1, 1, 50)
+    a = LeastSquaresScorer(X, y, 1.0, 1.0, np.ones((50, 1)))
+    old = scores._FULL_GRAM_MAX_COLUMNS
+    scores._FULL_GRAM_MAX_COLUMNS = 0
+    try:
+        b = LeastSquaresScorer(X, y, 1.0, 1.0, np.ones((50, 1)))
+    finally:
+        scores._FULL_GRAM_MAX_COLUMNS = old
+    assert b._gram is None
+    S = np.array([[0, 1, 2], [3, 7, 11]])
+    np.testing.assert_allclose(a.score(S), b.score(S), rtol=1e-13)
+    np.testing.assert_allclose(a.neighbourhood(np.array([0, 1, 2]))[1],
+                               b.neighbourhood(np.array([0, 1, 2]))[1], rtol=1e-12)
+
+
+def test_sensitivity_bounds_one_row_change():
+    # Replacing one row moves every score by at most Delta, and the formula is tight-ish.
+    rng = np.random.default_rng(2)
+    n, p, s, bx, by, r = 30, 6, 2, 0.5, 0.5, 1.1
+    X, y = rng.uniform(-bx, bx, (n, p)), rng.uniform(-by, by, n)
+    Delta = sensitivity(np.full(p, bx), by, r, s, [1.0], n)
+    assert Delta == pytest.approx((by + r * np.sqrt(s * bx**2 + 1)) ** 2 / (2 * n))
+    from dpsubset.search.enumeration import score_all
+    _, c = score_all(LeastSquaresScorer(X, y, 1.0, r, np.ones((n, 1))), s)
+    worst = 0.0
+    for _ in range(50):
+        X2, y2 = X.copy(), y.copy()
+        X2[0] = rng.choice([-bx, bx], p)
+        y2[0] = rng.choice([-by, by])
+        _, c2 = score_all(LeastSquaresScorer(X2, y2, 1.0, r, np.ones((n, 1))), s)
+        worst = max(worst, np.max(np.abs(c - c2)))
+    assert worst <= Delta
+    assert worst > 0.1 * Delta
