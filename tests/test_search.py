@@ -82,3 +82,18 @@ def test_neighbourhood_scores_match_direct_scores():
     nb, vals = sc.neighbourhood(np.arange(s))
     assert len(nb) == (sc.p - s) * s
     np.testing.assert_allclose(vals, sc.score(nb), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_top_r_without_two_mistake_enumeration(seed, monkeypatch):
+    # The pure outer-approximation route (used when the two-mistake class is too big
+    # to score in full) must give the same exact list.
+    import dpsubset.search.exact as exact
+    monkeypatch.setattr(exact, "TWO_MISTAKE_ENUMERATION", 0)
+    sc, s = _problem(seed)
+    R = default_R(sc.p, s)
+    t = SubsetSearch(sc, s, search="outer_approximation").top_r(R)
+    e = top_r_by_enumeration(sc, s, R)
+    np.testing.assert_array_equal(t.supports, e.supports)
+    m = SubsetSearch(sc, s, search="outer_approximation").mistake_classes()
+    np.testing.assert_array_equal(m.supports, mistakes_by_enumeration(sc, s).supports)

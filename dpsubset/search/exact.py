@@ -17,6 +17,7 @@ All values here are non-private and stay inside the call.
 from __future__ import annotations
 
 import time
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -31,6 +32,8 @@ __all__ = ["SubsetSearch", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
+# Score the whole two-mistake class when it has at most this many supports.
+TWO_MISTAKE_ENUMERATION = 6_000_000
 
 
 def default_R(p: int, s: int) -> int:
@@ -113,6 +116,27 @@ class SubsetSearch:
         return self._nbhd[1], self._nbhd[2]
 
     # ------------------------------------------------------------ top-R
+    def two_mistake_class(self):
+        """All supports with exactly two elements outside S_1, scored exactly
+        (None when the class is larger than TWO_MISTAKE_ENUMERATION)."""
+        if getattr(self, "_class2", None) is None:
+            S1, _ = self.best()
+            s, p = self.s, self.p
+            if s < 2 or p - s < 2 or comb(s, 2) * comb(p - s, 2) > TWO_MISTAKE_ENUMERATION:
+                return None
+            outside = np.setdiff1d(np.arange(p), S1)
+            A = np.array(list(combinations(outside, 2)), dtype=np.intp)
+            blocks = []
+            for D in combinations(range(s), 2):
+                kept = np.delete(S1, D)
+                blocks.append(np.hstack([np.broadcast_to(kept, (len(A), s - 2)), A]))
+            sup = np.sort(np.vstack(blocks), axis=1)
+            scores = np.empty(len(sup))
+            for a in range(0, len(sup), 50_000):
+                scores[a:a + 50_000] = self.scorer.score(sup[a:a + 50_000])
+            self._class2 = (sup, scores)
+        return self._class2
+
     def top_r(self, R: int) -> TopRCandidates:
         """The exact R best supports, in order, with certificates."""
         total = comb(self.p, self.s)
@@ -123,33 +147,51 @@ class SubsetSearch:
         nb, vals = self.neighbourhood()
         pool_S = [S1[None, :], nb]
         pool_c = [np.array([c1]), vals]
-        oa = self._new_master("top-R completion")
-        oa.add_constraint(S1, -np.inf, self.s - 2)  # at least two mistakes from S_1
         certs = []
+        class2 = self.two_mistake_class()
+        if class2 is not None:
+            # The two-mistake class is scored in full, so the family left to bound
+            # by outer approximation is the one with at least three mistakes.
+            keep = rank_supports(*class2)[:R]
+            pool_S.append(class2[0][keep])
+            pool_c.append(class2[1][keep])
+            certs.append(Certificate("supports with exactly 2 mistakes", "enumeration",
+                                     float(class2[1][keep[0]]), float(class2[1][keep[0]])))
+            min_mistakes = 3
+        else:
+            min_mistakes = 2
         rounds = 0
-        while True:
-            try:
-                U, u, cert = oa.solve(f"best support with >= 2 mistakes (round {rounds})")
-            except ValueError:  # no support with >= 2 mistakes is left
-                U, u, cert = None, np.inf, None
-            if cert is not None:
+        if self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
+            oa = self._new_master("top-R completion")
+            oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
+            while True:
+                S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+                order = rank_supports(S_all, c_all)
+                v = c_all[order[R - 1]] if len(order) >= R else np.inf
+                # Everything outside the pool has >= min_mistakes mistakes; the R best
+                # of the pool are the R best overall once that family is bounded by v.
+                try:
+                    U, u, cert = oa.solve(f"best support with >= {min_mistakes} mistakes",
+                                          target=v if np.isfinite(v) else None)
+                except ValueError:  # the family is empty
+                    break
                 certs.append(cert)
+                if U is None:
+                    break
                 pool_S.append(U[None, :])
                 pool_c.append(np.array([u]))
-            S_all = np.vstack(pool_S)
-            c_all = np.concatenate(pool_c)
-            order = rank_supports(S_all, c_all)
-            # Everything outside the pool scores >= u (certified), so the R best of the
-            # pool are the R best overall once the R-th of them is <= u.
-            if len(order) >= R and c_all[order[R - 1]] <= u:
-                break
-            if U is None:
-                break
-            rounds += 1
-            oa.exclude(U)
-        order = order[:R]
-        return TopRCandidates(S_all[order], c_all[order], self.p, self.s,
-                              list(self.certificates) + certs, rounds)
+                if u >= v:
+                    break
+                rounds += 1
+                oa.exclude(U)
+        S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+        order = rank_supports(S_all, c_all)[:R]
+        top = S_all[order]
+        # How far the list goes past the paper's pool ({S_1} + N1 + one support with
+        # two mistakes): the number of extra supports with >= 2 mistakes in it.
+        n_far = int(np.sum(np.isin(top, S1).sum(axis=1) <= self.s - 2))
+        return TopRCandidates(top, c_all[order], self.p, self.s,
+                              list(self.certificates) + certs, max(rounds, n_far - 1))
 
     # ------------------------------------------------------------ mistakes
     def mistake_classes(self) -> MistakeCandidates:
@@ -163,7 +205,15 @@ class SubsetSearch:
         certs = [Certificate("best support with 1 mistake", "neighbourhood",
                              float(vals[j]), float(vals[j]), 1, 0.0)]
         K = min(self.s, self.p - self.s)
+        class2 = self.two_mistake_class()
         for k in range(2, K + 1):
+            if k == 2 and class2 is not None:
+                j2 = int(rank_supports(*class2)[0])
+                supports.append(class2[0][j2])
+                scores.append(float(class2[1][j2]))
+                certs.append(Certificate("best support with exactly 2 mistakes", "enumeration",
+                                         scores[-1], scores[-1]))
+                continue
             oa = self._new_master(f"mistake class {k}")
             oa.add_constraint(S1, self.s - k, self.s - k)
             # Warm start inside the class: swap the k weakest members of S_1 for the

@@ -173,8 +173,12 @@ class OuterApproximation:
         lower = min(info.mip_dual_bound, info.objective_function_value)
         return lower, np.flatnonzero(z > 0.5)
 
-    def solve(self, problem="best support", max_iter=10_000):
+    def solve(self, problem="best support", max_iter=10_000, target=None):
         """Minimise c over the current family; returns (support, value, Certificate).
+
+        With ``target`` given, stop as soon as the certified lower bound reaches it:
+        then (None, None, Certificate) is returned, the certificate proving that every
+        support of the family scores >= target (lower = upper = the bound proved).
 
         Raises
         ------
@@ -194,6 +198,10 @@ class OuterApproximation:
                     f"(lower bound {lower:.6g}, upper bound {self.best_value:.6g}); "
                     "nothing was released. Raise time_limit or reduce p.")
             lower, S = out
+            if target is not None and lower >= target:
+                cert = Certificate(problem + f" (bound >= target proved)", "outer_approximation bound",
+                                   float(lower), float(lower), it, time.perf_counter() - t0)
+                return None, None, cert
             if len(S) != self.s:
                 raise RuntimeError("master problem returned a support of the wrong size")
             if (self.best_support is not None
