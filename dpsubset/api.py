@@ -187,6 +187,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         else:
             support_idx = sample_mistakes(mc, eps_mech, Delta, rng)
     bar.update()
+    lazy = [dict(problem=f"mistake class {k}: certified bracket decided the draw",
+                 method="outer_approximation bound", closed=True)
+            for k in (used["mistakes"].open_classes if "mistakes" in used else [])]
     support = [design.candidate_names[j] for j in support_idx]
 
     # ---- refit on the released support
@@ -220,6 +223,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     for c in used.values():
         for cert in c.certificates:
             certs.append(dict(problem=cert.problem, method=cert.method, closed=cert.closed))
+    certs += lazy
     report = _report(stages, Delta, design, method, gap_check, passed, certs)
     predictor = replace(design, X=np.empty((0, p)), y=np.empty(0),
                         forced=np.empty((0, design.forced.shape[1])))

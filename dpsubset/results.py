@@ -149,7 +149,7 @@ class DPSubsetResults:
                 ("No. candidates:", str(len(self.candidates))),
                 ("Support size:", str(len(self.support)))]
         right = [("Guarantee:", rep.guarantee), ("Total eps:", f"{rep.eps:.4g}"),
-                 ("Delta (privacy):", f"{rep.delta:.3g}"),
+                 ("delta:", f"{rep.delta:.3g}"),
                  ("Score sensitivity:", f"{rep.sensitivity:.4g}"),
                  ("Certificates:", "all closed" if rep.all_certificates_closed else "OPEN")]
         smry = Summary()

@@ -97,3 +97,27 @@ def test_top_r_without_two_mistake_enumeration(seed, monkeypatch):
     np.testing.assert_array_equal(t.supports, e.supports)
     m = SubsetSearch(sc, s, search="outer_approximation").mistake_classes()
     np.testing.assert_array_equal(m.supports, mistakes_by_enumeration(sc, s).supports)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lazy_mistakes_draw_equals_exact_draw(seed):
+    # Classes left open (bracketed) must give exactly the draws of the exact classes
+    # for the same random stream: the lazy sampler is exact, not approximate.
+    from dpsubset.mechanisms import sample_mistakes
+    from dpsubset.scores import sensitivity
+    sc, s = _problem(seed)
+    s = 3
+    exact = mistakes_by_enumeration(sc, s)
+    Delta = sensitivity(np.ones(sc.p), 3.0, sc.r, s, [1.0], sc.n)
+    n_open = 0
+    for eps in (0.5, 5.0, 50.0):
+        search = SubsetSearch(sc, s, search="outer_approximation")
+        search.bracket_rounds = 1
+        lazy = search.mistake_classes()  # classes closed by a draw stay closed
+        n_open += len(lazy.open_classes)
+        np.testing.assert_allclose(lazy.second_best, exact.second_best, rtol=1e-12)
+        for draw in range(40):
+            a = sample_mistakes(lazy, eps, Delta, np.random.default_rng(draw))
+            b = sample_mistakes(exact, eps, Delta, np.random.default_rng(draw))
+            np.testing.assert_array_equal(a, b)
+    assert n_open > 0

@@ -83,8 +83,37 @@ def sample_mistakes(cands, eps: float, Delta: float, rng: np.random.Generator) -
     (Theorem 2). Do not present the output as unconditionally private; wrap it
     in the gap check for (eps_0 + eps, delta)-DP.
     """
-    k = gumbel_max(mistakes_log_weights(cands, eps, Delta), rng)
+    if cands.open_classes:
+        k = _lazy_class_draw(cands, eps, Delta, rng)
+    else:
+        k = gumbel_max(mistakes_log_weights(cands, eps, Delta), rng)
     return uniform_member_of_class(cands.center, k, cands.p, rng)
+
+
+def _lazy_class_draw(cands, eps, Delta, rng):
+    """The same Gumbel-max draw as the eager sampler, with some class minima bracketed.
+
+    The Gumbel variates G_k are drawn first (as many as the eager sampler draws,
+    independently of the data). A class whose minimum is only known to lie in
+    [lower_k, upper_k] has its perturbed log-weight in an interval; as long as the
+    winner's interval lies strictly above every other interval the argmax is the one
+    the exact values would give, so the draw is exact in distribution. Otherwise the
+    open class that could still win is solved exactly, and the check repeats.
+    """
+    G = rng.gumbel(size=len(cands.scores))
+    logm = np.array([log_multiplicity(m) for m in cands.class_sizes])
+    scale = eps / (2.0 * Delta)
+    while True:
+        hi = logm - scale * np.asarray(cands.lower, dtype=float) + G
+        lo = logm - scale * np.asarray(cands.scores, dtype=float) + G
+        w = int(np.argmax(lo))
+        rivals = np.delete(np.arange(len(G)), w)
+        if len(rivals) == 0 or lo[w] > np.max(hi[rivals]):
+            return w
+        contenders = [k for k in cands.open_classes if hi[k] >= lo[w]]
+        if not contenders:  # only exact classes left in contention: exact argmax
+            return w
+        cands.close(max(contenders, key=lambda k: hi[k] - lo[k]))
 
 
 def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False) -> np.ndarray:
@@ -106,6 +135,9 @@ def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False)
         ``dpsubset.search.enumeration.all_supports(p, s)``: a support with k
         mistakes gets P(k) / |P_k|.
     """
+    if cands.open_classes:
+        raise ValueError("the exact distribution needs every class minimum exact; "
+                         "close the open classes first (cands.close(k))")
     from ..search.enumeration import all_supports
     lp = log_softmax(mistakes_log_weights(cands, eps, Delta))
     per_support = lp - np.array([log_multiplicity(m) for m in cands.class_sizes])

@@ -112,6 +112,24 @@ class MistakeCandidates:
     s: int
     second_best: float
     certificates: list = field(default_factory=list)
+    #: Certified lower bounds of the class minima (None: every class is exact).
+    lower: np.ndarray | None = None
+    #: k -> callable closing class k exactly; returns (support, score, Certificate).
+    refiners: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def open_classes(self) -> list[int]:
+        """Classes whose minimum is only bracketed by [lower[k], scores[k]] so far."""
+        if self.lower is None:
+            return []
+        return [k for k in range(len(self.scores))
+                if self.scores[k] - self.lower[k] > GAP_TOL * max(1.0, abs(self.scores[k]))]
+
+    def close(self, k: int) -> None:
+        """Solve class k exactly (used by the lazy sampler when k could win the draw)."""
+        S, v, cert = self.refiners[k]()
+        self.supports[k], self.scores[k], self.lower[k] = S, v, v
+        self.certificates.append(cert)
 
     @property
     def class_sizes(self) -> list[int]:

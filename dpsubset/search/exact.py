@@ -69,6 +69,8 @@ class SubsetSearch:
         self.search = search
         self.time_limit = time_limit
         self.n_seed_cuts = n_seed_cuts
+        #: Outer-approximation rounds spent bracketing a mistake class before the draw.
+        self.bracket_rounds = 3
         self._best = None
         self._nbhd = None
         self.certificates = []
@@ -206,11 +208,14 @@ class SubsetSearch:
                              float(vals[j]), float(vals[j]), 1, 0.0)]
         K = min(self.s, self.p - self.s)
         class2 = self.two_mistake_class()
+        lower = [c1, float(vals[j])]
+        refiners = {}
         for k in range(2, K + 1):
             if k == 2 and class2 is not None:
                 j2 = int(rank_supports(*class2)[0])
                 supports.append(class2[0][j2])
                 scores.append(float(class2[1][j2]))
+                lower.append(scores[-1])
                 certs.append(Certificate("best support with exactly 2 mistakes", "enumeration",
                                          scores[-1], scores[-1]))
                 continue
@@ -221,13 +226,36 @@ class SubsetSearch:
             start = self._class_start(S1, k)
             Sk, vk, _ = local_search(self.scorer, start, center=S1, mistakes=k, max_rounds=20)
             oa.add_cut(Sk)
-            Sk, vk, cert = oa.solve(f"best support with exactly {k} mistakes")
+            problem = f"best support with exactly {k} mistakes"
+            # A few rounds give a certified bracket [lower, upper] of the class minimum;
+            # the sampler closes it only if the class could win the draw.
+            Sk, vk, cert = oa.solve(problem, max_iter=self.bracket_rounds)
+            if cert.closed:
+                certs.append(cert)
+            else:
+                refiners[k] = (lambda oa=oa, problem=problem: oa.solve(problem))
             supports.append(Sk)
             scores.append(vk)
-            certs.append(cert)
+            lower.append(cert.lower)
+        # The gap check needs the exact second-best score over all supports: prove that
+        # no open class goes below the best of classes 1 and 2, or close it.
+        best12 = min(scores[1:3])
+        for k in sorted(refiners):
+            if lower[k] < best12:
+                oa = refiners[k].__defaults__[0]
+                U, u, cert = oa.solve(f"best support with exactly {k} mistakes", target=best12)
+                if U is None:
+                    lower[k] = max(lower[k], cert.lower)
+                    certs.append(cert)
+                else:
+                    supports[k], scores[k], lower[k] = U, u, u
+                    certs.append(cert)
+                    del refiners[k]
         second = min(scores[1:]) if len(scores) > 1 else np.inf
-        return MistakeCandidates(S1, np.vstack(supports), np.array(scores), self.p, self.s,
-                                 float(second), list(self.certificates) + certs)
+        mc = MistakeCandidates(S1, np.vstack(supports), np.array(scores), self.p, self.s,
+                               float(second), list(self.certificates) + certs,
+                               lower=np.array(lower), refiners=refiners)
+        return mc
 
     def _class_start(self, S1, k):
         nb, vals = self.neighbourhood()
