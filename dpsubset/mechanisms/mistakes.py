@@ -110,10 +110,18 @@ def _lazy_class_draw(cands, eps, Delta, rng):
         rivals = np.delete(np.arange(len(G)), w)
         if len(rivals) == 0 or lo[w] > np.max(hi[rivals]):
             return w
-        contenders = [k for k in cands.open_classes if hi[k] >= lo[w]]
+        open_ = cands.open_classes
+        if w in open_:  # the leader itself is only bracketed: solve it exactly
+            cands.close(w)
+            continue
+        contenders = [k for k in open_ if k != w and hi[k] >= lo[w]]
         if not contenders:  # only exact classes left in contention: exact argmax
             return w
-        cands.close(max(contenders, key=lambda k: hi[k] - lo[k]))
+        # Prove each rival's minimum high enough that it cannot beat the leader
+        # (hi[k] < lo[w]), or solve it exactly if that fails.
+        for k in contenders:
+            target = (logm[k] + G[k] - lo[w]) / scale
+            cands.close(k, target + 1e-12 * max(1.0, abs(target)))
 
 
 def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False) -> np.ndarray:

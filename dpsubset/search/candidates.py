@@ -125,11 +125,18 @@ class MistakeCandidates:
         return [k for k in range(len(self.scores))
                 if self.scores[k] - self.lower[k] > GAP_TOL * max(1.0, abs(self.scores[k]))]
 
-    def close(self, k: int) -> None:
-        """Solve class k exactly (used by the lazy sampler when k could win the draw)."""
-        S, v, cert = self.refiners[k]()
-        self.supports[k], self.scores[k], self.lower[k] = S, v, v
+    def close(self, k: int, target: float | None = None) -> None:
+        """Tighten class k: prove its minimum is >= target, or solve it exactly.
+
+        Used by the lazy sampler when class k could still win the draw. With no
+        target the class is solved exactly.
+        """
+        S, v, cert = self.refiners[k](target)
         self.certificates.append(cert)
+        if S is None:  # bound proved: minimum >= cert.lower >= target
+            self.lower[k] = max(self.lower[k], cert.lower)
+        else:
+            self.supports[k], self.scores[k], self.lower[k] = S, v, v
 
     @property
     def class_sizes(self) -> list[int]:

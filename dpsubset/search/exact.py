@@ -233,7 +233,8 @@ class SubsetSearch:
             if cert.closed:
                 certs.append(cert)
             else:
-                refiners[k] = (lambda oa=oa, problem=problem: oa.solve(problem))
+                refiners[k] = (lambda target=None, oa=oa, problem=problem:
+                               oa.solve(problem, target=target))
             supports.append(Sk)
             scores.append(vk)
             lower.append(cert.lower)
@@ -242,8 +243,7 @@ class SubsetSearch:
         best12 = min(scores[1:3])
         for k in sorted(refiners):
             if lower[k] < best12:
-                oa = refiners[k].__defaults__[0]
-                U, u, cert = oa.solve(f"best support with exactly {k} mistakes", target=best12)
+                U, u, cert = refiners[k](best12)
                 if U is None:
                     lower[k] = max(lower[k], cert.lower)
                     certs.append(cert)
