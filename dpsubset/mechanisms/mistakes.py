@@ -107,21 +107,21 @@ def _lazy_class_draw(cands, eps, Delta, rng):
         hi = logm - scale * np.asarray(cands.lower, dtype=float) + G
         lo = logm - scale * np.asarray(cands.scores, dtype=float) + G
         w = int(np.argmax(lo))
-        rivals = np.delete(np.arange(len(G)), w)
-        if len(rivals) == 0 or lo[w] > np.max(hi[rivals]):
+        in_play = [k for k in range(len(G)) if k != w and hi[k] >= lo[w]]
+        if not in_play:  # lo[w] <= w's exact perturbed log-weight beats every rival
             return w
         open_ = cands.open_classes
-        if w in open_:  # the leader itself is only bracketed: solve it exactly
+        open_rivals = [k for k in in_play if k in open_]
+        if open_rivals:
+            # Prove each rival's minimum high enough that it cannot beat the leader
+            # (hi[k] < lo[w]), or solve it exactly if that fails.
+            for k in open_rivals:
+                target = (logm[k] + G[k] - lo[w]) / scale
+                cands.close(k, target + 1e-12 * max(1.0, abs(target)))
+        elif w in open_:  # exact rivals still in play: pin the leader down exactly
             cands.close(w)
-            continue
-        contenders = [k for k in open_ if k != w and hi[k] >= lo[w]]
-        if not contenders:  # only exact classes left in contention: exact argmax
+        else:  # every class in play is exact: the exact argmax (a tie at worst)
             return w
-        # Prove each rival's minimum high enough that it cannot beat the leader
-        # (hi[k] < lo[w]), or solve it exactly if that fails.
-        for k in contenders:
-            target = (logm[k] + G[k] - lo[w]) / scale
-            cands.close(k, target + 1e-12 * max(1.0, abs(target)))
 
 
 def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False) -> np.ndarray:
