@@ -59,8 +59,6 @@ def test_cuts_are_valid_lower_bounds(seed):
         lower = v + (Z - Z[i]) @ g
         assert np.all(lower <= c_all + 1e-12), np.max(lower - c_all)
         assert abs(v - c_all[i]) < 1e-14
-    # and at random fractional points, against the perspective relaxation value
-    # being >= the cut is implied by convexity; the binary check above is what OA uses
 
 
 def test_enumeration_order_and_limit():
