@@ -54,6 +54,8 @@ import pandas as pd
 from scipy.signal import lfilter
 from scipy.special import expit
 
+from .mechanisms.sampling import as_generator
+
 __all__ = [
     "make_regression",
     "make_classification",
@@ -91,18 +93,6 @@ def _check_args(n, p, s, rho, snr):
     if isinstance(snr, bool) or not isinstance(snr, Real) or not float(snr) > 0.0:
         raise ValueError(f"snr must be a positive number (np.inf for no noise), got {snr!r}")
     return n, p, s, float(rho), float(snr)
-
-
-def _rng(random_state):
-    """Return a :class:`numpy.random.Generator` from None, an int or a Generator."""
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, bool) or not isinstance(random_state, Integral):
-        raise TypeError(
-            "random_state must be None, an int or a numpy.random.Generator, "
-            f"got {type(random_state).__name__}"
-        )
-    return np.random.default_rng(int(random_state))
 
 
 def true_support(p, s=5):
@@ -251,7 +241,7 @@ def make_regression(n, p, s=5, *, rho=0.1, snr=5.0, random_state=None, as_frame=
     5.0
     """
     n, p, s, rho, snr = _check_args(n, p, s, rho, snr)
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     X = _ar1_design(n, p, rho, rng)
     signal, eps = _signal_and_noise(X, s, snr, rng)
     y = signal + eps
@@ -329,7 +319,7 @@ def make_classification(n, p, s=5, *, rho=0.1, snr=5.0, random_state=None, as_fr
     [-1, 1]
     """
     n, p, s, rho, snr = _check_args(n, p, s, rho, snr)
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     X = _ar1_design(n, p, rho, rng)
     signal, eps = _signal_and_noise(X, s, snr, rng)
     u = rng.random(n)

@@ -58,8 +58,9 @@ def as_generator(random_state=None) -> np.random.Generator:
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or isinstance(random_state, Integral):
-        return np.random.default_rng(random_state)
+    if random_state is None or (isinstance(random_state, Integral)
+                                and not isinstance(random_state, bool)):
+        return np.random.default_rng(None if random_state is None else int(random_state))
     raise TypeError(
         "random_state must be None, an int or a numpy.random.Generator, "
         f"not {type(random_state).__name__}")

@@ -259,19 +259,14 @@ class SubsetSearch:
 
     def _class_start(self, S1, k):
         nb, vals = self.neighbourhood()
-        s = self.s
         # The cost of removing each member and of adding each outsider, read off N1.
-        inside = S1
-        outside_nb = nb[:, :]
         add_cost = {}
         drop_cost = {}
-        for row, v in zip(outside_nb, vals):
-            new = np.setdiff1d(row, inside)[0]
-            gone = np.setdiff1d(inside, row)[0]
+        for row, v in zip(nb, vals):
+            new = np.setdiff1d(row, S1)[0]
+            gone = np.setdiff1d(S1, row)[0]
             add_cost[new] = min(add_cost.get(new, np.inf), v)
             drop_cost[gone] = min(drop_cost.get(gone, np.inf), v)
         drop = sorted(drop_cost, key=drop_cost.get)[:k]
         add = sorted(add_cost, key=add_cost.get)[:k]
-        start = np.sort(np.concatenate([np.setdiff1d(inside, drop), add]))
-        assert len(start) == s
-        return start
+        return np.sort(np.concatenate([np.setdiff1d(S1, drop), add]))
