@@ -15,24 +15,17 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .design import build_design
-from .mechanisms import (as_generator, sample_gap_checked, sample_mistakes, sample_top_r)
+from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
-from .scores import LeastSquaresScorer, sensitivity
-from .search.exact import SubsetSearch, default_R
-from .search.outer_approximation import SearchTimeout
+from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
-METHODS = ("top_r", "mistakes")
 LOSSES = ("squared",)
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
-#: Share of the selection budget spent on the gap test of gap_check="ptr".
-DEFAULT_EPS0_SHARE = 0.25
-#: Default delta of the gap-checked mechanism.
-DEFAULT_DELTA = 1e-6
 #: Default ridge lam as a multiple of n (lam / n is the per-coefficient ridge weight
 #: of the mean loss). The paper's experiments use lam = 120 at n = 1000 to 8000.
 DEFAULT_LAM_PER_ROW = 0.1
@@ -51,7 +44,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", refit=True, eps_select=None, eps_refit=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
-                   verbose=False):
+                   verbose=False, method_options=None):
     """Differentially private best subset selection with a DP refit.
 
     Parameters
@@ -104,6 +97,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         Also return a :class:`NonPrivateDiagnostics` (non-private, with a warning).
     verbose : bool
         Show progress.
+    method_options : dict, optional
+        Further options of the chosen method (see :data:`dpsubset.selection.METHODS`
+        and each method's documentation).
 
     Returns
     -------
@@ -115,37 +111,30 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"s must be an integer >= 1, got {s!r}")
     s = int(s)
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
+    spec = METHODS[method]
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if gap_check not in ("ptr", "assume"):
-        raise ValueError(f"gap_check must be 'ptr' or 'assume', got {gap_check!r}")
+    if loss not in spec.losses:
+        raise ValueError(f"method={method!r} supports loss in {spec.losses}, got loss={loss!r}")
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
-    if R is not None and (isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 2):
-        raise ValueError(f"R must be an integer >= 2 (fixed in advance, not from the data), got {R!r}")
-    if delta is not None:
-        delta = _positive("delta", delta)
-        if delta >= 0.5:
-            raise ValueError(f"delta must be < 0.5 (and much smaller than 1/n), got {delta}")
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     eps_select, eps_refit = _split_budget(eps, refit, eps_select, eps_refit)
-    use_ptr = method == "mistakes" and gap_check == "ptr"
-    if use_ptr:
-        eps0 = DEFAULT_EPS0_SHARE * eps_select if eps0 is None else _positive("eps0", eps0)
-        if eps0 >= eps_select:
-            raise ValueError(f"eps0 ({eps0}) must be smaller than the selection budget ({eps_select})")
-        delta = DEFAULT_DELTA if delta is None else delta
-        eps_mech = eps_select - eps0
-    else:
-        if eps0 is not None:
-            raise ValueError("eps0 is only used with method='mistakes', gap_check='ptr'")
-        eps_mech = eps_select
+    options = dict(method_options or {})
+    for name, value in (("R", R), ("eps0", eps0), ("delta", delta)):
+        if value is not None:
+            options[name] = value
+    if method == "mistakes":
+        options.setdefault("gap_check", gap_check)
+    elif gap_check != "ptr":
+        raise ValueError("gap_check is only used with method='mistakes'")
+    options = spec.validate(options, s=s, eps=eps_select, loss=loss)
     rng = as_generator(random_state)
 
-    bar = tqdm(total=4, disable=not verbose, desc="dp_best_subset")
+    bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
     # ---- design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
     design = build_design(formula, data, bounds, keep, stacklevel=3)
@@ -155,54 +144,22 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
     lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
-    R_used = default_R(p, s) if R is None else int(R)
-    Delta = sensitivity(design.x_bounds, design.b_y, r, s, design.forced_bounds, n)
     bar.update()
 
-    # ---- exact search and the private release
-    bar.set_description("exact search")
-    scorer = LeastSquaresScorer(design.X, design.y, lam, r, design.forced)
-    searcher = SubsetSearch(scorer, s, search=search, time_limit=time_limit)
-    passed = None
-    used = {}
-
-    def top_r_cands():
-        used["top_r"] = searcher.top_r(R_used)
-        return used["top_r"]
-
-    if method == "top_r":
-        cands = top_r_cands()
-        _require_closed(cands.certificates)
-        bar.update(); bar.set_description("release")
-        support_idx = sample_top_r(cands, eps_mech, Delta, rng)
-    else:
-        mc = searcher.mistake_classes()
-        used["mistakes"] = mc
-        _require_closed(mc.certificates)
-        bar.update(); bar.set_description("release")
-        if use_ptr:
-            support_idx, passed = sample_gap_checked(mc, top_r_cands, eps_mech, eps0, delta, Delta, rng)
-            if not passed:
-                _require_closed(used["top_r"].certificates)
-        else:
-            support_idx = sample_mistakes(mc, eps_mech, Delta, rng)
-    bar.update()
-    lazy = [dict(problem=f"mistake class {k}: certified bracket decided the draw",
-                 method="outer_approximation bound", closed=True)
-            for k in (used["mistakes"].open_classes if "mistakes" in used else [])]
+    # ---- private selection
+    bar.set_description(f"selection ({method})")
+    request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
+                               rng=rng, options=options, search=search, time_limit=time_limit,
+                               verbose=verbose)
+    sel = spec.select(request)
+    support_idx = list(sel.support)
     support = [design.candidate_names[j] for j in support_idx]
+    bar.update()
 
     # ---- refit on the released support
     params = coef_mapped = None
     used_cols = design.forced_names + support
-    stages = []
-    if use_ptr:
-        stages.append(dict(stage="selection: gap test", mechanism="Laplace test of the score gap",
-                           eps=eps0, delta=delta))
-        stages.append(dict(stage="selection", mechanism="mistakes if the test passed, else top-R",
-                           eps=eps_mech, delta=0.0))
-    else:
-        stages.append(dict(stage="selection", mechanism=method.replace("_", "-"), eps=eps_mech, delta=0.0))
+    stages = list(sel.stages)
     if refit:
         bar.set_description("refit")
         A = np.hstack([design.forced, design.X[:, support_idx]])
@@ -219,12 +176,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar.update()
     bar.close()
 
-    certs = []
-    for c in used.values():
-        for cert in c.certificates:
-            certs.append(dict(problem=cert.problem, method=cert.method, closed=cert.closed))
-    certs += lazy
-    report = _report(stages, Delta, design, method, gap_check, passed, certs)
+    report = _report(stages, sel, design)
     predictor = replace(design, X=np.empty((0, p)), y=np.empty(0),
                         forced=np.empty((0, design.forced.shape[1])))
     res = DPSubsetResults(support=support, params=params, forced=list(design.forced_names),
@@ -235,14 +187,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         return res
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "
                   "do not publish them", PrivacyLeakWarning, stacklevel=2)
-    key = "top_r" if "top_r" in used else "mistakes"
-    c = used[key]
-    names = lambda S: [design.candidate_names[j] for j in S]  # noqa: E731
     diag = NonPrivateDiagnostics(
-        best_support=names(c.supports[0]), candidate_supports=[names(S) for S in c.supports],
-        candidate_scores=np.asarray(c.scores).copy(),
-        certificates=[cert for v in used.values() for cert in v.certificates],
-        score_gap=used["mistakes"].gap if "mistakes" in used else None)
+        best_support=sel.diagnostics.get("best_support"),
+        candidate_supports=sel.diagnostics.get("candidate_supports", []),
+        candidate_scores=sel.diagnostics.get("candidate_scores", np.empty(0)),
+        certificates=sel.diagnostics.get("certificates", []),
+        score_gap=sel.diagnostics.get("score_gap"))
     return res, diag
 
 
@@ -269,33 +219,26 @@ def _split_budget(eps, refit, eps_select, eps_refit):
     return eps_select, eps_refit
 
 
-def _require_closed(certificates):
-    open_ = [c for c in certificates if not c.closed]
-    if open_:
-        c = open_[0]
-        raise SearchTimeout(f"exact search did not certify '{c.problem}' (relative gap "
-                            f"{c.relative_gap:.2e}); nothing was released")
-
-
-def _report(stages, Delta, design, method, gap_check, passed, certs):
+def _report(stages, sel, design):
     eps_total = sum(st["eps"] for st in stages)
     delta_total = sum(st["delta"] for st in stages)
     if not design.bounds_public or design.leaks:
         kind = "void"
         statement = ("No differential privacy guarantee: " + "; ".join(design.leaks)
                      + ". Give public bounds (and explicit levels) to fix this.")
-    elif method == "mistakes" and gap_check == "assume":
+    elif sel.guarantee == "conditional":
         kind = "conditional"
-        statement = (f"eps = {eps_total:.4g}-DP only if the best support's score beats the "
-                     f"second best by more than 2 Delta on these data (Theorem 2 of Prastakos et "
-                     f"al. 2025); this condition was NOT checked privately.")
-    elif delta_total > 0:
+        statement = f"Total eps = {eps_total:.4g}; the selection is " + sel.statement
+    elif delta_total > 0 or sel.guarantee == "approximate":
         kind = "approximate"
         statement = f"({eps_total:.4g}, {delta_total:.3g})-differential privacy for the whole output."
     else:
         kind = "pure"
         statement = f"{eps_total:.4g}-differential privacy (pure) for the whole output."
+    if sel.statement and kind in ("pure", "approximate"):
+        statement += " " + sel.statement
     statement += " Neighbouring datasets differ by replacing one row."
     assert kind in GUARANTEES
     return PrivacyReport(kind, statement, eps_total, delta_total, tuple(stages), NEIGHBOURS,
-                         Delta, design.bounds_public, tuple(design.leaks), tuple(certs), passed)
+                         sel.sensitivity, design.bounds_public, tuple(design.leaks),
+                         tuple(sel.certificates), sel.gap_check_passed)

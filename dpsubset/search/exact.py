@@ -57,10 +57,12 @@ class SubsetSearch:
         SearchTimeout and nothing is released.
     """
 
-    def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None):
+    def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None,
+                 verbose=False):
         if search not in ("auto", "enumeration", "outer_approximation"):
             raise ValueError("search must be 'auto', 'enumeration' or 'outer_approximation'")
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
+        self.verbose = bool(verbose)
         total = comb(self.p, self.s)
         if search == "auto":
             search = "enumeration" if total <= ENUMERATE_BELOW else "outer_approximation"

@@ -1,0 +1,295 @@
+"""The selection stage of ``dp_best_subset``: one private release of a support.
+
+Every selection method (``method=`` of :func:`dpsubset.dp_best_subset`) is a
+:class:`SelectionMethod` in :data:`METHODS`. The API validates the method's options
+before it reads any data, builds the design (formula, public bounds, clipping),
+and then hands a :class:`SelectionRequest` to the method, which returns a
+:class:`Selection`: the released support and what it spent. The refit and the
+privacy report are common to all methods and live in ``api.py``.
+
+A method module must not return anything computed from the data other than the
+released support, its own budget accounting (public), and the certificates' open /
+closed flags. Non-private values for ``diagnostics=True`` go in
+``Selection.diagnostics`` and are only returned to a user who asked for them.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
+from .search.exact import SubsetSearch, default_R
+from .search.outer_approximation import SearchTimeout
+
+__all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
+           "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
+
+#: Share of the selection budget spent on the gap test of gap_check="ptr".
+DEFAULT_EPS0_SHARE = 0.25
+#: Default delta of the gap-checked mechanism.
+DEFAULT_DELTA = 1e-6
+
+
+@dataclass(frozen=True)
+class SelectionRequest:
+    """Everything a selection method may use. ``design`` holds the clipped private data.
+
+    Attributes
+    ----------
+    design : dpsubset.design.Design
+        Clipped, publicly mapped matrices (private) and public metadata.
+    s : int
+        Support size (for methods that choose it, the largest size allowed).
+    eps : float
+        The selection budget (the refit's share is already taken out).
+    lam, r : float
+        Ridge parameter and ball radius of the scores.
+    loss : str
+    rng : numpy.random.Generator
+    options : dict
+        The method's validated options (see each method's ``validate``).
+    search : str
+        Exact-search backend ("auto", "enumeration", "outer_approximation", ...).
+    time_limit : float or None
+    verbose : bool
+    """
+
+    design: object
+    s: int
+    eps: float
+    lam: float
+    r: float
+    loss: str
+    rng: np.random.Generator
+    options: dict
+    search: str = "auto"
+    time_limit: float | None = None
+    verbose: bool = False
+
+    @property
+    def p(self) -> int:
+        return self.design.X.shape[1]
+
+
+@dataclass
+class Selection:
+    """What a selection method releases and what it spent.
+
+    Attributes
+    ----------
+    support : tuple of int
+        Released candidate columns (indices into ``design.candidate_names``), sorted.
+    stages : list of dict
+        Budget accounting, one dict per stage: ``stage``, ``mechanism``, ``eps``,
+        ``delta`` (public numbers fixed before the data were read).
+    guarantee : {"pure", "approximate", "conditional"}
+        The guarantee of this stage when the bounds are public.
+    statement : str or None
+        The guarantee in words when the generic sentence does not fit (for example
+        the conditional guarantee of the mistakes mechanism).
+    sensitivity : float or None
+        Sensitivity of the scores the mechanism used (public), if any.
+    certificates : list of dict
+        ``problem``, ``method``, ``closed`` for every exact solve.
+    gap_check_passed : bool or None
+    diagnostics : dict
+        NON-PRIVATE values (best support, candidate scores, ...) for ``diagnostics=True``.
+    """
+
+    support: tuple
+    stages: list
+    guarantee: str
+    statement: str | None = None
+    sensitivity: float | None = None
+    certificates: list = field(default_factory=list)
+    gap_check_passed: bool | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SelectionMethod:
+    """A ``method=`` of ``dp_best_subset``.
+
+    Attributes
+    ----------
+    name : str
+    select : callable
+        ``select(request) -> Selection``.
+    validate : callable
+        ``validate(options, *, s, eps, loss) -> dict`` checks the method's options
+        before any data are read and returns them with defaults filled in. Raises
+        ValueError / TypeError naming the option and the fix.
+    losses : tuple of str
+        Losses the method supports.
+    description : str
+    """
+
+    name: str
+    select: Callable
+    validate: Callable
+    losses: tuple = ("squared",)
+    description: str = ""
+
+
+METHODS: dict = {}
+
+
+def register_method(method: SelectionMethod) -> SelectionMethod:
+    """Add a method to :data:`METHODS` (used by the method modules)."""
+    METHODS[method.name] = method
+    return method
+
+
+def require_closed(certificates):
+    """Fail closed: raise SearchTimeout if any exact solve is not certified optimal."""
+    open_ = [c for c in certificates if not c.closed]
+    if open_:
+        c = open_[0]
+        raise SearchTimeout(f"exact search did not certify '{c.problem}' (relative gap "
+                            f"{c.relative_gap:.2e}); nothing was released")
+
+
+def certificate_dicts(certificates):
+    """The public part of certificates: what was solved, how, and whether it closed."""
+    return [dict(problem=c.problem, method=c.method, closed=c.closed) for c in certificates]
+
+
+# --------------------------------------------------------------------------- scores
+def make_scorer(request: SelectionRequest):
+    """The exact scorer c(S) of the request's loss, and its sensitivity Delta.
+
+    Returns
+    -------
+    scorer : object with ``fit``, ``score``, ``neighbourhood`` and ``cut`` (see
+        :class:`dpsubset.scores.LeastSquaresScorer`)
+    Delta : float
+    """
+    d = request.design
+    if request.loss == "squared":
+        from .scores import LeastSquaresScorer, sensitivity
+        scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
+        Delta = sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
+        return scorer, Delta
+    raise ValueError(f"loss {request.loss!r} has no selection scorer")
+
+
+# ------------------------------------------------------------- top-R and mistakes
+def _validate_exact(options, *, s, eps, loss, method):
+    opts = dict(options)
+    R = opts.pop("R", None)
+    if R is not None and (isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 2):
+        raise ValueError(f"R must be an integer >= 2 (fixed in advance, not from the data), got {R!r}")
+    gap_check = opts.pop("gap_check", "ptr")
+    eps0 = opts.pop("eps0", None)
+    delta = opts.pop("delta", None)
+    if opts:
+        raise TypeError(f"method={method!r} got unknown options {sorted(opts)}")
+    if gap_check not in ("ptr", "assume"):
+        raise ValueError(f"gap_check must be 'ptr' or 'assume', got {gap_check!r}")
+    if delta is not None:
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 0.5:
+            raise ValueError(f"delta must be a number in (0, 0.5) (and much smaller than 1/n), got {delta!r}")
+    use_ptr = method == "mistakes" and gap_check == "ptr"
+    if use_ptr:
+        if eps0 is None:
+            eps0 = DEFAULT_EPS0_SHARE * eps
+        elif isinstance(eps0, bool) or not isinstance(eps0, numbers.Real) or not 0 < eps0 < math.inf:
+            raise ValueError(f"eps0 must be a finite number > 0, got {eps0!r}")
+        if eps0 >= eps:
+            raise ValueError(f"eps0 ({eps0}) must be smaller than the selection budget ({eps})")
+        delta = DEFAULT_DELTA if delta is None else float(delta)
+    elif eps0 is not None:
+        raise ValueError("eps0 is only used with method='mistakes', gap_check='ptr'")
+    elif delta is not None and method == "top_r":
+        raise ValueError("delta is not used by method='top_r' (it is pure eps-DP)")
+    return dict(R=None if R is None else int(R), gap_check=gap_check,
+                eps0=None if eps0 is None else float(eps0), delta=delta, use_ptr=use_ptr)
+
+
+def _names(design, supports):
+    return [[design.candidate_names[j] for j in S] for S in supports]
+
+
+def _select_top_r(req: SelectionRequest) -> Selection:
+    scorer, Delta = make_scorer(req)
+    R = default_R(req.p, req.s) if req.options["R"] is None else req.options["R"]
+    cands = SubsetSearch(scorer, req.s, search=req.search, time_limit=req.time_limit,
+                         verbose=req.verbose).top_r(R)
+    require_closed(cands.certificates)
+    support = sample_top_r(cands, req.eps, Delta, req.rng)
+    return Selection(
+        support=tuple(sorted(support)),
+        stages=[dict(stage="selection", mechanism="top-R", eps=req.eps, delta=0.0)],
+        guarantee="pure", sensitivity=Delta, certificates=certificate_dicts(cands.certificates),
+        diagnostics=dict(best_support=_names(req.design, [cands.supports[0]])[0],
+                         candidate_supports=_names(req.design, cands.supports),
+                         candidate_scores=np.asarray(cands.scores).copy(),
+                         certificates=list(cands.certificates)))
+
+
+def _select_mistakes(req: SelectionRequest) -> Selection:
+    opts = req.options
+    scorer, Delta = make_scorer(req)
+    searcher = SubsetSearch(scorer, req.s, search=req.search, time_limit=req.time_limit,
+                            verbose=req.verbose)
+    mc = searcher.mistake_classes()
+    require_closed(mc.certificates)
+    used = [mc]
+    passed = None
+    if opts["use_ptr"]:
+        R = default_R(req.p, req.s) if opts["R"] is None else opts["R"]
+        eps_mech = req.eps - opts["eps0"]
+
+        def top_r_cands():
+            c = searcher.top_r(R)
+            require_closed(c.certificates)
+            used.append(c)
+            return c
+
+        support, passed = sample_gap_checked(mc, top_r_cands, eps_mech, opts["eps0"],
+                                             opts["delta"], Delta, req.rng)
+        stages = [dict(stage="selection: gap test", mechanism="Laplace test of the score gap",
+                       eps=opts["eps0"], delta=opts["delta"]),
+                  dict(stage="selection", mechanism="mistakes if the test passed, else top-R",
+                       eps=eps_mech, delta=0.0)]
+        guarantee, statement = "approximate", None
+    else:
+        support = sample_mistakes(mc, req.eps, Delta, req.rng)
+        stages = [dict(stage="selection", mechanism="mistakes", eps=req.eps, delta=0.0)]
+        guarantee = "conditional"
+        statement = ("eps-DP only if the best support's score beats the second best by more "
+                     "than 2 Delta on these data (Theorem 2 of Prastakos et al. 2025); this "
+                     "condition was NOT checked privately.")
+    certs = [c for u in used for c in certificate_dicts(u.certificates)]
+    # Classes bracketed but never solved exactly: their certified brackets decided the draw.
+    certs += [dict(problem=f"mistake class {k}: certified bracket decided the draw",
+                   method="outer_approximation bound", closed=True) for k in mc.open_classes]
+    last = used[-1]
+    return Selection(
+        support=tuple(sorted(support)), stages=stages, guarantee=guarantee, statement=statement,
+        sensitivity=Delta, certificates=certs, gap_check_passed=passed,
+        diagnostics=dict(best_support=_names(req.design, [last.supports[0]])[0],
+                         candidate_supports=_names(req.design, last.supports),
+                         candidate_scores=np.asarray(last.scores).copy(),
+                         certificates=[c for u in used for c in u.certificates],
+                         score_gap=mc.gap))
+
+
+register_method(SelectionMethod(
+    name="top_r", select=_select_top_r,
+    validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
+                                                              method="top_r"),
+    losses=("squared",),
+    description="exact top-R (Prastakos, Behdin, Mazumder 2025, Algorithm 1): pure eps-DP"))
+
+register_method(SelectionMethod(
+    name="mistakes", select=_select_mistakes,
+    validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
+                                                              method="mistakes"),
+    losses=("squared",),
+    description="mistakes mechanism with a propose-test-release gap check (or the paper's "
+                "conditional guarantee with gap_check='assume')"))
