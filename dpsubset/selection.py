@@ -293,3 +293,7 @@ register_method(SelectionMethod(
     losses=("squared",),
     description="mistakes mechanism with a propose-test-release gap check (or the paper's "
                 "conditional guarantee with gap_check='assume')"))
+
+
+# The comparison methods register themselves on import (kept last: they import this module).
+from . import baselines  # noqa: E402,F401
