@@ -5,8 +5,9 @@ from .design import Bounds
 from .privacy import PrivacyLeakWarning
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.outer_approximation import SearchTimeout
+from .tables import summary_table
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "PrivacyReport", "SearchTimeout", "load_hitters",
-           "hitters_bounds", "hitters_levels"]
+           "hitters_bounds", "hitters_levels", "summary_table"]

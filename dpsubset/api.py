@@ -182,6 +182,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     res = DPSubsetResults(support=support, params=params, forced=list(design.forced_names),
                           candidates=list(design.candidate_names), method=method, nobs=n,
                           formula=formula, response=design.response_name, privacy=report,
+                          loss=loss, s=s, eps_select=eps_select, eps_refit=eps_refit, r=r, lam=lam,
                           _predictor=predictor, _coef_mapped=coef_mapped, _used_columns=used_cols)
     if not diagnostics:
         return res

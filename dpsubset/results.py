@@ -6,14 +6,17 @@ come in a separate, labelled object (:class:`NonPrivateDiagnostics`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary import Summary
 
 from .privacy import GUARANTEES
 
-__all__ = ["PrivacyReport", "DPSubsetResults", "NonPrivateDiagnostics"]
+__all__ = ["PrivacyReport", "DPSubsetResults", "NonPrivateDiagnostics", "ModelInfo", "DPSummary",
+           "describe_bounds", "BOUNDS_FROM_DATA"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class PrivacyReport:
         The neighbour relation the guarantee refers to.
     sensitivity : float
         Delta, the sensitivity of every score (public: it depends on bounds, r, s, n).
+        When the bounds were taken from the data it is a statistic of the data, and
+        the printed report, ``summary()`` and ``glance()`` do not show it.
     bounds_public : bool
     leaks : tuple of str
         Why the guarantee is void, if it is.
@@ -57,6 +62,16 @@ class PrivacyReport:
     certificates: tuple = ()
     gap_check_passed: bool | None = None
 
+    def _sensitivity_text(self, spec=".4g"):
+        # with bounds taken from the data, Delta is a function of max |value|: not shown
+        if not self.bounds_public:
+            return "not shown (bounds from data)"
+        return "n/a" if self.sensitivity is None else format(self.sensitivity, spec)
+
+    def to_frame(self):
+        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta)."""
+        return pd.DataFrame([dict(st) for st in self.stages], columns=["stage", "mechanism", "eps", "delta"])
+
     @property
     def all_certificates_closed(self) -> bool:
         return all(c["closed"] for c in self.certificates)
@@ -67,7 +82,7 @@ class PrivacyReport:
                  f"  total eps = {self.eps:.6g}, delta = {self.delta:.3g}; neighbours: {self.neighbours}"]
         for st in self.stages:
             lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g})")
-        lines.append(f"  score sensitivity Delta = {self.sensitivity:.6g}")
+        lines.append(f"  score sensitivity Delta = {self._sensitivity_text('.6g')}")
         if self.gap_check_passed is not None:
             lines.append("  gap check: " + ("passed, mistakes ran" if self.gap_check_passed
                                             else "not passed, top-R ran"))
@@ -80,9 +95,149 @@ class PrivacyReport:
         return "\n".join(lines)
 
 
+#: What the result says about bounds that were not given by the user (their values
+#: are statistics of the data and are never shown).
+BOUNDS_FROM_DATA = "taken from the data"
+
+
+def describe_bounds(design):
+    """The public description of the bounds of a design, for the results object.
+
+    Parameters
+    ----------
+    design : dpsubset.design.Design
+
+    Returns
+    -------
+    dict or str
+        ``{column: (lo, hi)}``, the clipping interval (in the units of the model
+        matrix) of every always-in column but the intercept, every candidate and
+        the response, when all bounds are public; otherwise the string
+        :data:`BOUNDS_FROM_DATA` (the learned values are not private and are
+        not copied into the result).
+    """
+    if not design.bounds_public:
+        return BOUNDS_FROM_DATA
+    names = [c for c in design.forced_names if c != "Intercept"] + list(design.candidate_names)
+    names.append(design.response_name)
+    return {c: tuple(float(v) for v in design.clip_limits[c]) for c in names}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What was fitted: the public specification of a :class:`DPSubsetResults`.
+
+    Attributes
+    ----------
+    formula : str
+    response : str
+    terms : tuple of str
+        Always-in terms first, then all candidates, in model-matrix order.
+    forced, candidates : tuple of str
+    loss : str
+    method : str
+    """
+
+    formula: str
+    response: str
+    terms: tuple
+    forced: tuple
+    candidates: tuple
+    loss: str
+    method: str
+
+    def __getitem__(self, key):
+        # dict-style access as well (``res.model["formula"]``)
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def keys(self):
+        return [f.name for f in fields(self)]
+
+
+def _num(x):
+    """A coefficient as statsmodels would print it: about 4 significant digits."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if 1e-4 <= a < 1e6:
+        digits = max(0, 3 - int(math.floor(math.log10(a))))
+        return f"{x:.{digits}f}"
+    return f"{x:.3e}"
+
+
+def _interval(lo_hi):
+    lo, hi = lo_hi
+    return f"[{lo:.6g}, {hi:.6g}]"
+
+
+def _latex_escape(text):
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+    return "".join(repl.get(ch, ch) for ch in text)
+
+
+def _html_escape(text):
+    import html
+    return html.escape(text, quote=False)
+
+
+class DPSummary(Summary):
+    """A statsmodels :class:`~statsmodels.iolib.summary.Summary` whose notes are escaped.
+
+    Identical to the statsmodels class except that the note block is escaped for
+    LaTeX (underscores in method names, ``%``) and HTML in :meth:`as_latex` and
+    :meth:`as_html`.
+    """
+
+    #: Width at which :meth:`as_text` wraps the notes (None: the width of the tables).
+    notes_width = None
+
+    def as_text(self):
+        import textwrap
+
+        extra = self.extra_txt
+        if not extra:
+            return super().as_text()
+        width = self.notes_width or max(
+            (len(line) for t in self.tables for line in t.as_text().splitlines()), default=78)
+        wrapped = "\n".join(textwrap.fill(line, width=max(width, 40), subsequent_indent="    ")
+                             for line in extra.splitlines())
+        self.extra_txt = wrapped
+        try:
+            return super().as_text()
+        finally:
+            self.extra_txt = extra
+
+    def as_latex(self):
+        extra, self.extra_txt = self.extra_txt, None
+        try:
+            latex = super().as_latex()
+        finally:
+            self.extra_txt = extra
+        if extra:
+            latex += "\n\n" + _latex_escape(extra).replace("\n", " \\newline\n ")
+        return latex
+
+    def as_html(self):
+        extra, self.extra_txt = self.extra_txt, None
+        try:
+            out = super().as_html()
+        finally:
+            self.extra_txt = extra
+        if extra:
+            out += "<br/><br/>" + _html_escape(extra).replace("\n", "<br/>")
+        return out
+
+
 @dataclass
 class DPSubsetResults:
-    """Result of :func:`dpsubset.dp_best_subset`.
+    """Result of :func:`dpsubset.dp_best_subset`: everything it releases, nothing else.
 
     Attributes
     ----------
@@ -94,16 +249,51 @@ class DPSubsetResults:
     forced : list of str
         Columns always in the model (the intercept, ``keep=``).
     candidates : list of str
-        All candidate columns.
+        All candidate columns, in model-matrix order.
     method : str
+        The selection method (``method=`` of ``dp_best_subset``).
     nobs : int
+        Number of rows n (public under the replace-one relation).
+    formula : str
+    response : str
+        Name of the response.
     privacy : PrivacyReport
+        What was spent, on what, and which guarantee holds.
+    loss : str
+        The loss of the scores and of the refit.
+    s : int
+        Requested support size.
+    eps_select, eps_refit : float
+        Budget of the selection stage (gap test included) and of the refit
+        (0 when ``refit=False``).
+    bounds : dict or str
+        Public description of the bounds: ``{column: (lo, hi)}``, the clipping
+        interval of every candidate and always-in column (model-matrix units; the
+        intercept is omitted) and of the response; or ``"taken from the data"``
+        when some bound was learned from the data (then the guarantee is void and
+        the learned values are not shown).
+    r, lam : float
+        Ball radius (mapped units) and ridge parameter of the scores and the refit.
 
     Notes
     -----
     There is deliberately no ``fittedvalues`` or ``resid``: they would be computed
     from the private data and are not covered by the guarantee. Use
-    :meth:`predict` on data you are allowed to use.
+    :meth:`predict` on data you are allowed to use. Nor are there standard errors,
+    t statistics or p-values: none is released privately.
+
+    The object holds no data, no clipped data, no scores of candidate supports and
+    no noise; pickling it is safe in that sense. The public maps and bounds used by
+    :meth:`predict` are kept (when bounds were taken from the data, those learned
+    bounds are the one non-public number the object keeps, for predictions, and it
+    is never printed).
+
+    Examples
+    --------
+    >>> res = dps.dp_best_subset("Salary ~ .", hitters, eps=2, s=5, bounds=...)  # doctest: +SKIP
+    >>> print(res.summary())                                                  # doctest: +SKIP
+    >>> res.tidy(); res.glance()                                              # doctest: +SKIP
+    >>> dps.summary_table([res, res2], fmt="latex")                           # doctest: +SKIP
     """
 
     support: list
@@ -115,15 +305,87 @@ class DPSubsetResults:
     formula: str
     response: str
     privacy: PrivacyReport
+    loss: str = "squared"
+    s: int | None = None
+    eps_select: float | None = None
+    eps_refit: float | None = None
+    bounds: dict | str | None = None
+    r: float | None = None
+    lam: float | None = None
     _predictor: object = field(default=None, repr=False)
     _coef_mapped: np.ndarray | None = field(default=None, repr=False)
     _used_columns: list = field(default_factory=list, repr=False)
 
+    def __post_init__(self):
+        if self.s is None:
+            self.s = len(self.support)
+        if self.bounds is None and self._predictor is not None:
+            self.bounds = describe_bounds(self._predictor)
+
+    # ---- public description -------------------------------------------------------
+    @property
+    def p(self) -> int:
+        """Number of candidate columns."""
+        return len(self.candidates)
+
+    @property
+    def terms(self) -> list:
+        """Always-in terms, then all candidates (the index of :attr:`params`)."""
+        return list(self.forced) + list(self.candidates)
+
+    @property
+    def model(self) -> ModelInfo:
+        """The public model specification (formula, terms, loss, method, response)."""
+        return ModelInfo(formula=self.formula, response=self.response, terms=tuple(self.terms),
+                         forced=tuple(self.forced), candidates=tuple(self.candidates),
+                         loss=self.loss, method=self.method)
+
+    @property
+    def refit_mechanism(self) -> str | None:
+        """The refit's mechanism as the privacy report names it (None without refit)."""
+        for st in self.privacy.stages:
+            if st["stage"] == "refit":
+                return st["mechanism"]
+        return None
+
+    @property
+    def bounds_description(self) -> str:
+        """The bounds in one line (public numbers only)."""
+        if not isinstance(self.bounds, dict):
+            return "not recorded" if self.bounds is None else str(self.bounds)
+        return "public (given by the user or by the coding of the columns)"
+
+    def _response_bound(self):
+        if isinstance(self.bounds, dict) and self.response in self.bounds:
+            return _interval(self.bounds[self.response])
+        return BOUNDS_FROM_DATA if self.bounds == BOUNDS_FROM_DATA else ""
+
+    def _status(self, name):
+        if name in self.forced:
+            return "forced"
+        return "selected" if name in self.support else "not selected"
+
+    # ---- predictions ---------------------------------------------------------------
     def predict(self, newdata):
         """Predictions for new data from the DP coefficients.
 
-        New data are transformed by the same formula, clipped to the same public
-        bounds and mapped by the same public maps as the training data.
+        Parameters
+        ----------
+        newdata : pandas.DataFrame, mapping of columns, or object with ``to_pandas()``
+            Must hold the columns the right-hand side of the formula uses (the
+            response is not needed).
+
+        Returns
+        -------
+        pandas.Series
+            Predictions in the units of the response, one per row of ``newdata``.
+
+        Notes
+        -----
+        New data go through the formula's model spec (the same transforms and
+        categorical levels), are clipped to the same public bounds and mapped by
+        the same public maps as the training data. Predictions are post-processing
+        of the released coefficients and cost no privacy budget.
         """
         if self._coef_mapped is None:
             raise ValueError("predict needs coefficients: fit with refit=True")
@@ -132,38 +394,184 @@ class DPSubsetResults:
         idx = [names.index(c) for c in self._used_columns]
         eta = M[:, idx] @ self._coef_mapped
         centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
-        return pd.Series(centre + half * eta, name=self.response)
+        index = getattr(newdata, "index", None)
+        if index is None or len(index) != len(eta):
+            index = None
+        return pd.Series(centre + half * eta, index=index, name=self.response)
 
     def __repr__(self):
         return (f"DPSubsetResults(method={self.method!r}, support={self.support}, "
                 f"guarantee={self.privacy.guarantee!r}, eps={self.privacy.eps:.4g})")
 
-    def summary(self):
-        """A statsmodels ``Summary`` of the fit (text, LaTeX and HTML renderings)."""
-        from statsmodels.iolib.summary import Summary
-        from statsmodels.iolib.table import SimpleTable
+    # ---- broom-style frames -----------------------------------------------------------
+    def tidy(self):
+        """One row per term, the shape broom's ``tidy()`` gives.
 
+        Returns
+        -------
+        pandas.DataFrame
+            Rows: the always-in terms, then every candidate, in model-matrix order.
+            Columns: ``term`` (str), ``estimate`` (float: the DP coefficient in the
+            user's units, 0 off the support, NaN for every term when
+            ``refit=False``), ``selected`` (bool: released by the selection),
+            ``forced`` (bool: always in), ``status`` (``"forced"``,
+            ``"selected"`` or ``"not selected"``), ``clip_lo`` and ``clip_hi``
+            (the public clipping interval of the column; NaN for the intercept and
+            when the bounds were taken from the data). There is no ``std.error``
+            or ``p.value``: none is released privately.
+        """
+        terms = self.terms
+        if self.params is None:
+            est = np.full(len(terms), np.nan)
+        else:
+            est = self.params.reindex(terms).to_numpy(dtype=float)
+        bnd = self.bounds if isinstance(self.bounds, dict) else {}
+        lo = [float(bnd[t][0]) if t in bnd else np.nan for t in terms]
+        hi = [float(bnd[t][1]) if t in bnd else np.nan for t in terms]
+        support = set(self.support)
+        forced = set(self.forced)
+        return pd.DataFrame({
+            "term": pd.Series(terms, dtype=object),
+            "estimate": est,
+            "selected": np.array([t in support for t in terms], dtype=bool),
+            "forced": np.array([t in forced for t in terms], dtype=bool),
+            "status": pd.Series([self._status(t) for t in terms], dtype=object),
+            "clip_lo": np.array(lo, dtype=float),
+            "clip_hi": np.array(hi, dtype=float),
+        })
+
+    def glance(self):
+        """One row for the fit, the shape broom's ``glance()`` gives.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``nobs``, ``n_candidates`` (p), ``n_forced``, ``s``,
+            ``method``, ``loss``, ``refit`` (the refit mechanism, or None),
+            ``eps`` and ``delta`` (totals), ``eps_select``, ``eps_refit``,
+            ``guarantee``, ``sensitivity`` (score sensitivity Delta; NaN when the
+            bounds were taken from the data, since it is then a statistic of the data),
+            ``certificates_closed`` (bool), ``n_certificates``, ``gap_check_passed``,
+            ``bounds_public``, ``r``, ``lam``, ``formula``, ``response``. No
+            goodness-of-fit statistics: they would be computed from the private data.
+        """
         rep = self.privacy
-        left = [("Dep. Variable:", self.response), ("Method:", self.method),
+        row = dict(
+            nobs=int(self.nobs), n_candidates=int(self.p), n_forced=len(self.forced),
+            s=int(self.s), method=self.method, loss=self.loss, refit=self.refit_mechanism,
+            eps=float(rep.eps), delta=float(rep.delta),
+            eps_select=float("nan") if self.eps_select is None else float(self.eps_select),
+            eps_refit=float("nan") if self.eps_refit is None else float(self.eps_refit),
+            guarantee=rep.guarantee,
+            sensitivity=(float("nan") if rep.sensitivity is None or not rep.bounds_public
+                         else float(rep.sensitivity)),
+            certificates_closed=bool(rep.all_certificates_closed),
+            n_certificates=len(rep.certificates), gap_check_passed=rep.gap_check_passed,
+            bounds_public=bool(rep.bounds_public),
+            r=float("nan") if self.r is None else float(self.r),
+            lam=float("nan") if self.lam is None else float(self.lam),
+            formula=self.formula, response=self.response,
+        )
+        return pd.DataFrame([row])
+
+    # ---- statsmodels summary ----------------------------------------------------------
+    def _header(self):
+        rep = self.privacy
+        left = [("Dep. Variable:", self.response), ("Loss:", self.loss),
+                ("Method:", self.method),
+                ("Refit:", (self.refit_mechanism or "none").split(" (")[0]),
                 ("No. Observations:", str(self.nobs)),
-                ("No. candidates:", str(len(self.candidates))),
-                ("Support size:", str(len(self.support)))]
-        right = [("Guarantee:", rep.guarantee), ("Total eps:", f"{rep.eps:.4g}"),
-                 ("delta:", f"{rep.delta:.3g}"),
-                 ("Score sensitivity:", f"{rep.sensitivity:.4g}"),
-                 ("Certificates:", "all closed" if rep.all_certificates_closed else "OPEN")]
-        smry = Summary()
-        data = [[a[0], a[1], b[0], b[1]] for a, b in zip(left, right)]
-        smry.tables.append(SimpleTable(data, title="Private best subset selection"))
-        rows = []
-        for name in self.forced + self.candidates:
-            role = "forced" if name in self.forced else ("selected" if name in self.support else "")
-            if role == "" :
+                ("No. candidates (p):", str(self.p)),
+                ("Support size (s):", str(self.s)),
+                ("Always in:", str(len(self.forced)))]
+        cert = (f"all closed ({len(rep.certificates)})" if rep.all_certificates_closed
+                else f"OPEN ({sum(not c['closed'] for c in rep.certificates)})")
+        right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
+        for st in rep.stages:
+            right.append((f"eps {st['stage'].replace('selection: ', '')}:", f"{st['eps']:.4g}"))
+        right += [("delta:", f"{rep.delta:.3g}"),
+                  ("Bounds:", "public" if isinstance(self.bounds, dict) else
+                   ("from data" if self.bounds == BOUNDS_FROM_DATA else "not recorded")),
+                  ("Score sensitivity:", rep._sensitivity_text().split(" (")[0]),
+                  ("Certificates:", cert)]
+        if rep.gap_check_passed is not None:
+            right.append(("Gap check:", "passed" if rep.gap_check_passed else "not passed"))
+        return left, right
+
+    def _notes(self):
+        rep = self.privacy
+        notes = [rep.statement]
+        if self.params is None:
+            notes.append("refit=False: no coefficients were released; the table lists the "
+                         "released support only.")
+        else:
+            notes.append(f"DP coefficients in the units of the data: {self.refit_mechanism or 'refit'} "
+                         "on the released support. Terms not selected have coefficient 0. No standard "
+                         "errors or p-values: none is released privately.")
+        notes.append("No fitted values or residuals: they would be computed from the private data. "
+                     "Use predict() on data you may use.")
+        if isinstance(self.bounds, dict):
+            rb = self._response_bound()
+            notes.append(f"Public bounds: every column is clipped to its interval shown above; "
+                         f"{self.response} to {rb}.")
+        elif self.bounds == BOUNDS_FROM_DATA:
+            notes.append("Bounds were taken from the data: no differential privacy guarantee "
+                         "(the learned values are not shown).")
+        off = [c for c in self.candidates if c not in set(self.support)]
+        if off:
+            shown = ", ".join(off) if len(off) <= 20 else ", ".join(off[:20]) + ", ..."
+            notes.append(f"{len(off)} candidate term(s) not selected: {shown}.")
+        return "Notes:\n" + "\n".join(f"[{i}] {t}" for i, t in enumerate(notes, 1))
+
+    def summary(self, title=None):
+        """A statsmodels ``Summary`` of the fit.
+
+        Parameters
+        ----------
+        title : str, optional
+            Title of the header table.
+
+        Returns
+        -------
+        DPSummary
+            A :class:`statsmodels.iolib.summary.Summary` (``print`` it, or call
+            ``.as_text()``, ``.as_latex()``, ``.as_html()``) with a header (response,
+            loss, method, refit, n, p, s, eps per stage, delta, guarantee, bounds,
+            score sensitivity Delta, certificate status), a coefficient table (the
+            always-in and the selected terms: DP coefficient, status, public clipping
+            interval) and notes that state the guarantee in words.
+        """
+        from statsmodels.iolib.table import SimpleTable
+        from statsmodels.iolib.tableformatting import fmt_params
+
+        smry = DPSummary()
+        left, right = self._header()
+        smry.add_table_2cols(self, gleft=[(k, [v]) for k, v in left],
+                             gright=[(k, [v]) for k, v in right], yname=self.response,
+                             xname=self.terms,
+                             title=title or "Differentially Private Best Subset Selection")
+        rows, stubs = [], []
+        bnd = self.bounds if isinstance(self.bounds, dict) else {}
+        for name in self.terms:
+            if name not in self.forced and name not in self.support:
                 continue
-            coef = "" if self.params is None else f"{self.params[name]:.4g}"
-            rows.append([name, coef, role])
-        smry.tables.append(SimpleTable(rows, headers=["term", "DP coef", "status"]))
-        smry.add_extra_txt([rep.statement])
+            coef = "" if self.params is None else _num(self.params[name])
+            clip = _interval(bnd[name]) if name in bnd else ("" if name == "Intercept" or not bnd
+                                                             else "")
+            stubs.append(name)
+            rows.append([coef, self._status(name), clip])
+        headers = ["DP coef", "status", "clip interval"]
+        table = SimpleTable(rows, headers, stubs, txt_fmt=fmt_params)
+        # widen the data columns so that the table is as wide as the header
+        target = len(smry.tables[0].as_text().splitlines()[-1])
+        widths = table.get_colwidths("txt")
+        extra = target - (sum(widths) + len(widths) - 1)
+        if extra > 0:
+            k = len(widths) - 1
+            widths = [widths[0]] + [w + extra // k + (i < extra % k) for i, w in enumerate(widths[1:])]
+            table = SimpleTable(rows, headers, stubs, txt_fmt=dict(fmt_params, colwidths=widths))
+        smry.tables.append(table)
+        smry.add_extra_txt([self._notes()])
         return smry
 
 

@@ -35,7 +35,7 @@ def test_release_and_report(sim):
     assert (res.params[[c for c in res.candidates if c not in res.support]] == 0).all()
     assert "pure" in repr(rep)
     text = res.summary().as_text()
-    assert "Private best subset selection" in text and res.support[0] in text
+    assert "private best subset selection" in text.lower() and res.support[0] in text
     pred = res.predict(df.head(7))
     assert pred.shape == (7,) and np.all(np.isfinite(pred))
 
@@ -136,6 +136,64 @@ def test_result_holds_no_data(sim):
     for v in (0.123456789012345, -0.3141592653589793):
         assert np.float64(v).tobytes() not in blob
     assert res._predictor.X.size == 0 and res._predictor.y.size == 0
+
+
+def _arrays_in(obj, seen=None, depth=0):
+    """Every ndarray / pandas object reachable from obj (attributes, dicts, sequences)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 12 or isinstance(obj, (str, bytes, int, float, type)):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.ndarray, pd.Series, pd.DataFrame)):
+        return [obj]
+    out = []
+    if isinstance(obj, dict):
+        items = list(obj.values()) + list(obj.keys())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = list(obj)
+    else:
+        items = list(getattr(obj, "__dict__", {}).values())
+        items += [getattr(obj, a) for a in getattr(type(obj), "__slots__", ()) if hasattr(obj, a)]
+    for item in items:
+        out += _arrays_in(item, seen, depth + 1)
+    return out
+
+
+def test_result_and_its_renderings_hold_no_data(sim):
+    """Planted values (one inside the bounds, one clipped) appear nowhere: not in the
+    pickle, not in summary / tidy / glance / privacy / summary_table; nothing row-sized
+    is stored; the stored fields are exactly the released ones."""
+    df, _ = sim
+    planted = df.copy()
+    planted.loc[17, "x4"] = 0.123456789012345     # inside the bound 0.5
+    planted.loc[23, "x2"] = 7.777777777777777     # clipped to 0.5: neither value may leak
+    planted.loc[5, "y"] = -0.3141592653589793
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = fit(planted, s=3)
+        res2 = fit(planted, s=2, refit=False)
+    blob = pickle.dumps(res) + pickle.dumps(res2)
+    for v in (0.123456789012345, 7.777777777777777, -0.3141592653589793):
+        assert np.float64(v).tobytes() not in blob
+        assert np.float32(v).tobytes() not in blob
+    texts = [res.summary().as_text(), res.summary().as_latex(), res.summary().as_html(),
+             res.tidy().to_string(), res.glance().to_string(), repr(res.privacy), repr(res),
+             res2.summary().as_text(), res2.tidy().to_string(), res2.glance().to_string()]
+    texts += [dps.summary_table([res, res2], fmt=f) for f in ("text", "latex", "html", "markdown")]
+    for t in texts:
+        for digits in ("123456", "777777", "314159"):
+            assert digits not in t
+    n = len(planted)
+    for r in (res, res2):
+        assert {f for f in vars(r)} == {
+            "support", "params", "forced", "candidates", "method", "nobs", "formula", "response",
+            "privacy", "loss", "s", "eps_select", "eps_refit", "bounds", "r", "lam", "_predictor",
+            "_coef_mapped", "_used_columns"}
+        sizes = [a.shape for a in _arrays_in(r)]
+        assert all(len(sh) == 0 or max(sh) < n for sh in sizes), sizes
+        assert not hasattr(r, "fittedvalues") and not hasattr(r, "resid")
+    # the public description of the bounds holds the user's numbers only
+    assert res.bounds["x2"] == (-0.5, 0.5) and res.bounds["y"] == (-0.5, 0.5)
 
 
 def test_hitters_demo_runs(capsys):
