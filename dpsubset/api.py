@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 from tqdm.auto import tqdm
 
+from ._rbridge import maybe_from_r
 from .design import build_design
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
@@ -53,6 +54,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         A formulaic formula such as ``"y ~ ."``. The intercept is always in the
         model (never selected) unless removed with ``0 +`` or ``- 1``.
     data : pandas.DataFrame
+        Or a mapping of columns, or an R data.frame from rpy2 (factors keep their levels).
     eps : float
         Total privacy budget of the call (selection + refit).
     s : int
@@ -105,6 +107,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     -------
     DPSubsetResults, or (DPSubsetResults, NonPrivateDiagnostics) with diagnostics=True.
     """
+    data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
     # ---- arguments that need no data: checked before anything is built
     eps = _positive("eps", eps)
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:

@@ -1,0 +1,419 @@
+"""Glue between R and the Python implementation: the R wrapper (reticulate) and rpy2.
+
+Every computation stays in :func:`dpsubset.dp_best_subset`; this module only moves
+data and results across the language boundary.
+
+Two ways in
+-----------
+reticulate (the R package in ``r-wrapper/``)
+    The functions :func:`fit`, :func:`predict`, :func:`result_to_plain` and
+    :func:`result_from_pickle` take and return **plain Python values only**
+    (``bytes``/``bytearray``, ``str``, ``int``, ``float``, ``bool``, ``None``,
+    lists and dicts of those), never numpy or pandas objects. reticulate 1.28
+    (Debian 12's R) cannot convert numpy >= 2 arrays or pandas >= 3 frames, and
+    converting a long R vector element by element (``as.list``) is slow, so the R
+    side sends every column as one raw little-endian byte string (doubles as
+    float64, codes as int32, strings as UTF-8 bytes with their byte lengths) and
+    the DataFrame is built here. Results go back as lists of floats and strings,
+    which reticulate turns into R vectors without numpy.
+
+rpy2 (an R ``data.frame`` passed as ``data`` to the Python API)
+    :func:`maybe_from_r` turns an ``rpy2.robjects.vectors.DataFrame`` into a
+    pandas DataFrame column by column (rpy2's pandas converter is not used, as it
+    lags behind new pandas releases). :func:`dpsubset.dp_best_subset` calls it
+    first, so ``dp_best_subset("mpg ~ .", r_df, ...)`` works. rpy2 stays an
+    optional dependency: it is imported only when such an object is passed.
+
+Both ways build the same columns from the same R data frame: numeric and integer
+columns become float64 (R's ``NA`` becomes NaN, which the design rejects where a
+formula uses it), logical columns become bool (object with None where ``NA``),
+character columns become object strings, and **factors become pandas
+Categoricals with the factor's levels**, in the factor's order, unused levels
+included (``ordered`` kept). The design treats the categories of a Categorical
+as public levels (see :mod:`dpsubset.design`): they are the user's responsibility,
+like a bound, so a factor's levels must be fixed in advance
+(``factor(x, levels = c(...))``), not learned from the data. A character column
+has no levels; the design then learns them from the data, warns and voids the
+guarantee.
+"""
+from __future__ import annotations
+
+import base64
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predict",
+           "result_to_plain", "result_from_pickle", "result_to_pickle", "R_FORMULA_FUNCTIONS"]
+
+# Functions an R user writes in a formula that formulaic does not define under
+# that name. The R wrapper passes the formula to formulaic as text; dp_best_subset
+# looks names that are not columns up in its caller's scope, which is the frame of
+# ``_call_dp_best_subset`` below: its module globals carry these. All act row by row.
+R_FORMULA_FUNCTIONS = {"sqrt": np.sqrt, "log1p": np.log1p, "expm1": np.expm1}
+globals().update(R_FORMULA_FUNCTIONS)
+
+
+# ----------------------------------------------------------------------------- rpy2
+
+
+def maybe_from_r(data):
+    """Return ``data`` as a pandas DataFrame if it is an R data.frame from rpy2.
+
+    Parameters
+    ----------
+    data : object
+        Anything; only objects of rpy2's R ``data.frame`` class are converted.
+
+    Returns
+    -------
+    object
+        A pandas DataFrame for an rpy2 data.frame, ``data`` itself otherwise.
+
+    Notes
+    -----
+    rpy2 is never imported here unless ``data`` comes from it (its type is
+    checked by module name), so the package works without rpy2.
+    """
+    module = type(data).__module__ or ""
+    if not module.startswith("rpy2"):
+        return data
+    from rpy2.robjects.vectors import DataFrame as RDataFrame
+
+    if isinstance(data, RDataFrame):
+        return rpy2_to_pandas(data)
+    return data
+
+
+def rpy2_to_pandas(df):
+    """Convert an rpy2 R ``data.frame`` to pandas, column by column.
+
+    Parameters
+    ----------
+    df : rpy2.robjects.vectors.DataFrame
+
+    Returns
+    -------
+    pandas.DataFrame
+        Numeric and integer columns as float64 (``NA`` -> NaN), logical columns
+        as bool (object with None where ``NA``), character columns as object
+        strings (None where ``NA``), factors as Categoricals with the R levels in
+        order (``ordered`` kept). Row names are dropped (they are labels, not
+        data).
+
+    Raises
+    ------
+    TypeError
+        For a column type the design cannot use (a list column, a matrix column).
+    """
+    from rpy2 import rinterface as ri
+    from rpy2.robjects import vectors as rv
+
+    cols = {}
+    for name, col in zip(df.names, df):
+        name = str(name)
+        cls = tuple(col.rclass) if hasattr(col, "rclass") else ()
+        if isinstance(col, rv.FactorVector):
+            levels = [str(v) for v in col.levels]
+            codes = np.array([-1 if v is ri.NA_Integer else int(v) - 1 for v in col], dtype=np.int64)
+            cols[name] = pd.Categorical.from_codes(codes, categories=levels, ordered="ordered" in cls)
+        elif isinstance(col, rv.BoolVector):
+            vals = [None if v is ri.NA_Logical else bool(v) for v in col]
+            cols[name] = _bool_column(vals)
+        elif isinstance(col, rv.IntVector):
+            if "Date" in cls or "POSIXct" in cls:
+                raise TypeError(f"data: column {name!r} is an R {cls[0]}; convert it to numbers first")
+            cols[name] = np.array([np.nan if v is ri.NA_Integer else float(v) for v in col], dtype=float)
+        elif isinstance(col, rv.FloatVector):
+            if "Date" in cls or "POSIXct" in cls:
+                raise TypeError(f"data: column {name!r} is an R {cls[0]}; convert it to numbers first")
+            # NA_real_ is a NaN: the array keeps it as NaN.
+            cols[name] = np.array(col, dtype=float)
+        elif isinstance(col, rv.StrVector):
+            cols[name] = pd.Series([None if v is ri.NA_Character else str(v) for v in col], dtype=object)
+        else:
+            raise TypeError(f"data: column {name!r} of the R data.frame has R class {'/'.join(cls) or '?'}, "
+                            "which dpsubset cannot use; convert it to a numeric, logical, character or "
+                            "factor column")
+    n = int(df.nrow)
+    frame = pd.DataFrame({k: (v.to_numpy() if isinstance(v, pd.Series) else v) for k, v in cols.items()},
+                         index=pd.RangeIndex(n))
+    return frame
+
+
+def _bool_column(vals):
+    if any(v is None for v in vals):
+        return pd.Series(vals, dtype=object).to_numpy()
+    return np.array(vals, dtype=bool)
+
+
+# ----------------------------------------------------------------------------- reticulate
+
+
+def _bytes(b):
+    return bytes(b) if b is not None else b""
+
+
+def _strings(spec):
+    """Decode a string vector sent by the R side: UTF-8 bytes plus int32 byte lengths."""
+    lengths = np.frombuffer(_bytes(spec["lengths"]), dtype="<i4")
+    blob = _bytes(spec["data"])
+    out, pos = [], 0
+    for k in lengths.tolist():
+        out.append(blob[pos:pos + k].decode("utf-8"))
+        pos += k
+    if pos != len(blob):
+        raise ValueError("R bridge: string lengths do not add up to the data sent")
+    na = spec.get("na")
+    if na is not None:
+        mask = np.frombuffer(_bytes(na), dtype=np.uint8).astype(bool)
+        out = [None if m else v for v, m in zip(out, mask)]
+    return out
+
+
+def frame_from_columns(cols):
+    """Build a pandas DataFrame from the column specs sent by the R wrapper.
+
+    Parameters
+    ----------
+    cols : dict
+        ``names``: a string spec (see below) of the column names; ``columns``: a
+        list with one dict per column, with key ``kind`` and:
+
+        - ``"double"``: ``data``, float64 little-endian bytes (NA is NaN);
+        - ``"logical"``: ``data``, int32 bytes (0, 1, or R's NA_integer_);
+        - ``"factor"``: ``codes``, int32 bytes (1-based, NA_integer_ for NA),
+          ``levels`` (a string spec) and ``ordered`` (bool);
+        - ``"character"``: ``strings`` (a string spec with an NA mask).
+
+        A string spec is a dict with ``data`` (UTF-8 bytes of the strings one
+        after another), ``lengths`` (int32 bytes: byte length of each) and
+        optionally ``na`` (one byte per string, 1 for NA).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    names = _strings(cols["names"])
+    specs = list(cols["columns"])
+    if len(names) != len(specs):
+        raise ValueError("R bridge: column names and columns differ in number")
+    n = int(cols["nrow"])
+    out = {}
+    na_int = np.iinfo(np.int32).min
+    for name, spec in zip(names, specs):
+        kind = spec["kind"]
+        if kind == "double":
+            v = np.frombuffer(_bytes(spec["data"]), dtype="<f8").astype(float)
+        elif kind == "logical":
+            raw = np.frombuffer(_bytes(spec["data"]), dtype="<i4")
+            v = _bool_column([None if x == na_int else bool(x) for x in raw.tolist()]) \
+                if (raw == na_int).any() else raw.astype(bool)
+        elif kind == "factor":
+            codes = np.frombuffer(_bytes(spec["codes"]), dtype="<i4").astype(np.int64)
+            codes = np.where(codes == na_int, -1, codes - 1)
+            levels = _strings(spec["levels"])
+            v = pd.Categorical.from_codes(codes, categories=levels, ordered=bool(spec.get("ordered", False)))
+        elif kind == "character":
+            v = pd.Series(_strings(spec["strings"]), dtype=object).to_numpy()
+        else:
+            raise ValueError(f"R bridge: unknown column kind {kind!r}")
+        if len(v) != n:
+            raise ValueError(f"R bridge: column {name!r} has {len(v)} values, expected {n}")
+        out[name] = v
+    return pd.DataFrame(out, index=pd.RangeIndex(n))
+
+
+def _as_int(name, v):
+    """R sends whole numbers as doubles (``s = 3``); make them ints, refuse fractions."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise ValueError(f"{name} must be a whole number, got {v!r}")
+        return int(v)
+    return v
+
+
+def _bound_value(v, where):
+    """A scalar, or an interval from a length-2 R vector."""
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return float(v[0])
+        if len(v) == 2:
+            return (float(v[0]), float(v[1]))
+        raise ValueError(f"bounds {where}: give a number b or an interval c(lo, hi); got {len(v)} numbers")
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise TypeError(f"bounds {where}: give a number b or an interval c(lo, hi); got {v!r}")
+
+
+def _bounds_from_r(b):
+    """Turn the bounds sent by the R side into what ``dp_best_subset`` takes.
+
+    ``{"pair": [b_x, b_y]}`` -> ``(b_x, b_y)``; ``{"x": ..., "y": ..., "default": ...}``
+    -> :class:`dpsubset.Bounds`, where ``x`` is a number or a dict of column -> number
+    or interval, and ``y``/``default`` a number or an interval.
+    """
+    from .design import Bounds
+
+    if b is None:
+        return None
+    if "pair" in b:
+        bx, by = b["pair"]
+        return (None if bx is None else float(bx), None if by is None else float(by))
+    x = b.get("x")
+    if isinstance(x, dict):
+        x = {str(k): _bound_value(v, f"x[{k!r}]") for k, v in x.items()}
+    elif x is not None:
+        x = _bound_value(x, "x")
+        if isinstance(x, tuple):
+            raise ValueError("bounds x: an interval must name its column, e.g. list(x = list(hp = c(0, 400)))")
+    y = None if b.get("y") is None else _bound_value(b["y"], "y")
+    default = None if b.get("default") is None else _bound_value(b["default"], "default")
+    return Bounds(x=x, y=y, default=default)
+
+
+def _call_dp_best_subset(formula, data, kwargs):
+    # dp_best_subset resolves formula names that are not columns in its caller's
+    # scope: this frame, whose globals hold R_FORMULA_FUNCTIONS. Keep locals few.
+    from .api import dp_best_subset
+    return dp_best_subset(formula, data, **kwargs)
+
+
+def _warnings_plain(caught):
+    return [dict(category=w.category.__name__, message=str(w.message)) for w in caught]
+
+
+def fit(formula, cols, args):
+    """Run :func:`dpsubset.dp_best_subset` for the R wrapper.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as formulaic text (translated from R by the wrapper).
+    cols : dict
+        The data, see :func:`frame_from_columns`.
+    args : dict
+        The keyword arguments of ``dp_best_subset`` as plain values; ``bounds`` in
+        the form of :func:`_bounds_from_r`; whole numbers may arrive as floats.
+
+    Returns
+    -------
+    list
+        ``[result, plain]`` on success, where ``result`` is the
+        :class:`~dpsubset.DPSubsetResults` (kept by R as a reference, for
+        ``predict``) and ``plain`` is :func:`result_to_plain` of it plus
+        ``warnings`` (list of dicts ``category``, ``message``). On an error,
+        ``[None, {"error": {"type": ..., "message": ...}, "warnings": [...]}]``:
+        the R side raises it as an R error with the Python message, without a
+        Python traceback.
+    """
+    args = dict(args)
+    for k in ("s", "R", "random_state"):
+        if k in args:
+            args[k] = _as_int(k, args[k])
+    if isinstance(args.get("keep"), list) and not args["keep"]:
+        args["keep"] = None
+    if args.get("diagnostics"):
+        raise ValueError("diagnostics=TRUE is not available from R: the non-private values would cross "
+                         "into the R session unlabelled; use the Python API")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            args["bounds"] = _bounds_from_r(args.get("bounds"))
+            data = frame_from_columns(cols)
+            res = _call_dp_best_subset(formula, data, args)
+        except Exception as exc:  # every user error reaches R as one clean message
+            return [None, dict(error=dict(type=type(exc).__name__, message=str(exc)),
+                               warnings=_warnings_plain(caught))]
+    plain = result_to_plain(res)
+    plain["warnings"] = _warnings_plain(caught)
+    return [res, plain]
+
+
+def result_to_plain(res):
+    """The released fields of a result as plain Python values (no numpy, no pandas).
+
+    Parameters
+    ----------
+    res : DPSubsetResults
+
+    Returns
+    -------
+    dict
+        ``support``, ``forced``, ``candidates`` (lists of str), ``coef_names`` and
+        ``coef_values`` (None when the fit had ``refit=False``), ``method``,
+        ``nobs``, ``formula``, ``response``, ``privacy`` (a dict of the
+        :class:`~dpsubset.PrivacyReport` fields; ``stages`` and ``certificates``
+        as lists of dicts), ``privacy_text`` (its printed form) and ``pickle``
+        (the whole result, pickled and base64-encoded, so that R can save the fit
+        with ``saveRDS`` and still predict after reloading it).
+    """
+    rep = res.privacy
+    privacy = dict(
+        guarantee=str(rep.guarantee), statement=str(rep.statement), eps=float(rep.eps), delta=float(rep.delta),
+        stages=[dict(stage=str(st["stage"]), mechanism=str(st["mechanism"]), eps=float(st["eps"]),
+                     delta=float(st["delta"])) for st in rep.stages],
+        neighbours=str(rep.neighbours), sensitivity=float(rep.sensitivity),
+        bounds_public=bool(rep.bounds_public), leaks=[str(x) for x in rep.leaks],
+        certificates=[dict(problem=str(c["problem"]), method=str(c["method"]), closed=bool(c["closed"]))
+                      for c in rep.certificates],
+        gap_check_passed=None if rep.gap_check_passed is None else bool(rep.gap_check_passed),
+        all_certificates_closed=bool(rep.all_certificates_closed),
+    )
+    out = dict(
+        support=[str(x) for x in res.support], forced=[str(x) for x in res.forced],
+        candidates=[str(x) for x in res.candidates], method=str(res.method), nobs=int(res.nobs),
+        formula=str(res.formula), response=str(res.response), privacy=privacy,
+        privacy_text=repr(rep), pickle=result_to_pickle(res),
+        coef_names=None, coef_values=None,
+    )
+    if res.params is not None:
+        out["coef_names"] = [str(x) for x in res.params.index]
+        out["coef_values"] = [float(x) for x in res.params.to_numpy(dtype=float)]
+    return out
+
+
+def result_to_pickle(res):
+    """Pickle a result to an ASCII string (base64), for R's ``saveRDS``."""
+    return base64.b64encode(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+
+
+def result_from_pickle(text):
+    """Inverse of :func:`result_to_pickle`.
+
+    Only for strings this package wrote: unpickling runs code named in the data.
+    """
+    return pickle.loads(base64.b64decode(text.encode("ascii")))
+
+
+def predict(res, cols):
+    """Predictions of a result on new data sent by the R side.
+
+    Parameters
+    ----------
+    res : DPSubsetResults or str
+        The result, or its :func:`result_to_pickle` string (after R reloaded a
+        saved fit).
+    cols : dict
+        The new data, see :func:`frame_from_columns`.
+
+    Returns
+    -------
+    dict
+        ``{"values": list of float}`` or ``{"error": {"type", "message"}}``.
+    """
+    try:
+        if isinstance(res, str):
+            res = result_from_pickle(res)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pred = res.predict(frame_from_columns(cols))
+    except Exception as exc:
+        return dict(error=dict(type=type(exc).__name__, message=str(exc)))
+    vals = [float(v) if math.isfinite(v) else float("nan") for v in np.asarray(pred, dtype=float).tolist()]
+    return dict(values=vals, warnings=_warnings_plain(caught))
