@@ -3,3 +3,5 @@
 Each module registers its ``method=`` with :func:`dpsubset.selection.register_method`
 when imported; importing this package registers them all.
 """
+from . import samp_agg  # noqa: E402,F401
+from . import dp_sis  # noqa: E402,F401
