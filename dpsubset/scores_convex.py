@@ -1,0 +1,393 @@
+"""Certified scores c(S) for the Huber, logistic and hinge losses (and least squares).
+
+The score of a support S is the ball-constrained, ridge-penalised empirical risk
+
+    c(S) = min_{||beta||_2 <= r} F_S(beta),
+    F_S(beta) = (1/n) sum_i l(x_{i,K+S}' beta; y_i) + (lam/2n) ||beta||^2,
+
+with the per-row losses of :mod:`dpsubset.losses` (K: the always-in columns). There
+is no closed form, so :class:`ConvexLossScorer` solves many supports at once by a
+batched projected Newton method and *certifies* every score by its duality gap.
+
+Solver. At beta the quadratic model of F_S (exact gradient and Hessian, A'diag(l'')A/n
++ lam/n I) is minimised **exactly over the ball** by the secular-equation solver of
+the least-squares scores (:func:`dpsubset.scores.solve_ball_ridge`), and a
+backtracking line search along the segment to that point keeps every iterate in the
+ball. Near the solution the step is a Newton step on the constrained problem, so the
+convergence is quadratic whether the ball is active or not. All arithmetic is
+vectorised over a chunk of supports (stacked (k, n) blocks, k = |K| + s).
+
+Certificate. With alpha_i = l'(eta_i) at the final point and v = A'alpha/n, the Fenchel
+dual value
+
+    D = -(1/n) sum_i l*(alpha_i; y_i) - mu r^2/2 - ||v||^2 / (2 (lam/n + mu)),
+    mu = max(0, ||v||/r - lam/n)   (the best multiplier for this alpha),
+
+is a lower bound on c(S) for any alpha (weak duality), and F_S(beta) an upper bound.
+The scorer returns the upper bound F_S(beta) and records gap = F_S(beta) - D;
+``max_score_error`` is the largest gap over every score it has returned. A gap above
+the public tolerance ``score_tol`` raises :class:`ScoreAccuracyError` (fail closed).
+Because every returned value is within ``score_tol`` of the exact score, the
+sensitivity of the computed scores is at most Delta + 2 score_tol, which is what
+:func:`dpsubset.selection.make_scorer` hands to the mechanisms.
+
+Cuts. The outer approximation needs, at a binary z = 1_S, a linear lower bound on
+the convex function c(z) (ridge term (lam/2n) sum_j beta_j^2 / z_j). The dual above,
+written for general z, is
+
+    D(z) = -(1/n) sum l* - mu r^2/2 - sum_{j in K} v_j^2 / (2 (lam/n + mu))
+           - sum_j v_j^2 z_j / (2 (lam/n + mu z_j)),      v = X' alpha / n over all p,
+
+a lower bound on c(z) for every z in [0, 1]^p and, for fixed (alpha, mu), convex in z
+(each term -a z / (b + c z) is convex). So its tangent at 1_S is a valid cut,
+whatever the accuracy of alpha:
+
+    c(z') >= D(1_S) + g'(z' - 1_S),
+    g_j = -v_j^2 / (2 lam/n) = -(sum_i l'_i x_ij)^2 / (2 n lam)     for j outside S,
+    g_j = -(lam/n) v_j^2 / (2 (lam/n + mu)^2)                       for j in S.
+
+At the exact solution v_j = -(lam/n + mu) beta_j on K+S, so g_j = -(lam/2n) beta_j^2
+on S, and for the squared loss (l'_i = -rho_i) the cut is the least-squares cut of
+scores.py exactly. (Under the normalisation of the paper's Appendix C, ridge
+(lam/n)||beta||^2, the same derivation gives -(sum_i l'_i x_ij)^2 / (4 n lam).)
+
+Everything here sees clipped, private data. Nothing in this module is released.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .losses import Loss, make_loss
+from .scores import solve_ball_ridge
+
+__all__ = ["ConvexLossScorer", "convex_sensitivity", "ScoreAccuracyError", "SCORE_TOL"]
+
+#: Public bound on |computed score - exact score| that every returned score must
+#: certify (absolute; scores are O(1) means of per-row losses).
+SCORE_TOL = 1e-10
+# Iterate until the gap is below this (well inside SCORE_TOL; round-off of the
+# n-term means is ~1e-15).
+_TARGET_GAP = 1e-13
+_MAX_ITER = 60
+# Memory for the stacked (m, k, n) blocks of one chunk.
+_CHUNK_BYTES = 4 * 2**20
+
+
+class ScoreAccuracyError(RuntimeError):
+    """A score could not be certified to ``score_tol``: nothing may be released."""
+
+
+def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
+    """Sensitivity Delta of every exact score c(S) with |S| = s under row replacement.
+
+    Delta = (row_max - row_min) / n for the loss on |eta| <= a = r sqrt(B_s), with
+    B_s the sum of the s largest squared candidate bounds plus the squared bounds of
+    the always-in columns (math-selection.md, section 2). For the squared loss this
+    is :func:`dpsubset.scores.sensitivity`.
+
+    Parameters
+    ----------
+    loss : Loss or str
+    x_bounds : array_like, shape (p,)
+    b_y : float
+        Response bound (1 for the classification losses, whose y is +-1).
+    r : float
+    s : int
+    forced_bounds : array_like
+    n : int
+    """
+    loss = make_loss(loss, b_y=b_y)
+    b = np.sort(np.asarray(x_bounds, dtype=float) ** 2)[::-1]
+    B_s = float(np.sum(b[:s])) + float(np.sum(np.asarray(forced_bounds, dtype=float) ** 2))
+    a = r * math.sqrt(B_s)
+    return float(loss.row_range(b_y, a)) / n
+
+
+class ConvexLossScorer:
+    """Certified scores for batches of supports under a smooth convex loss.
+
+    Same interface as :class:`dpsubset.scores.LeastSquaresScorer`: ``fit``,
+    ``score``, ``neighbourhood``, ``cut``, attributes ``X, y, forced, n, p, lam, r,
+    k_forced``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p)
+        Candidate columns, clipped (and publicly mapped).
+    y : ndarray, shape (n,)
+        Response, clipped; in {-1, +1} for the classification losses.
+    lam : float
+        Ridge parameter (> 0): the penalty on the mean loss is (lam/2n) ||beta||^2.
+    r : float
+        Radius of the coefficient ball.
+    forced : ndarray, shape (n, k), optional
+        Always-in columns.
+    loss : Loss or str
+        See :mod:`dpsubset.losses`; a string gets the default parameters.
+    score_tol : float
+        Public accuracy every score must certify (absolute).
+
+    Attributes
+    ----------
+    max_score_error : float
+        Largest certified bound (duality gap) on |returned score - exact score| over
+        every score returned so far (non-private; <= score_tol).
+    n_scored : int
+        Supports scored so far.
+    newton_iterations : int
+        Chunk-iterations of the Newton solver so far (for benchmarks).
+    """
+
+    def __init__(self, X, y, lam, r, forced=None, loss="logistic", *, score_tol=SCORE_TOL):
+        X = np.ascontiguousarray(X, dtype=float)
+        y = np.asarray(y, dtype=float).ravel()
+        n, p = X.shape
+        if forced is None:
+            forced = np.empty((n, 0))
+        forced = np.ascontiguousarray(forced, dtype=float).reshape(n, -1)
+        if lam <= 0:
+            raise ValueError("lam must be > 0")
+        if r <= 0:
+            raise ValueError("r must be > 0")
+        self.loss_fn: Loss = make_loss(loss)
+        self.loss = self.loss_fn.name
+        if self.loss_fn.classification and not np.all(np.abs(y) == 1.0):
+            raise ValueError(f"loss={self.loss!r} needs y in {{-1, +1}}")
+        self.X, self.y, self.forced = X, y, forced
+        self.n, self.p, self.k_forced = n, p, forced.shape[1]
+        self.lam, self.r = float(lam), float(r)
+        self.lam_n = self.lam / n
+        self.score_tol = float(score_tol)
+        # Row-major copies of the columns: gathering a support's columns is then one
+        # contiguous (s, n) copy per support.
+        self._XT = np.ascontiguousarray(X.T)
+        self._FT = np.ascontiguousarray(forced.T)
+        self.max_score_error = 0.0
+        self.n_scored = 0
+        self.newton_iterations = 0
+        # Warm start: the solution on the best single support fitted so far (the
+        # batches the search asks for are mostly supports near it).
+        self._anchor_value = np.inf
+        self._anchor_dense = np.zeros(p)
+        self._anchor_forced = np.zeros(self.k_forced)
+
+    # ------------------------------------------------------------------ pieces
+    def _blocks(self, S):
+        """Stacked design blocks A, shape (m, k, n): forced rows first, then S."""
+        m, s = S.shape
+        kf = self.k_forced
+        A = np.empty((m, kf + s, self.n))
+        if kf:
+            A[:, :kf, :] = self._FT
+        A[:, kf:, :] = self._XT[S]
+        return A
+
+    def _gap(self, b, v):
+        """Duality gap F(b) - D at (b, alpha = l'(A b)), from k-vectors only.
+
+        With Fenchel's equality l*(l'(eta)) = l'(eta) eta - l(eta) the dual value is
+        D = F(b) - gap with gap = ||grad + mu b||^2 / (2 (lam/n + mu)) + (mu/2)(r^2 - ||b||^2),
+        grad = v + (lam/n) b, mu = max(0, ||v||/r - lam/n): a sum of two non-negative
+        terms for b in the ball (no cancellation of O(1) quantities).
+        """
+        lam_n = self.lam_n
+        nv = np.sqrt(np.einsum("mk,mk->m", v, v))
+        mu = np.maximum(0.0, nv / self.r - lam_n)
+        res = v + (lam_n + mu)[:, None] * b
+        bb = np.einsum("mk,mk->m", b, b)
+        gap = np.einsum("mk,mk->m", res, res) / (2.0 * (lam_n + mu)) \
+            + 0.5 * mu * np.maximum(self.r ** 2 - bb, 0.0)
+        return gap, mu
+
+    def _round_off(self, F):
+        """Allowance for the floating-point evaluation of the n-term mean in F."""
+        return 16.0 * np.finfo(float).eps * math.log2(max(self.n, 2)) * (np.abs(F) + 1.0)
+
+    def _warm_start(self, S):
+        b = np.empty((len(S), self.k_forced + S.shape[1]))
+        b[:, :self.k_forced] = self._anchor_forced
+        b[:, self.k_forced:] = self._anchor_dense[S]
+        nb = np.linalg.norm(b, axis=1)
+        over = nb > self.r
+        if np.any(over):  # cannot happen for sub-vectors of a feasible anchor; be safe
+            b[over] *= (self.r / nb[over])[:, None]
+        return b
+
+    def _set_anchor(self, support, value, beta):
+        if value < self._anchor_value:
+            self._anchor_value = float(value)
+            self._anchor_dense = np.zeros(self.p)
+            self._anchor_dense[support] = beta[self.k_forced:]
+            self._anchor_forced = beta[:self.k_forced].copy()
+
+    def _solve_chunk(self, A, b):
+        """Projected Newton on a chunk of supports.
+
+        Returns (value, beta, err): the objective at the final point, the point, and
+        the certified bound on value - c(S) (duality gap plus round-off allowance).
+        """
+        loss, y, n, lam_n, r = self.loss_fn, self.y, self.n, self.lam_n, self.r
+        m, k, _ = A.shape
+        b = np.array(b, dtype=float)
+        eta = np.einsum("mk,mkn->mn", b, A)
+        lval, d1, d2 = loss.all_derivatives(eta, y)
+        F = lval.mean(axis=1) + 0.5 * lam_n * np.einsum("mk,mk->m", b, b)
+        value, err = np.empty(m), np.empty(m)
+        beta_out = np.empty((m, k))
+        live = np.arange(m)
+        for it in range(_MAX_ITER):
+            self.newton_iterations += 1
+            v = np.einsum("mkn,mn->mk", A, d1) / n
+            gap, _ = self._gap(b, v)
+            done = gap <= _TARGET_GAP
+            if it == _MAX_ITER - 1:
+                done[:] = True
+            if np.any(done):
+                idx = live[done]
+                value[idx], beta_out[idx] = F[done], b[done]
+                err[idx] = gap[done] + self._round_off(F[done])
+                keep = ~done
+                live, A, b, eta, d1, d2, F, v = (live[keep], A[keep], b[keep], eta[keep],
+                                                 d1[keep], d2[keep], F[keep], v[keep])
+                if len(live) == 0:
+                    break
+            # Exact minimiser of the quadratic model over the ball (the step of
+            # projected Newton with the constraint kept exactly).
+            B = A * d2[:, None, :]
+            H = np.matmul(B, A.transpose(0, 2, 1))
+            H /= n
+            rhs = np.einsum("mij,mj->mi", H, b) - v
+            _, x, _ = solve_ball_ridge(H, rhs, 0.0, lam_n, r)
+            d = x - b
+            slope = np.einsum("mk,mk->m", v + lam_n * b, d)  # <= 0 (descent direction)
+            Ad = np.einsum("mk,mkn->mn", d, A)
+            # Backtracking along the segment to x (inside the ball by convexity); a
+            # round-off allowance lets the last, tiny steps through.
+            t = np.ones(len(live))
+            todo = np.arange(len(live))
+            for _ in range(60):
+                tt = t[todo, None]
+                bt = b[todo] + tt * d[todo]
+                et = eta[todo] + tt * Ad[todo]
+                lt, d1t, d2t = loss.all_derivatives(et, y)
+                Ft = lt.mean(axis=1) + 0.5 * lam_n * np.einsum("mk,mk->m", bt, bt)
+                ok = Ft <= F[todo] + 0.25 * t[todo] * np.minimum(slope[todo], 0.0) \
+                    + 4.0 * np.finfo(float).eps * np.abs(F[todo])
+                acc = todo[ok]
+                b[acc], eta[acc], F[acc] = bt[ok], et[ok], Ft[ok]
+                d1[acc], d2[acc] = d1t[ok], d2t[ok]
+                todo = todo[~ok]
+                if len(todo) == 0:
+                    break
+                t[todo] *= 0.5
+        return value, beta_out, err
+
+    # ------------------------------------------------------------------ scores
+    def fit(self, supports, warm_start=None):
+        """Certified scores and minimisers for a batch of supports.
+
+        Parameters
+        ----------
+        supports : ndarray, shape (m, s)
+        warm_start : ndarray, shape (m, k_forced + s), optional
+            Starting points in the ball (default: the best single-support solution
+            found so far, restricted to each support).
+
+        Returns
+        -------
+        score : ndarray, shape (m,)
+            Upper bounds F_S(beta) within ``max_score_error`` of the exact scores.
+        beta : ndarray, shape (m, k_forced + s)
+        """
+        S = np.atleast_2d(np.asarray(supports, dtype=np.intp))
+        m, s = S.shape
+        k = self.k_forced + s
+        if m == 0:
+            return np.empty(0), np.empty((0, k))
+        b0 = self._warm_start(S) if warm_start is None else np.asarray(warm_start, float)
+        value = np.empty(m)
+        beta = np.empty((m, k))
+        step = max(1, _CHUNK_BYTES // (8 * self.n * k))
+        worst = 0.0
+        for a in range(0, m, step):
+            sl = slice(a, a + step)
+            v, bt, g = self._solve_chunk(self._blocks(S[sl]), b0[sl])
+            value[sl], beta[sl] = v, bt
+            worst = max(worst, float(np.max(g)))
+        self._record(worst)
+        self.n_scored += m
+        if m == 1:
+            self._set_anchor(S[0], value[0], beta[0])
+        return value, beta
+
+    def _record(self, worst):
+        self.max_score_error = max(self.max_score_error, worst)
+        if not worst <= self.score_tol:
+            raise ScoreAccuracyError(
+                f"a {self.loss} score could not be certified to {self.score_tol:g} "
+                f"(duality gap {worst:.3g}); nothing was released")
+
+    def score(self, supports):
+        """Scores c(S) for a batch of supports (shape (m, s)); returns shape (m,)."""
+        return self.fit(supports)[0]
+
+    def neighbourhood(self, support):
+        """All one-swap neighbours S - {i} + {j} of a support, and their scores.
+
+        Each neighbour starts from the solution on S with the swapped coefficient
+        set to zero.
+
+        Returns
+        -------
+        supports : ndarray, shape ((p - s) s, s), each row sorted
+        scores : ndarray, shape ((p - s) s,)
+        """
+        S = np.sort(np.asarray(support, dtype=np.intp))
+        s, p, kf = len(S), self.p, self.k_forced
+        _, beta = self.fit(S[None, :])
+        outside = np.setdiff1d(np.arange(p), S)
+        q = len(outside)
+        nb = np.repeat(S[None, :], s * q, axis=0).reshape(s, q, s)
+        b0 = np.repeat(beta, s * q, axis=0).reshape(s, q, kf + s)
+        for i in range(s):
+            nb[i, :, i] = outside
+            b0[i, :, kf + i] = 0.0
+        nb, b0 = nb.reshape(s * q, s), b0.reshape(s * q, kf + s)
+        order = np.argsort(nb, axis=1)
+        nb = np.take_along_axis(nb, order, axis=1)
+        b0[:, kf:] = np.take_along_axis(b0[:, kf:], order, axis=1)
+        value, _ = self.fit(nb, warm_start=b0)
+        return nb, value
+
+    # ------------------------------------------------------------------ cuts
+    def cut(self, support):
+        """Outer-approximation cut at the binary point z = 1_S (see the module notes).
+
+        c(z') >= value + grad'(z' - 1_S) for every z' in [0, 1]^p, exactly (weak
+        duality; no accuracy assumption), with value the dual bound D(1_S), which is
+        within ``max_score_error`` below the returned score of S.
+
+        Returns
+        -------
+        value : float
+        grad : ndarray, shape (p,)
+        """
+        S = np.sort(np.asarray(support, dtype=np.intp))
+        kf = self.k_forced
+        value, beta = self.fit(S[None, :])
+        b = beta[0]
+        eta = self.forced @ b[:kf] + self.X[:, S] @ b[kf:]
+        alpha = self.loss_fn.derivative(eta, self.y)
+        vx = self.X.T @ alpha / self.n
+        vf = self.forced.T @ alpha / self.n
+        vK = np.concatenate([vf, vx[S]])
+        gap, mu = self._gap(b[None, :], vK[None, :])
+        # D(1_S) = F(b) - gap (Fenchel's equality at alpha = l'(eta)), less round-off.
+        D = float(value[0] - gap[0] - self._round_off(value[:1])[0])
+        mu = float(mu[0])
+        lam_n = self.lam_n
+        grad = -(vx * vx) / (2.0 * lam_n)
+        grad[S] = -lam_n * vx[S] ** 2 / (2.0 * (lam_n + mu) ** 2)
+        return D, grad
