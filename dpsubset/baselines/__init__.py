@@ -5,3 +5,6 @@ when imported; importing this package registers them all.
 """
 from . import samp_agg  # noqa: E402,F401
 from . import dp_sis  # noqa: E402,F401
+from . import exponential  # noqa: E402,F401
+from . import lei_ic  # noqa: E402,F401
+from . import mcmc  # noqa: E402,F401
