@@ -17,6 +17,14 @@ a_i the row of the model's columns and beta all of the model's coefficients
 (report-noisy-min). Unlike top-R it also chooses the model size: ``s`` is the
 largest size on the list, and the released support may be smaller.
 
+Options (``method_options``): ``models``, a list of models given as lists of term
+names (default: every non-empty set of at most s candidate columns, refused above
+:data:`LEI_MODEL_LIMIT` models); ``R1``, the l1 radius (default: the call's ``r``);
+``phi``, the penalty per term (default b_y^2 log n: the seed's BIC-like
+sigma^2 log n with sigma^2 replaced by its public upper bound b_y^2, as the seed's
+DP estimate of sigma^2 is not part of this method). The ridge ``lam`` of the call
+is not used. All of them are public.
+
 Sensitivity under row replacement. On the l1 ball, with |y_i| <= b_y and
 |x_ij| <= b_j, one row's residual is at most b_y + R1 max_j b_j in absolute value,
 so its squared loss lies in [0, (b_y + R1 b_max)^2] and

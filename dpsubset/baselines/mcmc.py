@@ -172,7 +172,8 @@ def run_chains(score_batch, p: int, s: int, eps: float, Delta: float, n_iter: in
         S, acc, ns = _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose)
         return ChainResult(S, acc, ns)
     from joblib import Parallel, delayed
-    parts = [list(a) for a in np.array_split(np.array(seeds, dtype=object), min(n_jobs, n_chains))]
+    n_parts = n_chains if n_jobs == -1 else min(n_jobs, n_chains)
+    parts = [list(a) for a in np.array_split(np.array(seeds, dtype=object), n_parts)]
     out = Parallel(n_jobs=n_jobs)(delayed(_run_block)(score_batch, p, s, eps, Delta, n_iter, part)
                                   for part in parts)
     return ChainResult(np.vstack([o[0] for o in out]), np.concatenate([o[1] for o in out]),
