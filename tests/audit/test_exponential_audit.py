@@ -82,10 +82,15 @@ def test_exponential_adversarial_neighbours(name):
 
 
 def test_exponential_audit_detects_understated_sensitivity():
-    """The audit can fail: the mechanism run with Delta / 4 exceeds eps on some pair."""
+    """The audit can fail: the mechanism run with Delta / 8 exceeds eps on some pair.
+
+    Delta is a worst-case bound: on these tiny problems the search reaches about 0.28 eps
+    with the correct Delta, so Delta / 4 lands just above eps (about 1.02 eps) and Delta / 8
+    is the understatement the audit catches with margin.
+    """
     st = SETTINGS["p5s2_n8"]
     X, y = signal_data(st, seed=3, coefs=(1.0,))
-    broken = ExpEvaluated(st, X, y, Delta=st.Delta / 4)
+    broken = ExpEvaluated(st, X, y, Delta=st.Delta / 8)
     value, nb = adversarial_search(broken, lambda a, b: max_abs_log_ratio(a.logp(1.0), b.logp(1.0)),
                                    np.random.default_rng(7), restarts=6, passes=1, grid=3,
                                    row_moves=4)
