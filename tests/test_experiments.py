@@ -1,0 +1,85 @@
+"""recovery_study, its summaries and plot: small, fast settings."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from dpsubset.experiments import (COLUMNS, plot_recovery, recovery_study,  # noqa: E402
+                                  summarize_recovery, threshold_n)
+from dpsubset.selection import METHODS, Selection, SelectionMethod, register_method  # noqa: E402
+
+SMALL = dict(p=12, s=3, trials=2, draws=6, eps=1.0, lam=None, progress=False)
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return recovery_study(["top_r", "samp_agg", "dp_sis"], [300, 600], random_state=3, **SMALL)
+
+
+def test_tidy_frame(frame):
+    assert list(frame.columns) == COLUMNS
+    assert len(frame) == 3 * 2 * 2
+    assert (frame.status == "ok").all() and (frame.draws == 6).all()
+    assert frame.exact_recovery.between(0, 1).all() and frame.f1.between(0, 1).all()
+    assert (frame.f1 >= frame.exact_recovery).all()     # an exact hit has F1 = 1
+
+
+def test_reproducible_and_independent_of_workers(frame):
+    again = recovery_study(["top_r", "samp_agg", "dp_sis"], [300, 600], random_state=3,
+                           n_jobs=2, backend="threading", **SMALL)
+    cols = ["method", "n", "trial", "exact_recovery", "f1"]
+    pd.testing.assert_frame_equal(frame[cols], again[cols])
+
+
+def test_summary_threshold_and_plot(frame):
+    summ = summarize_recovery(frame)
+    assert set(summ.columns) >= {"method", "n", "recovery", "recovery_se", "f1", "f1_se", "time"}
+    assert len(summ) == 6
+    th = threshold_n(frame, 0.0)
+    assert (th == 300).all()
+    fig = plot_recovery(frame)
+    ax = fig.axes[0]
+    assert len(ax.get_legend().get_texts()) == 3 and ax.get_xlabel() == "n"
+
+
+@pytest.fixture
+def toy_method():
+    """A registered method without a fast path: the first s columns, refused for p > 50."""
+    def select(req):
+        if req.p > 50:
+            raise ValueError(f"toy refuses p = {req.p} > its limit of 50")
+        return Selection(support=tuple(range(req.s)), stages=[dict(
+            stage="selection", mechanism="toy", eps=req.eps, delta=0.0)], guarantee="pure")
+
+    register_method(SelectionMethod(name="toy", select=select,
+                                    validate=lambda o, *, s, eps, loss: dict(o)))
+    yield "toy"
+    METHODS.pop("toy")
+
+
+def test_method_that_cannot_run_is_skipped_with_a_message(toy_method):
+    with pytest.warns(RuntimeWarning, match="toy.*skipped"):
+        f = recovery_study([toy_method, "dp_sis"], [300], p=200, s=5, trials=1, draws=2,
+                           progress=False)
+    row = f[f.method == toy_method].iloc[0]
+    assert row.status.startswith("skipped") and "limit" in row.status and np.isnan(row.f1)
+    assert (f[f.method == "dp_sis"].status == "ok").all()
+
+
+def test_generic_path_runs_any_registered_method(toy_method):
+    f = recovery_study([toy_method], [300], **{**SMALL, "trials": 1, "draws": 2})
+    assert f.status.iloc[0] == "ok" and f.draws.iloc[0] == 2
+    assert f.f1.iloc[0] == pytest.approx(2 * 2 / 6)      # {0, 1, 2} against {0, 2, 4}
+
+
+@pytest.mark.parametrize("kw,msg", [({"methods": ["nope"]}, "unknown methods"),
+                                    ({"n_grid": []}, "n_grid"),
+                                    ({"trials": 0}, "trials")])
+def test_argument_errors(kw, msg):
+    args = dict(methods=["dp_sis"], n_grid=[100], trials=1, draws=1, progress=False)
+    args.update(kw)
+    with pytest.raises(ValueError, match=msg):
+        recovery_study(**args)
