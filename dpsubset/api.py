@@ -15,7 +15,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
-from .design import build_design
+from .design import Bounds, _as_frame, as_bounds, build_design
+from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
@@ -24,7 +25,7 @@ from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequ
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
-LOSSES = ("squared",)
+LOSSES = ("squared", "huber", "logistic", "hinge")
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
 #: Default ridge lam as a multiple of n (lam / n is the per-coefficient ridge weight
@@ -43,7 +44,8 @@ def _positive(name, value, *, allow_none=False):
 
 def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0, lam=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
-                   loss="squared", refit=True, eps_select=None, eps_refit=None,
+                   loss="squared", huber_h=None, hinge_h=None, refit=True,
+                   eps_select=None, eps_refit=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
                    verbose=False, method_options=None):
     """Differentially private best subset selection with a DP refit.
@@ -84,7 +86,22 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         delta of the gap test; default 1e-6.
     keep : list of str, optional
         Further columns always in the model.
-    loss : {"squared"}
+    loss : {"squared", "huber", "logistic", "hinge"}
+        The loss of the scores and of the refit (one definition for both;
+        ``dpsubset/losses.py``). ``"squared"``: least squares. ``"huber"``: the
+        pseudo-Huber loss with threshold ``huber_h``, for regression with outliers.
+        ``"logistic"`` and ``"hinge"`` (softplus-smoothed, width ``hinge_h``) are
+        for two classes: the response must be bools, 0/1, -1/+1 or a two-level
+        Categorical (an R factor), mapped to -1/+1 with the level order reported in
+        ``result.response_levels``; its bound is then 1 and any y bound given is
+        ignored. The linear predictor's sign gives the class.
+    huber_h : float, optional
+        Threshold of the Huber loss in the mapped units of the response (public);
+        default ``0.5 * b_y``, about 1.5 standard deviations when y is clipped at
+        three. Only with ``loss="huber"``.
+    hinge_h : float, optional
+        Smoothing width of the hinge (public); default 0.5. The scores and their
+        sensitivity are for this smoothed loss. Only with ``loss="hinge"``.
     refit : bool
         Fit DP coefficients on the released support by objective perturbation.
     eps_select, eps_refit : float, optional
@@ -120,6 +137,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     if loss not in spec.losses:
         raise ValueError(f"method={method!r} supports loss in {spec.losses}, got loss={loss!r}")
+    huber_h = _positive("huber_h", huber_h, allow_none=True)
+    hinge_h = _positive("hinge_h", hinge_h, allow_none=True)
+    if huber_h is not None and loss != "huber":
+        raise ValueError(f"huber_h is only used with loss='huber' (got loss={loss!r})")
+    if hinge_h is not None and loss != "hinge":
+        raise ValueError(f"hinge_h is only used with loss='hinge' (got loss={loss!r})")
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
@@ -140,7 +163,17 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
     # ---- design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
+    response_levels = None
+    if loss in CLASSIFICATION_LOSSES:
+        # Two classes -> -1/+1 by a public level order; the bound of y is then 1.
+        data, response_levels = encode_binary_response(formula, _as_frame(data))
+        given = as_bounds(bounds)
+        bounds = (Bounds(y=1.0) if given is None
+                  else Bounds(x=given.x, y=1.0, default=given.default))
     design = build_design(formula, data, bounds, keep, stacklevel=3)
+    # One loss object for the scores and the refit: the same shape, the same h.
+    loss_options = make_loss(loss, b_y=design.b_y, huber_h=huber_h,
+                             hinge_h=hinge_h).refit_options()
     p, n = design.X.shape[1], design.n
     if s > p:
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p}); choose s <= {p}")
@@ -153,7 +186,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar.set_description(f"selection ({method})")
     request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
                                rng=rng, options=options, search=search, time_limit=time_limit,
-                               verbose=verbose)
+                               verbose=verbose, loss_options=loss_options)
     sel = spec.select(request)
     support_idx = list(sel.support)
     support = [design.candidate_names[j] for j in support_idx]
@@ -169,7 +202,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                               + float(np.sum(design.x_bounds[support_idx] ** 2)))
         fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=r, rng=rng)
+                                     b_y=design.b_y, r=r, rng=rng, **loss_options)
         coef_mapped = np.asarray(fit.coef, dtype=float)
         orig = design.to_original_scale(coef_mapped, used_cols)
         all_names = design.forced_names + design.candidate_names
@@ -187,6 +220,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
                           formula=formula, response=design.response_name, privacy=report,
                           loss=loss, s=s, eps_select=eps_select, eps_refit=eps_refit, r=r, lam=lam,
                           _predictor=predictor, _coef_mapped=coef_mapped, _used_columns=used_cols)
+    # Public facts of the loss: (level coded -1, level coded +1) for the
+    # classification losses (None otherwise), and the loss's parameters.
+    res.response_levels = response_levels
+    res.loss_params = dict(loss_options)
     if not diagnostics:
         return res
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "

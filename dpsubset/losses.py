@@ -56,7 +56,8 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 __all__ = ["Loss", "SquaredLoss", "HuberLoss", "LogisticLoss", "HingeLoss", "make_loss",
-           "LOSS_NAMES", "CLASSIFICATION_LOSSES", "DEFAULT_HUBER_H_FRACTION", "DEFAULT_HINGE_H"]
+           "LOSS_NAMES", "CLASSIFICATION_LOSSES", "DEFAULT_HUBER_H_FRACTION", "DEFAULT_HINGE_H",
+           "encode_binary_response"]
 
 LOSS_NAMES = ("squared", "huber", "logistic", "hinge")
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
@@ -335,3 +336,79 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
     if loss == "hinge":
         return HingeLoss(DEFAULT_HINGE_H if hinge_h is None else hinge_h)
     raise ValueError(f"loss must be one of {LOSS_NAMES}, got {loss!r}")
+
+
+def encode_binary_response(formula, data):
+    """Map the response of a classification loss to -1/+1, with the level order.
+
+    The left-hand side of ``formula`` must name one column of ``data`` holding
+
+    * bools (False -> -1, True -> +1),
+    * numbers in {0, 1} (0 -> -1, 1 -> +1) or in {-1, +1} (kept), or
+    * a two-level factor: a pandas Categorical with exactly two categories (an R
+      factor arrives as one); the first category -> -1, the second -> +1.
+
+    Every level order is fixed by the column's type or declared categories, never by
+    which values happen to occur in the data, so the mapping is public. Anything
+    else (strings, numbers with other values, a Categorical with another number of
+    categories) is a ValueError that says how to fix it.
+
+    Parameters
+    ----------
+    formula : str
+    data : pandas.DataFrame
+
+    Returns
+    -------
+    data : pandas.DataFrame
+        A shallow copy with the response column replaced by floats -1.0 / +1.0
+        (missing values stay missing, and the design reports them).
+    levels : tuple
+        ``(level coded -1, level coded +1)``.
+    """
+    import pandas as pd
+
+    if not isinstance(formula, str) or "~" not in formula:
+        return data, None  # the design reports the malformed formula
+    lhs = formula.split("~", 1)[0].strip()
+    if not isinstance(data, pd.DataFrame) or lhs not in data.columns:
+        raise ValueError(
+            f"a classification loss needs the left-hand side of the formula to be one column of "
+            f"data holding the two classes; got {lhs!r}")
+    col = data[lhs]
+    hint = (f"make it a two-level Categorical with the levels known in advance, e.g. "
+            f"data[{lhs!r}] = pd.Categorical(data[{lhs!r}], categories=['no', 'yes']) "
+            "(the second level is coded +1)")
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = list(col.cat.categories)
+        if len(cats) != 2:
+            raise ValueError(f"the response {lhs!r} is a factor with {len(cats)} levels {cats}; "
+                             f"a classification loss needs exactly two. {hint}")
+        levels = (cats[0], cats[1])
+        codes = col.cat.codes.to_numpy()
+        mapped = np.where(codes == 1, 1.0, -1.0)
+        mapped[codes < 0] = np.nan
+    elif pd.api.types.is_bool_dtype(col):
+        levels = (False, True)
+        mapped = np.where(col.to_numpy(dtype=bool), 1.0, -1.0)
+    elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
+        vals = col.to_numpy(dtype=float)
+        seen = set(np.unique(vals[~np.isnan(vals)]).tolist())
+        if seen <= {0.0, 1.0}:
+            levels = (0, 1)
+            mapped = np.where(vals == 1.0, 1.0, -1.0)
+        elif seen <= {-1.0, 1.0}:
+            levels = (-1, 1)
+            mapped = vals.copy()
+        else:
+            shown = sorted(seen)[:6]
+            raise ValueError(f"the response {lhs!r} holds values other than 0/1 or -1/+1 "
+                             f"(e.g. {shown}); a classification loss needs two classes: code them "
+                             f"0/1, or {hint}")
+        mapped[np.isnan(vals)] = np.nan
+    else:
+        raise ValueError(f"the response {lhs!r} has dtype {col.dtype}; its levels would be learned "
+                         f"from the data, which is not private. {hint}")
+    out = data.copy(deep=False)
+    out[lhs] = mapped
+    return out, levels

@@ -56,6 +56,9 @@ class SelectionRequest:
         Exact-search backend ("auto", "enumeration", "outer_approximation", ...).
     time_limit : float or None
     verbose : bool
+    loss_options : dict
+        Public parameters of the loss (``huber_h`` / ``hinge_h``, the names of
+        :func:`dpsubset.refit.objective_perturbation`); empty for the defaults.
     """
 
     design: object
@@ -69,6 +72,7 @@ class SelectionRequest:
     search: str = "auto"
     time_limit: float | None = None
     verbose: bool = False
+    loss_options: dict = field(default_factory=dict)
 
     @property
     def p(self) -> int:
@@ -167,6 +171,14 @@ def make_scorer(request: SelectionRequest):
     scorer : object with ``fit``, ``score``, ``neighbourhood`` and ``cut`` (see
         :class:`dpsubset.scores.LeastSquaresScorer`)
     Delta : float
+
+    Notes
+    -----
+    ``"squared"`` has exact closed-form scores. ``"huber"``, ``"logistic"`` and
+    ``"hinge"`` are solved iteratively and certified by their duality gap to the
+    public accuracy ``SCORE_TOL`` (dpsubset/scores_convex.py): every score the
+    mechanisms see is within SCORE_TOL of the exact one, so their sensitivity is at
+    most Delta + 2 SCORE_TOL, and that is the Delta returned.
     """
     d = request.design
     if request.loss == "squared":
@@ -174,7 +186,25 @@ def make_scorer(request: SelectionRequest):
         scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
         Delta = sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
         return scorer, Delta
+    if request.loss in ("huber", "logistic", "hinge"):
+        from .losses import make_loss
+        from .scores_convex import ConvexLossScorer, convex_sensitivity
+        loss = make_loss(request.loss, b_y=d.b_y, **request.loss_options)
+        scorer = ConvexLossScorer(d.X, d.y, request.lam, request.r, d.forced, loss=loss)
+        Delta = convex_sensitivity(loss, d.x_bounds, d.b_y, request.r, request.s,
+                                   d.forced_bounds, d.n) + 2.0 * scorer.score_tol
+        return scorer, Delta
     raise ValueError(f"loss {request.loss!r} has no selection scorer")
+
+
+def score_certificates(scorer):
+    """Certificate entries for iteratively computed scores (none for closed forms)."""
+    tol = getattr(scorer, "score_tol", None)
+    if tol is None:
+        return []
+    return [dict(problem=f"every {scorer.loss} score within {tol:g} of its exact value",
+                 method="projected Newton, duality gap",
+                 closed=bool(scorer.max_score_error <= tol))]
 
 
 # ------------------------------------------------------------- top-R and mistakes
@@ -224,7 +254,8 @@ def _select_top_r(req: SelectionRequest) -> Selection:
     return Selection(
         support=tuple(sorted(support)),
         stages=[dict(stage="selection", mechanism="top-R", eps=req.eps, delta=0.0)],
-        guarantee="pure", sensitivity=Delta, certificates=certificate_dicts(cands.certificates),
+        guarantee="pure", sensitivity=Delta,
+        certificates=certificate_dicts(cands.certificates) + score_certificates(scorer),
         diagnostics=dict(best_support=_names(req.design, [cands.supports[0]])[0],
                          candidate_supports=_names(req.design, cands.supports),
                          candidate_scores=np.asarray(cands.scores).copy(),
@@ -265,6 +296,7 @@ def _select_mistakes(req: SelectionRequest) -> Selection:
                      "than 2 Delta on these data (Theorem 2 of Prastakos et al. 2025); this "
                      "condition was NOT checked privately.")
     certs = [c for u in used for c in certificate_dicts(u.certificates)]
+    certs += score_certificates(scorer)
     # Classes bracketed but never solved exactly: their certified brackets decided the draw.
     certs += [dict(problem=f"mistake class {k}: certified bracket decided the draw",
                    method="outer_approximation bound", closed=True) for k in mc.open_classes]
@@ -283,14 +315,14 @@ register_method(SelectionMethod(
     name="top_r", select=_select_top_r,
     validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
                                                               method="top_r"),
-    losses=("squared",),
+    losses=("squared", "huber", "logistic", "hinge"),
     description="exact top-R (Prastakos, Behdin, Mazumder 2025, Algorithm 1): pure eps-DP"))
 
 register_method(SelectionMethod(
     name="mistakes", select=_select_mistakes,
     validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
                                                               method="mistakes"),
-    losses=("squared",),
+    losses=("squared", "huber", "logistic", "hinge"),
     description="mistakes mechanism with a propose-test-release gap check (or the paper's "
                 "conditional guarantee with gap_check='assume')"))
 
