@@ -15,9 +15,11 @@ Everything here sees clipped, private data. Nothing in this module is released.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
+from scipy.linalg import cho_solve
 
 __all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge"]
 
@@ -276,6 +278,170 @@ class LeastSquaresScorer:
         order = np.argsort(nb, axis=1)
         return np.take_along_axis(nb, order, axis=1), value
 
+    # ------------------------------------------------------------ two swaps
+    def two_swap(self, support, keep, threshold=np.inf, other_values=None,
+                 block_elements=2_000_000):
+        """The ``keep`` best supports with exactly two elements swapped out of ``support``.
+
+        Exact, without scoring the whole class one support at a time. A member of
+        the class is B + {j, k}: a base B (``support`` minus two elements, C(s, 2)
+        bases) and a pair of outside columns. For a base, the unconstrained ridge
+        value of B + {j, k} follows from the fit on B by a rank-two block update,
+
+            value = value(B) - h' S^{-1} h / 2,
+
+        with h_j = X_j' (y - A_B beta_B) / n and S the 2 x 2 Schur complement of the
+        ridge Gram matrix. That value is exact when the minimiser lies in the ball
+        and a lower bound when it does not (the ball only adds a constraint); the
+        few candidates whose minimiser leaves the ball are re-scored exactly.
+
+        Pairs are pruned before any pair work with a bound that uses per-column
+        quantities only: S = lam_n I + W with W positive semi-definite gives
+        |S_jk| <= sqrt((S_jj - lam_n)(S_kk - lam_n)), hence
+        h' S^{-1} h <= (|t_j| + |t_k|)^2 / (1 - rho^2), t_j = h_j / sqrt(S_jj),
+        rho = max_j (1 - lam_n / S_jj). A pair is skipped only when that bound
+        proves its value is above the running cut-off (the ``keep``-th best value
+        found so far, or ``threshold``).
+
+        Parameters
+        ----------
+        support : array_like of int, shape (s,)
+        keep : int
+            How many of the best class members to return.
+        threshold : float
+            Only members scoring at most this are of interest (a certified upper
+            bound on the value of the last member the caller needs).
+        other_values : array_like, optional
+            Scores of supports outside the class that compete for the same list
+            (for top-R: S_1 and its one-swap neighbours). The cut-off is then the
+            ``keep``-th smallest of these and the members found so far, so fewer
+            pairs are evaluated; only class members are returned.
+        block_elements : int
+            Pairs evaluated per vectorised block (memory).
+
+        Returns
+        -------
+        supports : ndarray, shape (m, s), rows sorted, m <= keep
+            The best members with score <= threshold, best first (ties by index).
+        scores : ndarray, shape (m,)
+        bound : float
+            Every member not returned scores >= bound (exactly: the cut-off in
+            force when the search ended).
+        """
+        S1 = np.sort(np.asarray(support, dtype=np.intp))
+        s, p, kf, n = len(S1), self.p, self.k_forced, self.n
+        keep = int(keep)
+        outside = np.setdiff1d(np.arange(p), S1)
+        q = len(outside)
+        if s < 2 or q < 2 or keep < 1:
+            return np.empty((0, s), dtype=np.intp), np.empty(0), np.inf
+        C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
+        lam_n = self.lam_n
+        # The running list of the best members: (values, supports) arrays.
+        best_v = np.empty(0)
+        best_S = np.empty((0, s), dtype=np.intp)
+        cutoff = float(threshold)
+        others = np.sort(np.asarray(other_values if other_values is not None else [], float))
+        others = others[:keep]
+        if len(others) >= keep:
+            cutoff = min(cutoff, float(others[keep - 1]))
+
+        def offer(vals, sups):
+            nonlocal best_v, best_S, cutoff
+            best_v = np.concatenate([best_v, vals])
+            best_S = np.vstack([best_S, sups])
+            if len(best_v) > keep:
+                order = _rank(best_S, best_v)[:keep]
+                best_v, best_S = best_v[order], best_S[order]
+            if len(best_v) + len(others) >= keep:
+                both = np.concatenate([others, best_v])
+                cutoff = min(cutoff, float(np.partition(both, keep - 1)[keep - 1]))
+
+        tol = 1e-12 * max(1.0, abs(self.yy))
+        for drop in itertools.combinations(range(s), 2):
+            B = np.delete(S1, drop)
+            kB = kf + s - 2
+            # Ridge fit on the base B (always-in columns first).
+            M = np.empty((kB, kB))
+            M[:kf, :kf] = self.FF
+            M[kf:, :kf] = self.XF[B]
+            M[:kf, kf:] = self.XF[B].T
+            bpos = np.searchsorted(S1, B)
+            M[kf:, kf:] = C1[B][:, bpos]
+            M[np.diag_indices(kB)] += lam_n
+            gB = np.concatenate([self.Fy, self.Xy[B]])
+            Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])  # (kB, q)
+            L = np.linalg.cholesky(M)
+            beta_B = _chol_solve(L, gB)
+            P = _chol_solve(L, Cq)  # M^{-1} Cq
+            value_B = 0.5 * self.yy - 0.5 * float(gB @ beta_B)
+            nB = float(beta_B @ beta_B)
+            h = self.Xy[outside] - Cq.T @ beta_B
+            d = self.Xdiag[outside] + lam_n - np.einsum("kq,kq->q", Cq, P)
+            u = P.T @ beta_B
+            Qd = np.einsum("kq,kq->q", P, P)
+            t = np.abs(h) / np.sqrt(d)
+            rho = float(np.max(1.0 - lam_n / d))
+            shrink = max(1.0 - rho * rho, 0.0)
+            # Rows in decreasing t: for row position a, only columns b > a with
+            # t_a + t_b >= theta can beat the cut-off, a prefix of the order.
+            order = np.argsort(-t, kind="stable")
+            ts = t[order]
+            rows_per_block = max(1, block_elements // q)
+            a = 0
+            while a < q - 1:
+                need = 2.0 * (value_B - cutoff) - tol
+                theta = math.sqrt(need * shrink) if need > 0 else 0.0
+                if ts[a] + ts[a + 1] < theta:
+                    break  # no later row can reach the cut-off either
+                rows = order[a:a + rows_per_block]
+                ra = np.arange(a, min(a + rows_per_block, q))
+                # Column prefix long enough for the best row of the block.
+                ncol = int(np.searchsorted(-ts, -(theta - ts[a]), side="right")) if theta > 0 else q
+                if ncol <= a + 1:
+                    break
+                cols = order[:ncol]
+                # Gram entries of the block against the prefix columns.
+                Xo_r, Xo_c = outside[rows], outside[cols]
+                if self._gram is not None:
+                    G = self._gram[Xo_r[:, None], Xo_c[None, :]]
+                else:
+                    G = self.X[:, Xo_r].T @ self.X[:, Xo_c] / n
+                E = G - Cq[:, rows].T @ P[:, cols]
+                dr, dc = d[rows][:, None], d[cols][None, :]
+                hr, hc = h[rows][:, None], h[cols][None, :]
+                det = dr * dc - E * E
+                dj = (dc * hr - E * hc) / det
+                dk = (dr * hc - E * hr) / det
+                val = value_B - 0.5 * (hr * dj + hc * dk)
+                # Each unordered pair once: column position must come after row position.
+                ok = (np.arange(ncol)[None, :] > ra[:, None]) & (val <= cutoff + tol)
+                ii, jj = np.nonzero(ok)
+                if len(ii):
+                    vj, vk = dj[ii, jj], dk[ii, jj]
+                    rj, ck = rows[ii], cols[jj]
+                    Qjk = np.einsum("km,km->m", P[:, rj], P[:, ck])
+                    norm2 = (nB - 2.0 * (vj * u[rj] + vk * u[ck]) + vj * vj * Qd[rj]
+                             + 2.0 * vj * vk * Qjk + vk * vk * Qd[ck] + vj * vj + vk * vk)
+                    vals = val[ii, jj]
+                    sups = np.sort(np.column_stack([np.broadcast_to(B, (len(ii), s - 2)),
+                                                    outside[rj], outside[ck]]), axis=1)
+                    active = norm2 > self.r * self.r
+                    if np.any(active):
+                        # The ball binds: the ridge value was a lower bound; score exactly.
+                        vals = vals.copy()
+                        vals[active] = self.score(sups[active])
+                    keep_mask = vals <= cutoff + tol
+                    offer(vals[keep_mask], sups[keep_mask])
+                self.n_scored += len(ii)
+                a += len(rows)
+        if len(best_v):
+            order = _rank(best_S, best_v)
+            best_v, best_S = best_v[order], best_S[order]
+        # Members above the final cut-off cannot be among the `keep` best overall.
+        below = best_v <= min(threshold, cutoff) + tol
+        return best_S[below], best_v[below], cutoff
+
     # ------------------------------------------------------------------ cuts
     def cut(self, support):
         """Exact outer-approximation cut at the binary point z = 1_S.
@@ -299,3 +465,14 @@ class LeastSquaresScorer:
         grad = -(xr * xr) / (2.0 * self.n * self.lam)
         grad[S] = -(self.lam / (2.0 * self.n)) * beta[kf:] ** 2
         return float(value[0]), grad
+
+
+def _chol_solve(L, b):
+    """Solve (L L') x = b for a lower Cholesky factor L."""
+    return cho_solve((L, True), b)
+
+
+def _rank(supports, values):
+    """Order by value, ties broken lexicographically by the sorted support."""
+    keys = [supports[:, i] for i in range(supports.shape[1] - 1, -1, -1)]
+    return np.lexsort(keys + [values])

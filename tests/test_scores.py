@@ -1,9 +1,12 @@
 """Scores against an independent solver, and the sensitivity formula."""
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
 from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.search.enumeration import rank_supports
 
 
 def _reference(A, y, lam, r):
@@ -73,3 +76,46 @@ def test_sensitivity_bounds_one_row_change():
         worst = max(worst, np.max(np.abs(c - c2)))
     assert worst <= Delta
     assert worst > 0.1 * Delta
+
+
+def _class_two(sc, S1):
+    out = np.setdiff1d(np.arange(sc.p), S1)
+    sups = [sorted(set(S1) - set(D) | set(A)) for D in itertools.combinations(S1, 2)
+            for A in itertools.combinations(out, 2)]
+    sups = np.array(sups)
+    return sups, sc.score(sups)
+
+
+@pytest.mark.parametrize("case", [
+    # n, p, s, r, lam, always-in columns; r = 0.3 makes the ball bind everywhere
+    (60, 14, 4, 1.1, 5.0, 1), (80, 12, 5, 0.3, 2.0, 1), (50, 10, 3, 5.0, 1.0, 0),
+    (200, 30, 5, 1.1, 20.0, 2)])
+@pytest.mark.parametrize("gram", [True, False])
+def test_two_swap_matches_brute_force(case, gram):
+    n, p, s, r, lam, kf = case
+    rng = np.random.default_rng(p + kf)
+    X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
+    y = np.clip(X[:, :s] @ np.full(s, 0.5) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    F = np.column_stack([np.ones(n), np.clip(rng.normal(size=n), -.5, .5)])[:, :kf]
+    sc = LeastSquaresScorer(X, y, lam, r, F)
+    if not gram:
+        sc._gram = None  # the route taken when p is too large for the full Gram matrix
+    S1 = np.arange(s)
+    sups, v = _class_two(sc, S1)
+    order = rank_supports(sups, v)
+    for keep in (1, 7, 50, 10**9):
+        S, vals, bound = sc.two_swap(S1, keep)
+        k = min(keep, len(sups))
+        np.testing.assert_array_equal(S, sups[order[:k]])
+        np.testing.assert_allclose(vals, v[order[:k]], rtol=0, atol=1e-12)
+        assert np.all(v[order[k:]] >= bound - 1e-12)
+    # Competing values from outside the class lower the cut-off; every member that
+    # can still be among the `keep` best overall must be returned.
+    other = np.sort(rng.uniform(v.min(), v.max(), size=30))
+    for keep in (5, 40):
+        S, vals, bound = sc.two_swap(S1, keep, other_values=other)
+        kth = np.sort(np.concatenate([other, v]))[keep - 1]
+        got = set(map(tuple, S))
+        assert set(map(tuple, sups[v <= kth])) <= got
+        rest = np.array([tuple(row) not in got for row in sups])
+        assert np.all(v[rest] >= bound - 1e-12)

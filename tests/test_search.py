@@ -84,10 +84,9 @@ def test_neighbourhood_scores_match_direct_scores():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_top_r_without_two_mistake_enumeration(seed, monkeypatch):
-    # The pure outer-approximation route (used when the two-mistake class is too big
-    # to score in full) must give the same exact list.
-    import dpsubset.search.exact as exact
-    monkeypatch.setattr(exact, "TWO_MISTAKE_ENUMERATION", 0)
+    # The pure outer-approximation route (used by scorers without the rank-two
+    # two-swap search) must give the same exact list.
+    monkeypatch.setattr(SubsetSearch, "two_mistake_class", lambda self, keep, other_values=None: None)
     sc, s = _problem(seed)
     R = default_R(sc.p, s)
     t = SubsetSearch(sc, s, search="outer_approximation").top_r(R)

@@ -17,7 +17,6 @@ All values here are non-private and stay inside the call.
 from __future__ import annotations
 
 import time
-from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -32,8 +31,6 @@ __all__ = ["SubsetSearch", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
-# Score the whole two-mistake class when it has at most this many supports.
-TWO_MISTAKE_ENUMERATION = 6_000_000
 
 
 def default_R(p: int, s: int) -> int:
@@ -120,26 +117,19 @@ class SubsetSearch:
         return self._nbhd[1], self._nbhd[2]
 
     # ------------------------------------------------------------ top-R
-    def two_mistake_class(self):
-        """All supports with exactly two elements outside S_1, scored exactly
-        (None when the class is larger than TWO_MISTAKE_ENUMERATION)."""
-        if getattr(self, "_class2", None) is None:
-            S1, _ = self.best()
-            s, p = self.s, self.p
-            if s < 2 or p - s < 2 or comb(s, 2) * comb(p - s, 2) > TWO_MISTAKE_ENUMERATION:
-                return None
-            outside = np.setdiff1d(np.arange(p), S1)
-            A = np.array(list(combinations(outside, 2)), dtype=np.intp)
-            blocks = []
-            for D in combinations(range(s), 2):
-                kept = np.delete(S1, D)
-                blocks.append(np.hstack([np.broadcast_to(kept, (len(A), s - 2)), A]))
-            sup = np.sort(np.vstack(blocks), axis=1)
-            scores = np.empty(len(sup))
-            for a in range(0, len(sup), 50_000):
-                scores[a:a + 50_000] = self.scorer.score(sup[a:a + 50_000])
-            self._class2 = (sup, scores)
-        return self._class2
+    def two_mistake_class(self, keep, other_values=None):
+        """The ``keep`` best supports with exactly two elements outside S_1, exactly.
+
+        Uses the scorer's rank-two update with certified pruning
+        (:meth:`LeastSquaresScorer.two_swap`), so the class of C(s, 2) C(p - s, 2)
+        supports is never scored one by one. Returns (supports, scores, bound):
+        every member not returned scores >= bound. None when the scorer has no
+        two-swap routine or the class is empty.
+        """
+        S1, _ = self.best()
+        if self.s < 2 or self.p - self.s < 2 or not hasattr(self.scorer, "two_swap"):
+            return None
+        return self.scorer.two_swap(S1, keep, other_values=other_values)
 
     def top_r(self, R: int) -> TopRCandidates:
         """The exact R best supports, in order, with certificates."""
@@ -152,15 +142,18 @@ class SubsetSearch:
         pool_S = [S1[None, :], nb]
         pool_c = [np.array([c1]), vals]
         certs = []
-        class2 = self.two_mistake_class()
+        t0 = time.perf_counter()
+        class2 = self.two_mistake_class(R, other_values=np.concatenate([[c1], vals]))
         if class2 is not None:
-            # The two-mistake class is scored in full, so the family left to bound
-            # by outer approximation is the one with at least three mistakes.
-            keep = rank_supports(*class2)[:R]
-            pool_S.append(class2[0][keep])
-            pool_c.append(class2[1][keep])
-            certs.append(Certificate("supports with exactly 2 mistakes", "enumeration",
-                                     float(class2[1][keep[0]]), float(class2[1][keep[0]])))
+            # The two-mistake class is searched exactly (all members that can be among
+            # the R best), so the family left to bound by outer approximation is the
+            # one with at least three mistakes.
+            sup2, val2, _ = class2
+            pool_S.append(sup2)
+            pool_c.append(val2)
+            best2 = float(val2[0]) if len(val2) else np.inf
+            certs.append(Certificate("supports with exactly 2 mistakes", "rank-two enumeration",
+                                     best2, best2, 1, time.perf_counter() - t0))
             min_mistakes = 3
         else:
             min_mistakes = 2
@@ -174,18 +167,24 @@ class SubsetSearch:
                 v = c_all[order[R - 1]] if len(order) >= R else np.inf
                 # Everything outside the pool has >= min_mistakes mistakes; the R best
                 # of the pool are the R best overall once that family is bounded by v.
-                try:
-                    U, u, cert = oa.solve(f"best support with >= {min_mistakes} mistakes",
-                                          target=v if np.isfinite(v) else None)
-                except ValueError:  # the family is empty
-                    break
+                problem = f"support with >= {min_mistakes} mistakes below the R-th score"
+                if np.isfinite(v):
+                    # Only supports scoring below v can enter the list: feasibility
+                    # rounds find them (or prove there are none) without proving
+                    # the family's optimum each round.
+                    # (A hair above v, so that ties at the R-th score are resolved by
+                    # the lexicographic rule, not by which tie the search met first.)
+                    U, u, cert = oa.find_below(v + 1e-12 * max(1.0, abs(v)), problem)
+                else:
+                    try:
+                        U, u, cert = oa.solve(f"best support with >= {min_mistakes} mistakes")
+                    except ValueError:  # the family is empty
+                        break
                 certs.append(cert)
                 if U is None:
                     break
                 pool_S.append(U[None, :])
                 pool_c.append(np.array([u]))
-                if u >= v:
-                    break
                 rounds += 1
                 oa.exclude(U)
         S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
@@ -209,17 +208,18 @@ class SubsetSearch:
         certs = [Certificate("best support with 1 mistake", "neighbourhood",
                              float(vals[j]), float(vals[j]), 1, 0.0)]
         K = min(self.s, self.p - self.s)
-        class2 = self.two_mistake_class()
+        t0 = time.perf_counter()
+        class2 = self.two_mistake_class(1)
         lower = [c1, float(vals[j])]
         refiners = {}
         for k in range(2, K + 1):
             if k == 2 and class2 is not None:
-                j2 = int(rank_supports(*class2)[0])
-                supports.append(class2[0][j2])
-                scores.append(float(class2[1][j2]))
+                supports.append(class2[0][0])
+                scores.append(float(class2[1][0]))
                 lower.append(scores[-1])
-                certs.append(Certificate("best support with exactly 2 mistakes", "enumeration",
-                                         scores[-1], scores[-1]))
+                certs.append(Certificate("best support with exactly 2 mistakes",
+                                         "rank-two enumeration", scores[-1], scores[-1], 1,
+                                         time.perf_counter() - t0))
                 continue
             oa = self._new_master(f"mistake class {k}")
             oa.add_constraint(S1, self.s - k, self.s - k)

@@ -147,14 +147,27 @@ class OuterApproximation:
             self.add_cut(nb[j])
 
     # -------------------------------------------------------------- solving
-    def _solve_master(self):
+    def _solve_master(self, bound=None, first_only=False):
+        """Solve the master MILP.
+
+        With ``bound``, nodes whose relaxation is already >= bound are pruned
+        (HiGHS' objective_bound): "infeasible" then means that every support of the
+        family has cut-model value >= bound (or that the family is empty). With
+        ``first_only`` the solver stops at the first support whose cut-model value
+        is below the bound, which is all a feasibility round needs.
+        Returns "infeasible", None (time limit), or (lower bound, support).
+        """
         h = self.h
         if self.deadline is not None:
             left = self.deadline - time.perf_counter()
             if left <= 0:
                 return None
             h.setOptionValue("time_limit", float(left))
-        if self.best_support is not None:
+        h.setOptionValue("objective_bound", float(bound) if bound is not None else highspy.kHighsInf)
+        h.setOptionValue("mip_max_improving_sols", 1 if first_only else 2147483647)
+        give_incumbent = (self.best_support is not None and not first_only
+                          and (bound is None or self.best_value < bound))
+        if give_incumbent:
             sol = highspy.HighsSolution()
             x = np.zeros(self.p + 1)
             x[self.best_support] = 1.0
@@ -166,12 +179,63 @@ class OuterApproximation:
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible"
+        if first_only and status == highspy.HighsModelStatus.kSolutionLimit:
+            # Not a lower bound: the cut-model value of the support found.
+            z = np.asarray(h.getSolution().col_value[: self.p])
+            return h.getInfo().objective_function_value, np.flatnonzero(z > 0.5)
         if status != highspy.HighsModelStatus.kOptimal:
             return None
         info = h.getInfo()
         z = np.asarray(h.getSolution().col_value[: self.p])
         lower = min(info.mip_dual_bound, info.objective_function_value)
         return lower, np.flatnonzero(z > 0.5)
+
+    def find_below(self, target, problem):
+        """A support of the family scoring below ``target``, or a proof that none does.
+
+        Feasibility rounds: the master only has to produce a support whose cut-model
+        value is below the target (no optimality proof per round); its exact cut is
+        added and, if its true score is below the target too, it is returned. When
+        the master has no such support, every support of the family scores >= target.
+
+        Returns
+        -------
+        (support, score, Certificate) with support None when the bound is proved.
+        """
+        t0 = time.perf_counter()
+        it = 0
+        while True:
+            it += 1
+            out = self._solve_master(bound=target, first_only=True)
+            if out is None:
+                raise SearchTimeout(
+                    f"{self.name}: time limit reached while solving '{problem}'; "
+                    "nothing was released. Raise time_limit or reduce p.")
+            if out == "infeasible":
+                cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",
+                                   float(target), float(target), it, time.perf_counter() - t0)
+                return None, None, cert
+            model_value, S = out
+            if len(S) != self.s:
+                raise RuntimeError("master problem returned a support of the wrong size")
+            key = np.sort(S).tobytes()
+            seen = key in self.cut_keys
+            value = float(self.scorer.score(S[None, :])[0]) if seen else self.add_cut(S)
+            if value < target:
+                cert = Certificate(problem + " (member below target found)", "outer_approximation",
+                                   value, value, it, time.perf_counter() - t0)
+                return np.sort(S), value, cert
+            if seen:
+                # The exact cut at S is in, so its model value is >= c(S) >= target up to
+                # the solver's feasibility tolerance: the master is at the bound. The
+                # certificate records the bound actually proved (closed only if within
+                # GAP_TOL of the target).
+                cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",
+                                   float(min(model_value, target)), float(target), it,
+                                   time.perf_counter() - t0)
+                return None, None, cert
+            if self.cuts_per_round:
+                self._cut_neighbours(S)
 
     def solve(self, problem="best support", max_iter=10_000, target=None):
         """Minimise c over the current family; returns (support, value, Certificate).
@@ -189,8 +253,14 @@ class OuterApproximation:
         lower = -np.inf
         it = 0
         for it in range(1, max_iter + 1):
-            out = self._solve_master()
+            out = self._solve_master(bound=target)
             if out == "infeasible":
+                if target is not None:
+                    # Every support of the family has cut-model value >= target.
+                    cert = Certificate(problem + " (bound >= target proved)",
+                                       "outer_approximation bound", float(target), float(target),
+                                       it, time.perf_counter() - t0)
+                    return None, None, cert
                 raise ValueError(f"{problem}: no support satisfies the constraints")
             if out is None:
                 raise SearchTimeout(
