@@ -29,7 +29,7 @@ from .mechanisms import as_generator, sample_gap_checked, sample_mistakes, sampl
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
 from .simulate import make_regression
 
-__all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n"]
+__all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table"]
 
 #: Frame columns, one row per (method, n, trial).
 COLUMNS = ["method", "n", "p", "trial", "draws", "exact_recovery", "f1", "time", "status"]
@@ -262,6 +262,32 @@ def threshold_n(frame, level):
         hit = g[g.recovery >= level]
         res[m] = int(hit.n.min()) if len(hit) else np.nan
     return pd.Series(res, name=f"n_{int(round(100 * level))}%")
+
+
+def recovery_table(frame) -> str:
+    """Plain-text table: recovery (+- se), F1 (+- se) and seconds per trial for each
+    method and n, then each method's smallest n reaching 50 % and 90 % recovery."""
+    summ = summarize_recovery(frame)
+    lines = [f"{'method':>12} {'n':>6} {'trials':>6} {'recovery':>9} {'(se)':>6} {'F1':>6} "
+             f"{'(se)':>6} {'s/trial':>8}"]
+
+    def num(v, fmt):
+        return "" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, fmt)
+
+    for _, r in summ.sort_values(["method", "n"]).iterrows():
+        lines.append(f"{r.method:>12} {r.n:>6} {r.trials:>6} {r.recovery:>9.2f} "
+                     f"{num(r.recovery_se, '.2f'):>6} {r.f1:>6.2f} {num(r.f1_se, '.2f'):>6} "
+                     f"{r.time:>8.2f}")
+    n50, n90 = threshold_n(frame, 0.5), threshold_n(frame, 0.9)
+    lines += ["", f"{'method':>12} {'n(50%)':>8} {'n(90%)':>8}   (smallest n of the grid; "
+                  "'-' = not reached)"]
+    for m in n50.index:
+        a = "-" if np.isnan(n50[m]) else str(int(n50[m]))
+        b = "-" if np.isnan(n90[m]) else str(int(n90[m]))
+        lines.append(f"{m:>12} {a:>8} {b:>8}")
+    for _, r in frame[frame.status != "ok"].drop_duplicates(["method", "n"]).iterrows():
+        lines.append(f"skipped {r.method} at n = {r.n}: {r.status}")
+    return "\n".join(lines)
 
 
 def plot_recovery(frame, ax=None, metric="exact_recovery"):
