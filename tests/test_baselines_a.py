@@ -140,6 +140,8 @@ def test_mcmc_stationary_law_is_the_exponential_mechanism():
     assert chi2_p(counts, exact) > 1e-3
     uniform = np.full(len(S), 1 / len(S))
     assert chi2_p(counts, uniform) < 1e-6  # the chain did move towards the target
+    # a chain with the wrong temperature would fail: these draws reject the eps / 2 target
+    assert chi2_p(counts, expo.exponential_distribution(c, eps / 2, Delta)) < 1e-6
     assert 0.05 < res.acceptance.mean() < 0.95
 
 
