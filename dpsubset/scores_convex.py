@@ -222,11 +222,12 @@ class ConvexLossScorer:
             self._anchor_dense[support] = beta[self.k_forced:]
             self._anchor_forced = beta[:self.k_forced].copy()
 
-    def _solve_chunk(self, A, b):
+    def _solve_chunk(self, A, b, max_iter=_MAX_ITER):
         """Projected Newton on a chunk of supports.
 
         Returns (value, beta, err): the objective at the final point, the point, and
         the certified bound on value - c(S) (duality gap plus round-off allowance).
+        With a small ``max_iter`` the result is a bracket [value - err, value].
         """
         loss, y, n, lam_n, r = self.loss_fn, self.y, self.n, self.lam_n, self.r
         m, k, _ = A.shape
@@ -237,12 +238,12 @@ class ConvexLossScorer:
         value, err = np.empty(m), np.empty(m)
         beta_out = np.empty((m, k))
         live = np.arange(m)
-        for it in range(_MAX_ITER):
+        for it in range(max_iter):
             self.newton_iterations += 1
             v = np.einsum("mkn,mn->mk", A, d1) / n
             gap, _ = self._gap(b, v)
             done = gap <= _TARGET_GAP
-            if it == _MAX_ITER - 1:
+            if it == max_iter - 1:
                 done[:] = True
             if np.any(done):
                 idx = live[done]
@@ -333,6 +334,32 @@ class ConvexLossScorer:
         """Scores c(S) for a batch of supports (shape (m, s)); returns shape (m,)."""
         return self.fit(supports)[0]
 
+    def bracket(self, supports, newton_steps=1):
+        """Certified brackets lower <= c(S) <= upper at a fraction of the cost of
+        :meth:`score` (a hook for searches that need exact scores only near a threshold).
+
+        ``newton_steps`` Newton steps from the warm start, then the duality gap of the
+        last point: upper = F_S(beta), lower = upper - gap - round-off. Supports whose
+        gap already met the target are exact (lower = upper up to ``score_tol``).
+
+        Returns
+        -------
+        lower, upper : ndarray, shape (m,)
+        """
+        S = np.atleast_2d(np.asarray(supports, dtype=np.intp))
+        m, s = S.shape
+        if m == 0:
+            return np.empty(0), np.empty(0)
+        k = self.k_forced + s
+        b0 = self._warm_start(S)
+        upper, err = np.empty(m), np.empty(m)
+        step = max(1, _CHUNK_BYTES // (8 * self.n * k))
+        for a in range(0, m, step):
+            sl = slice(a, a + step)
+            upper[sl], _, err[sl] = self._solve_chunk(self._blocks(S[sl]), b0[sl],
+                                                      max_iter=int(newton_steps) + 1)
+        return upper - err, upper
+
     def neighbourhood(self, support):
         """All one-swap neighbours S - {i} + {j} of a support, and their scores.
 
@@ -360,6 +387,63 @@ class ConvexLossScorer:
         b0[:, kf:] = np.take_along_axis(b0[:, kf:], order, axis=1)
         value, _ = self.fit(nb, warm_start=b0)
         return nb, value
+
+    def two_swap(self, support, keep, threshold=np.inf, other_values=None):
+        """The ``keep`` best supports with exactly two elements swapped out of ``support``.
+
+        The hook of :meth:`dpsubset.scores.LeastSquaresScorer.two_swap` for this
+        scorer, exact by certified pruning: every member B + {j, k} of the class is
+        first bracketed at its warm start (the solution on ``support`` restricted to
+        B, zero on j and k: the value there is an upper bound, and the value minus the
+        duality gap a lower bound; no Newton step, about a quarter of the cost of a
+        score). Only the members whose lower bound does not exceed the cut-off (the
+        ``keep``-th smallest of ``other_values`` and the members' upper bounds, capped
+        by ``threshold``) are scored exactly.
+
+        Returns
+        -------
+        supports : ndarray, shape (m, s), rows sorted, m <= keep
+            The best members scoring at most ``threshold``, best first (ties by index).
+        scores : ndarray, shape (m,)
+        bound : float
+            Every member not returned scores >= bound.
+        """
+        from itertools import combinations
+
+        from .search.enumeration import rank_supports
+
+        S1 = np.sort(np.asarray(support, dtype=np.intp))
+        s, p = len(S1), self.p
+        keep = int(keep)
+        outside = np.setdiff1d(np.arange(p), S1)
+        if s < 2 or len(outside) < 2 or keep < 1:
+            return np.empty((0, s), dtype=np.intp), np.empty(0), np.inf
+        self.fit(S1[None, :])  # the warm start of every member is the fit on S1
+        pairs = np.array(list(combinations(outside, 2)), dtype=np.intp)
+        blocks = []
+        for D in combinations(range(s), 2):
+            kept = np.delete(S1, D)
+            blocks.append(np.hstack([np.broadcast_to(kept, (len(pairs), s - 2)), pairs]))
+        members = np.sort(np.vstack(blocks), axis=1)
+        lo, up = np.empty(len(members)), np.empty(len(members))
+        for a in range(0, len(members), 50_000):
+            lo[a:a + 50_000], up[a:a + 50_000] = self.bracket(members[a:a + 50_000],
+                                                               newton_steps=0)
+        pool = up if other_values is None else np.concatenate([np.asarray(other_values), up])
+        cutoff = min(float(threshold), float(np.partition(pool, min(keep, len(pool)) - 1)
+                                             [min(keep, len(pool)) - 1]))
+        need = lo <= cutoff
+        exact = np.full(len(members), np.nan)
+        if np.any(need):
+            exact[need] = self.score(members[need])
+        cand = np.flatnonzero(need & (exact <= threshold))
+        order = cand[rank_supports(members[cand], exact[cand])][:keep]
+        rest = np.ones(len(members), bool)
+        rest[order] = False
+        known = np.where(need, exact, lo)
+        bound = float(np.min(known[rest])) if np.any(rest) else np.inf
+        self.two_swap_stats = dict(members=len(members), scored_exactly=int(need.sum()))
+        return members[order], exact[order], bound
 
     # ------------------------------------------------------------------ cuts
     def cut(self, support):

@@ -265,3 +265,45 @@ def test_outer_approximation_matches_enumeration(name):
     np.testing.assert_allclose(m_oa.scores, m_en.scores, atol=2 * sc.max_score_error + 1e-15)
     assert m_oa.second_best == pytest.approx(m_en.second_best, abs=1e-12)
     assert sc.max_score_error <= SCORE_TOL
+
+
+@pytest.mark.parametrize("name", ["logistic", "hinge", "huber"])
+def test_brackets_contain_the_exact_scores(name):
+    X, y = _data(name, n=200, p=12, seed=9)
+    sc = ConvexLossScorer(X, y, 2.0, 1.0, np.ones((len(y), 1)), loss=LOSSES[name])
+    sc.score(np.array([[0, 3, 5]]))  # sets the warm start
+    S = np.array(list(itertools.combinations(range(12), 3)))
+    exact = ConvexLossScorer(X, y, 2.0, 1.0, np.ones((len(y), 1)), loss=LOSSES[name]).score(S)
+    for steps in (0, 1, 2):
+        lo, up = sc.bracket(S, newton_steps=steps)
+        assert np.all(lo <= exact + 1e-15) and np.all(exact <= up + SCORE_TOL)
+    lo0, up0 = sc.bracket(S, newton_steps=0)
+    lo2, up2 = sc.bracket(S, newton_steps=2)
+    assert np.median(up2 - lo2) < np.median(up0 - lo0)
+
+
+@pytest.mark.parametrize("name", ["logistic", "hinge", "huber"])
+def test_two_swap_is_exact(name):
+    """The keep best members of the two-mistake class, by certified pruning, equal the
+    best of the class scored in full; every other member scores >= the bound."""
+    X, y = _data(name, n=150, p=13, seed=10)
+    sc = ConvexLossScorer(X, y, 2.0, 1.0, np.ones((len(y), 1)), loss=LOSSES[name])
+    S1 = np.array([0, 3, 6, 9])
+    outside = np.setdiff1d(np.arange(13), S1)
+    members = np.sort(np.array([np.concatenate([np.delete(S1, D), pr])
+                                for D in itertools.combinations(range(4), 2)
+                                for pr in itertools.combinations(outside, 2)]), axis=1)
+    full = sc.score(members)
+    from dpsubset.search.enumeration import rank_supports
+    order = rank_supports(members, full)
+    tol = 2 * sc.max_score_error + 1e-15
+    for keep, other in [(5, None), (40, None), (30, np.array([full[order[10]]]))]:
+        S2, v2, bound = sc.two_swap(S1, keep, other_values=other)
+        assert len(v2) == keep
+        np.testing.assert_allclose(v2, full[order[:keep]], atol=tol)
+        np.testing.assert_array_equal(S2[v2 < full[order[keep]] - tol],
+                                      members[order[:keep]][v2 < full[order[keep]] - tol])
+        assert bound <= full[order[keep]] + tol
+        assert sc.two_swap_stats["scored_exactly"] <= len(members)
+    S2, v2, bound = sc.two_swap(S1, 10, threshold=full[order[3]])
+    assert len(v2) == 4 and bound >= full[order[3]] - tol
