@@ -510,10 +510,14 @@ class DPSubsetResults:
                          "errors or p-values: none is released privately.")
         notes.append("No fitted values or residuals: they would be computed from the private data. "
                      "Use predict() on data you may use.")
+        levels = getattr(self, "response_levels", None)   # set by the API for two-class losses
+        if levels is not None:
+            notes.append(f"Two classes: {self.response} = {levels[0]!r} coded -1, {levels[1]!r} coded +1; "
+                         "predict() returns the linear predictor, whose sign gives the class.")
         if isinstance(self.bounds, dict):
             rb = self._response_bound()
-            notes.append(f"Public bounds: every column is clipped to its interval shown above; "
-                         f"{self.response} to {rb}.")
+            notes.append(f"Public bounds: every column is clipped to its interval shown above"
+                         + ("." if levels is not None else f"; {self.response} to {rb}."))
         elif self.bounds == BOUNDS_FROM_DATA:
             notes.append("Bounds were taken from the data: no differential privacy guarantee "
                          "(the learned values are not shown).")

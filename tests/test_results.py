@@ -309,3 +309,13 @@ def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeyp
     assert kw2["b_y"] == kw["b_y"] == 1.0          # Salary mapped from [0, 3000] to [-1, 1]
     k = len([t for t in res2.support if "[T." in t])  # dummies: bound 1; mapped intervals: 1
     assert kw2["row_bound"] == pytest.approx(np.sqrt(1 + 4)), k
+
+
+def test_two_class_summary_states_the_coding(hitters):
+    df, bounds = hitters
+    df = df.assign(High=df["Salary"] > 500).drop(columns=["Salary"])
+    res = dps.dp_best_subset("High ~ .", df, eps=4.0, s=2, loss="logistic",
+                             bounds=dps.Bounds(x=bounds.x), random_state=0)
+    text = res.summary().as_text()
+    assert "logistic" in text and "Two classes" in text and "coded -1" in text
+    assert res.tidy()["estimate"].notna().all() and res.glance()["loss"].iloc[0] == "logistic"
