@@ -56,10 +56,20 @@ def _f1(S, true):
     return 2.0 * hit / (len(S) + len(true))
 
 
-def _fast_draws(method, X, y, st: _Setting, rng):
+def _split_spec(spec):
+    """"label=method" -> (label, method); a plain name is its own label."""
+    label, _, name = spec.partition("=")
+    return (label, name) if name else (spec, spec)
+
+
+def _options(label, method, st):
+    return st.method_options.get(label, st.method_options.get(method)) or {}
+
+
+def _fast_draws(label, method, X, y, st: _Setting, rng):
     """Candidates once, then st.draws releases (None if the method has no fast path)."""
     n = X.shape[0]
-    opts = dict(st.method_options.get(method, {}))
+    opts = dict(_options(label, method, st))
     if method in ("top_r", "mistakes"):
         from .scores import LeastSquaresScorer, sensitivity
         from .search.exact import SubsetSearch, default_R
@@ -102,7 +112,7 @@ def _fast_draws(method, X, y, st: _Setting, rng):
     return None
 
 
-def _generic_draws(method, X, y, st: _Setting, rng):
+def _generic_draws(label, method, X, y, st: _Setting, rng):
     """st.draws calls of dp_best_subset (refit=False) on the same data."""
     from .api import dp_best_subset
     names = [f"x{j + 1}" for j in range(X.shape[1])]
@@ -116,7 +126,7 @@ def _generic_draws(method, X, y, st: _Setting, rng):
             res = dp_best_subset("y ~ .", df, eps=st.eps, s=st.s, method=method,
                                  bounds=(st.b_x, st.b_y), r=st.r, lam=st.lam, refit=False,
                                  time_limit=st.time_limit, random_state=rng,
-                                 method_options=st.method_options.get(method))
+                                 method_options=_options(label, method, st) or None)
         out.append(np.array(sorted(col[c] for c in res.support)))
     return out
 
@@ -129,13 +139,14 @@ def _run_trial(methods, n, trial, seed, st: _Setting):
     X, y = np.clip(X, -st.b_x, st.b_x), np.clip(y, -st.b_y, st.b_y)
     true = set(true.tolist())
     rows = []
-    for method, rng in zip(methods, method_rngs):
+    for spec, rng in zip(methods, method_rngs):
+        label, method = _split_spec(spec)
         t0 = time.perf_counter()
         status = "ok"
         try:
-            supports = _fast_draws(method, X, y, st, rng)
+            supports = _fast_draws(label, method, X, y, st, rng)
             if supports is None:
-                supports = _generic_draws(method, X, y, st, rng)
+                supports = _generic_draws(label, method, X, y, st, rng)
         except (ValueError, NotImplementedError, MemoryError, RuntimeError) as exc:
             # e.g. the exponential mechanism beyond its enumeration limit, or an
             # exact search that ran out of time (SearchTimeout is a RuntimeError).
@@ -143,7 +154,7 @@ def _run_trial(methods, n, trial, seed, st: _Setting):
         elapsed = time.perf_counter() - t0
         hits = [set(np.asarray(S).tolist()) == true for S in supports]
         f1s = [_f1(np.asarray(S).tolist(), true) for S in supports]
-        rows.append(dict(method=method, n=n, p=st.p, trial=trial, draws=len(supports),
+        rows.append(dict(method=label, n=n, p=st.p, trial=trial, draws=len(supports),
                          exact_recovery=float(np.mean(hits)) if hits else np.nan,
                          f1=float(np.mean(f1s)) if f1s else np.nan, time=elapsed,
                          status=status))
@@ -159,7 +170,10 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
     Parameters
     ----------
     methods : sequence of str
-        Registered ``method=`` names (:data:`dpsubset.selection.METHODS`).
+        Registered ``method=`` names (:data:`dpsubset.selection.METHODS`), or
+        ``"label=name"`` to run a method under another label with its own options,
+        e.g. ``["mistakes", "mistakes_assume=mistakes"]`` with
+        ``method_options={"mistakes_assume": {"gap_check": "assume"}}``.
     n_grid : sequence of int
         Sample sizes.
     p, s : int
@@ -179,7 +193,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
         that takes them); the paper uses r = 1.1 and lam = 120. ``lam=None`` uses
         ``dp_best_subset``'s default 0.1 n.
     method_options : dict, optional
-        ``{method: {option: value}}`` passed to the methods (e.g.
+        ``{label or method: {option: value}}`` passed to the methods (e.g.
         ``{"mistakes": {"gap_check": "assume"}}``).
     time_limit : float, optional
         Seconds per exact solve; a method that runs out is recorded as skipped.
@@ -205,7 +219,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
     from tqdm.auto import tqdm
 
     methods = list(methods)
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if _split_spec(m)[1] not in METHODS]
     if unknown:
         raise ValueError(f"unknown methods {unknown}; registered: {sorted(METHODS)}")
     if not methods:

@@ -75,6 +75,12 @@ def test_generic_path_runs_any_registered_method(toy_method):
     assert f.f1.iloc[0] == pytest.approx(2 * 2 / 6)      # {0, 1, 2} against {0, 2, 4}
 
 
+def test_labelled_method_with_its_own_options():
+    f = recovery_study(["samp_agg", "sa10=samp_agg"], [300], method_options={"sa10": {"blocks": 10}},
+                       **{**SMALL, "trials": 1})
+    assert sorted(f.method) == ["sa10", "samp_agg"] and (f.status == "ok").all()
+
+
 @pytest.mark.parametrize("kw,msg", [({"methods": ["nope"]}, "unknown methods"),
                                     ({"n_grid": []}, "n_grid"),
                                     ({"trials": 0}, "trials")])
