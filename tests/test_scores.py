@@ -119,3 +119,29 @@ def test_two_swap_matches_brute_force(case, gram):
         assert set(map(tuple, sups[v <= kth])) <= got
         rest = np.array([tuple(row) not in got for row in sups])
         assert np.all(v[rest] >= bound - 1e-12)
+
+
+@pytest.mark.parametrize("case", [
+    # n, p, s, r, lam, always-in columns, AR(1) correlation of the columns
+    (100, 12, 4, 1.1, 5.0, 1, 0.0), (300, 14, 4, 1.1, 30.0, 1, 0.3), (60, 10, 3, 5.0, 1.0, 0, 0.0),
+    (400, 16, 5, 1.1, 40.0, 2, 0.1), (80, 11, 3, 0.2, 2.0, 1, 0.6)])
+def test_class_lower_bounds_are_valid(case):
+    n, p, s, r, lam, kf, rho = case
+    rng = np.random.default_rng(p * 7 + kf)
+    Z = rng.normal(size=(n, p))
+    for j in range(1, p):
+        Z[:, j] = rho * Z[:, j - 1] + np.sqrt(1 - rho**2) * Z[:, j]
+    X = np.clip(Z, -0.5, 0.5)
+    y = np.clip(X[:, :s] @ np.full(s, 0.5) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    F = np.column_stack([np.ones(n), np.clip(rng.normal(size=n), -.5, .5)])[:, :kf]
+    sc = LeastSquaresScorer(X, y, lam, r, F)
+    S1 = np.arange(s)
+    out = np.setdiff1d(np.arange(p), S1)
+    ks = range(1, min(s, p - s) + 1)
+    lb = sc.class_lower_bounds(S1, ks)
+    for k in ks:
+        sups = np.array([sorted(set(S1) - set(D) | set(A)) for D in itertools.combinations(S1, k)
+                         for A in itertools.combinations(out, k)])
+        best = sc.score(sups).min()
+        assert lb[k] <= best + 1e-12
+        assert np.isfinite(lb[k])

@@ -21,7 +21,7 @@ from math import comb
 
 import numpy as np
 
-from .candidates import Certificate, MistakeCandidates, TopRCandidates
+from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           top_r_by_enumeration)
 from .heuristics import iht_support, local_search
@@ -68,8 +68,6 @@ class SubsetSearch:
         self.search = search
         self.time_limit = time_limit
         self.n_seed_cuts = n_seed_cuts
-        #: Outer-approximation rounds spent bracketing a mistake class before the draw.
-        self.bracket_rounds = 3
         self._best = None
         self._nbhd = None
         self.certificates = []
@@ -94,6 +92,13 @@ class SubsetSearch:
             sc = self.scorer
             start = iht_support(sc, self.s)
             S, v, nbhd = local_search(sc, start)
+            cert = self._certify_local_optimum(S, v, nbhd)
+            if cert is not None:
+                self._nbhd = (S, *nbhd)
+                self.certificates.append(Certificate(cert.problem, cert.method, cert.lower,
+                                                     cert.upper, 1, time.perf_counter() - t0))
+                self._best = (S, v)
+                return self._best
             oa = OuterApproximation(sc, self.s, time_limit=self.time_limit, name="best support")
             oa.add_cut(S, *sc.cut(S))
             if nbhd is not None:
@@ -107,6 +112,34 @@ class SubsetSearch:
             self.certificates.append(cert)
             self._best = (S1, c1)
         return self._best
+
+    def _certify_local_optimum(self, S, v, nbhd):
+        """Prove a one-swap local optimum globally optimal without a mixed-integer solve.
+
+        Every other support lies in a mistake class around S: class 1 is the scored
+        neighbourhood, class 2 is searched exactly (rank-two updates), classes >= 3
+        are bounded analytically. If every class is above c(S), S is the best support.
+        Returns a Certificate, or None when the bounds do not settle it.
+        """
+        sc = self.scorer
+        if nbhd is None or not hasattr(sc, "class_lower_bounds") or not hasattr(sc, "two_swap"):
+            return None
+        if np.min(nbhd[1]) <= v:
+            return None
+        K = min(self.s, self.p - self.s)
+        lb = {}
+        if K >= 3:
+            lb = sc.class_lower_bounds(S, range(3, K + 1))
+            if min(lb.values()) <= v:
+                return None
+        if K >= 2:
+            _, val2, bound2 = sc.two_swap(S, 1)
+            if (len(val2) and val2[0] <= v) or (not len(val2) and bound2 <= v):
+                return None
+        # S is S_1 from here on: keep its class bounds for the later searches.
+        self.__dict__["_class_lb"] = dict(lb)
+        return Certificate("best support", "local optimum + exact class 2 + class bounds",
+                           float(v), float(v))
 
     def neighbourhood(self):
         """One-swap neighbours of S_1 and their exact scores."""
@@ -158,7 +191,21 @@ class SubsetSearch:
         else:
             min_mistakes = 2
         rounds = 0
-        if self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
+        family = range(min_mistakes, min(self.s, self.p - self.s) + 1)
+        if len(family) and hasattr(self.scorer, "class_lower_bounds"):
+            # A cheap certified bound on every class with >= min_mistakes mistakes
+            # often settles the completion without any mixed-integer solve.
+            t0 = time.perf_counter()
+            S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+            order = rank_supports(S_all, c_all)
+            v = c_all[order[R - 1]] if len(order) >= R else np.inf
+            lb = min(self.class_bounds(family).values())
+            if lb > v + 1e-12 * max(1.0, abs(v)):
+                certs.append(Certificate(f"supports with >= {min_mistakes} mistakes score above "
+                                         "the R-th (bound >= target proved)", "analytic bound",
+                                         float(lb), float(lb), 1, time.perf_counter() - t0))
+                family = range(0)
+        if len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
             oa = self._new_master("top-R completion")
             oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
             while True:
@@ -221,25 +268,22 @@ class SubsetSearch:
                                          "rank-two enumeration", scores[-1], scores[-1], 1,
                                          time.perf_counter() - t0))
                 continue
-            oa = self._new_master(f"mistake class {k}")
-            oa.add_constraint(S1, self.s - k, self.s - k)
             # Warm start inside the class: swap the k weakest members of S_1 for the
             # k best single additions, then a class-preserving local search.
             start = self._class_start(S1, k)
             Sk, vk, _ = local_search(self.scorer, start, center=S1, mistakes=k, max_rounds=20)
-            oa.add_cut(Sk)
             problem = f"best support with exactly {k} mistakes"
-            # A few rounds give a certified bracket [lower, upper] of the class minimum;
-            # the sampler closes it only if the class could win the draw.
-            Sk, vk, cert = oa.solve(problem, max_iter=self.bracket_rounds)
-            if cert.closed:
-                certs.append(cert)
+            # The class minimum is bracketed by [analytic bound, warm-start score]; the
+            # sampler tightens the bracket (outer approximation) only if the class
+            # could win the draw.
+            lk = self.class_bounds([k]).get(k, -np.inf)
+            if vk - lk <= GAP_TOL * max(1.0, abs(vk)):
+                certs.append(Certificate(problem, "analytic bound", float(lk), float(vk)))
             else:
-                refiners[k] = (lambda target=None, oa=oa, problem=problem:
-                               oa.solve(problem, target=target))
+                refiners[k] = self._class_refiner(S1, k, Sk, problem)
             supports.append(Sk)
             scores.append(vk)
-            lower.append(cert.lower)
+            lower.append(min(lk, vk))
         # The gap check needs the exact second-best score over all supports: prove that
         # no open class goes below the best of classes 1 and 2, or close it.
         best12 = min(scores[1:3])
@@ -258,6 +302,30 @@ class SubsetSearch:
                                float(second), list(self.certificates) + certs,
                                lower=np.array(lower), refiners=refiners)
         return mc
+
+    def class_bounds(self, ks):
+        """Certified lower bounds on the best score of mistake classes around S_1 (cached)."""
+        S1, _ = self.best()
+        if not hasattr(self.scorer, "class_lower_bounds"):
+            return {}
+        cache = self.__dict__.setdefault("_class_lb", {})
+        todo = [k for k in ks if k not in cache]
+        if todo:
+            cache.update(self.scorer.class_lower_bounds(S1, todo))
+        return {k: cache[k] for k in ks}
+
+    def _class_refiner(self, S1, k, start, problem):
+        """A callable that tightens the bracket of class k by outer approximation."""
+        state = {}
+
+        def refine(target=None):
+            if "oa" not in state:
+                oa = self._new_master(f"mistake class {k}")
+                oa.add_constraint(S1, self.s - k, self.s - k)
+                oa.add_cut(start)
+                state["oa"] = oa
+            return state["oa"].solve(problem, target=target)
+        return refine
 
     def _class_start(self, S1, k):
         nb, vals = self.neighbourhood()
