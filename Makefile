@@ -5,9 +5,29 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean bench
+# R side (issue 7): Debian's R and the R packages the wrapper and its tests use.
+# rpy2 (in the `test` extra) builds against R, so R comes before the pip step.
+R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass
+R_NEEDED       := reticulate testthat generics leaps MASS
+# The R wrapper is installed into a library inside .venv, found through R_LIBS.
+RLIB    := $(abspath $(VENV))/R-library
+RSTAMP  := $(VENV)/.r-wrapper-installed
+R_ENV   := R_LIBS=$(RLIB) RETICULATE_PYTHON=$(abspath $(PY))
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-$(STAMP): pyproject.toml
+.PHONY: demo test install clean bench r-system r-install test-r
+
+r-system:
+	@if command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(vapply(strsplit("$(R_NEEDED)", " ")[[1]], requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
+	  :; \
+	else \
+	  echo "installing R and R packages with apt-get: $(R_APT_PACKAGES)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends $(R_APT_PACKAGES) >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends $(R_APT_PACKAGES) >/dev/null; }; \
+	fi
+
+$(STAMP): pyproject.toml | r-system
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -15,11 +35,24 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+$(RSTAMP): $(STAMP) $(shell find r-wrapper -type f -not -path '*.Rcheck*' 2>/dev/null)
+	mkdir -p $(RLIB)
+	R CMD INSTALL -l $(RLIB) r-wrapper >$(VENV)/r-install.log 2>&1 || { cat $(VENV)/r-install.log; exit 1; }
+	touch $(RSTAMP)
+
+r-install: $(RSTAMP)
+
 demo: $(STAMP)
 	$(PY) -m dpsubset.demo
 
-test: $(STAMP)
-	$(PY) -m pytest -n 2 -q
+# The R testthat suite (prints "testthat: N passed, N failed, N skipped"; a skip
+# is a failure here, since Python is there), then the Python suite, which
+# includes the rpy2 tests (parity R wrapper vs Python API, leaps).
+test-r: $(RSTAMP)
+	$(R_ENV) DPSUBSET_REQUIRE_PYTHON=true Rscript r-wrapper/run-tests.R r-wrapper/tests/testthat
+
+test: $(STAMP) test-r
+	$(R_ENV) DPSUBSET_REQUIRE_R=true $(PY) -m pytest -n 2 -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -117,7 +117,8 @@ def rpy2_to_pandas(df):
         name = str(name)
         cls = tuple(col.rclass) if hasattr(col, "rclass") else ()
         if isinstance(col, rv.FactorVector):
-            levels = [str(v) for v in col.levels]
+            # the "levels" attribute itself (FactorVector.levels goes through a deprecated converter)
+            levels = [str(v) for v in col.do_slot("levels")]
             codes = np.array([-1 if v is ri.NA_Integer else int(v) - 1 for v in col], dtype=np.int64)
             cols[name] = pd.Categorical.from_codes(codes, categories=levels, ordered="ordered" in cls)
         elif isinstance(col, rv.BoolVector):
@@ -347,7 +348,8 @@ def result_to_plain(res):
     dict
         ``support``, ``forced``, ``candidates`` (lists of str), ``coef_names`` and
         ``coef_values`` (None when the fit had ``refit=False``), ``method``,
-        ``nobs``, ``formula``, ``response``, ``privacy`` (a dict of the
+        ``nobs``, ``formula``, ``response``, ``loss``, ``response_levels`` (the
+        classes coded -1/+1 for a classification loss, else None), ``privacy`` (a dict of the
         :class:`~dpsubset.PrivacyReport` fields; ``stages`` and ``certificates``
         as lists of dicts), ``privacy_text`` (its printed form) and ``pickle``
         (the whole result, pickled and base64-encoded, so that R can save the fit
@@ -372,6 +374,9 @@ def result_to_plain(res):
         privacy_text=repr(rep), pickle=result_to_pickle(res),
         coef_names=None, coef_values=None,
     )
+    levels = getattr(res, "response_levels", None)  # classification losses only
+    out["response_levels"] = None if levels is None else [str(x) for x in levels]
+    out["loss"] = str(getattr(res, "loss", "squared"))
     if res.params is not None:
         out["coef_names"] = [str(x) for x in res.params.index]
         out["coef_values"] = [float(x) for x in res.params.to_numpy(dtype=float)]

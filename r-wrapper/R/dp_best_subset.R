@@ -1,0 +1,326 @@
+#' Differentially private best subset selection
+#'
+#' Selects the `s` best predictors of a linear model and refits their
+#' coefficients, with a formal differential privacy guarantee. This is the R
+#' interface to the Python function `dpsubset.dp_best_subset()`: the arguments
+#' have the same names and meanings, and every computation runs in Python (see
+#' [dpsubset_python] for how the Python is found). The result is an R object of
+#' class `"dpsubset"` with R fields and the usual methods.
+#'
+#' @section Formulas:
+#' The formula is not evaluated in R: it is translated to text and read by
+#' formulaic in Python, where the design checks it for privacy leaks. Supported:
+#' `y ~ .` (all other columns of `data`), `+`, `-` (dropping a term), `0 +` or
+#' `- 1` (no intercept), `:`, `*`, `/`, `(a + b)^2`, and the functions `log`,
+#' `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, `abs`, `I()` (arithmetic
+#' inside, e.g. `I(hp^2)`), `C(x, levels = c(...))`, `factor(x, levels = c(...))`
+#' (the same as `C()`), `poly(x, d, raw = TRUE)`. `scale()`, `center()` and
+#' orthogonal `poly()` are accepted but learn from the data, so the guarantee
+#' is void (with a warning). Anything else (`offset()`, `ns()`, `%in%`, `|`,
+#' variables that are not columns of `data`, other R functions) is an error:
+#' compute such columns in R and add them to `data`. Column names of the result
+#' follow formulaic: `cyl[T.6]` for a dummy, `log(hp)`, `wt:hp`; the intercept
+#' is shown as `(Intercept)`. Names in `bounds` and `keep` use the same names
+#' (`"Intercept"` is never needed there).
+#'
+#' @section Factors:
+#' A factor column is passed with its levels, in order and including levels
+#' that do not occur, and dpsubset takes those levels as **public**: which
+#' levels exist must not be learned from the data, since they decide the
+#' columns of the model. `factor(x)` and `read.csv(stringsAsFactors = TRUE)`
+#' learn them from the values: set them from public knowledge instead, e.g.
+#' `factor(x, levels = c("A", "N"))`. A character column has no levels; dpsubset
+#' then learns them from the data, warns and reports the guarantee as void.
+#' Logical columns are 0/1 columns with the public bound 1. Numeric columns
+#' need bounds (below). Dates and list columns are refused. Missing values in
+#' the columns the formula uses are an error (rows are never dropped: that
+#' would change n).
+#'
+#' @section Bounds:
+#' Bounds are public: they must come from outside the data. `bounds = c(b_x, b_y)`
+#' clips every predictor column to `[-b_x, b_x]` and the response to
+#' `[-b_y, b_y]`, without rescaling (the setting of the paper). Per-column
+#' bounds: `bounds = dpsubset_bounds(x = list(hp = c(50, 350), wt = 6), y = c(10, 35))`
+#' (or the same as a plain named list), where `c(lo, hi)` is an interval (clipped
+#' and mapped to `[-1, 1]` by its public midpoint and half-width) and a single
+#' number `b` a symmetric bound. Missing bounds are taken from the data with a
+#' warning of class `"dpsubset_privacy_leak"`, and the guarantee is void.
+#'
+#' @section Randomness:
+#' The private draws use Python's random generator. `set.seed()` does not affect
+#' them: pass `random_state` (a whole number) to repeat a release exactly; the
+#' same `random_state` gives the same result as the Python API on the same data.
+#' With `random_state = NULL` the generator is seeded from the operating
+#' system's entropy, which is what a real release should use.
+#'
+#' @param formula A two-sided formula such as `mpg ~ .` or `mpg ~ wt + hp + factor(cyl, levels = c(4, 6, 8))`
+#'   (see Formulas), or the same as a string.
+#' @param data A data.frame.
+#' @param eps Total privacy budget of the call (selection + refit), > 0.
+#' @param s Number of columns to select.
+#' @param method `"top_r"` (default; exact top-R, pure eps-DP), `"mistakes"`
+#'   (see `gap_check`), or another selection method registered in the Python
+#'   package (its comparison baselines; see `dpsubset.selection.METHODS` there).
+#' @param method_options A named list of further options of the chosen method,
+#'   passed to Python as a dict (`NULL`: none).
+#' @param bounds Public bounds: `NULL`, `c(b_x, b_y)`, or [dpsubset_bounds()] /
+#'   a list with elements among `x`, `y`, `default` (see Bounds).
+#' @param r Radius of the coefficient ball (in mapped units) of the scores and the refit.
+#' @param lam Ridge parameter of the scores (> 0); `NULL` means `0.1 * n`.
+#' @param R Length of the top-R list, fixed in advance; `NULL` means `2 + (p - s) s`.
+#' @param gap_check For `method = "mistakes"`: `"ptr"` (a private test of the
+#'   score gap, (eps, delta)-DP unconditionally) or `"assume"` (the paper's
+#'   conditional guarantee, not checked).
+#' @param eps0,delta Budget and delta of the gap test (`NULL`: a quarter of the
+#'   selection budget, and 1e-6).
+#' @param keep Character vector of columns always in the model.
+#' @param loss `"squared"` (default), `"huber"` (regression with outliers), or a
+#'   classification loss, `"logistic"` or `"hinge"`. For a classification loss the
+#'   response is a two-level factor (first level coded -1, second +1; the levels
+#'   must be fixed in advance), a logical, or 0/1; `fit$response_levels` then
+#'   names the two classes and `predict()` returns the linear score (positive:
+#'   the second level).
+#' @param huber_h,hinge_h Threshold of the Huber loss / smoothing of the hinge
+#'   loss, in the mapped units of the response (`NULL`: the Python default).
+#'   Only with that loss.
+#' @param refit Fit DP coefficients on the released support (objective perturbation).
+#' @param eps_select,eps_refit Manual split of `eps` (default: half each).
+#' @param search `"auto"`, `"enumeration"` or `"outer_approximation"`.
+#' @param time_limit Seconds allowed for each exact solve (`NULL`: no limit); if
+#'   reached, nothing is released (an error).
+#' @param random_state `NULL` or a whole number (see Randomness).
+#' @param verbose Show progress (printed by Python).
+#' @param ... Not used; an error if given (arguments are matched by name, as in
+#'   Python).
+#'
+#' @return An object of class `"dpsubset"`: a list with
+#'   \item{support}{the released columns (character).}
+#'   \item{coefficients}{DP coefficients (named numeric) over the always-in
+#'     columns and all candidates, zero off the support; `NULL` when `refit = FALSE`.}
+#'   \item{forced, candidates}{always-in columns and candidate columns (character).}
+#'   \item{privacy}{the privacy report, a list of class `"dpsubset_privacy"`:
+#'     `guarantee` (`"pure"`, `"approximate"`, `"conditional"` or `"void"`),
+#'     `statement`, `eps`, `delta`, `stages` (data.frame: stage, mechanism, eps,
+#'     delta), `neighbours`, `sensitivity`, `bounds_public`, `leaks`,
+#'     `certificates` (data.frame: problem, method, closed), `gap_check_passed`
+#'     (`NA` when there was no gap test), `all_certificates_closed`.}
+#'   \item{response_levels}{for a classification loss, the classes coded -1 and +1; else `NULL`.}
+#'   \item{method, s, loss, nobs, response, formula, formula_python, refit, call}{as named.}
+#'   It holds no data: no fitted values or residuals, which would be computed
+#'   from the private data. Methods: `print`, `summary`, `coef`, `predict`,
+#'   `nobs`, `formula`, and [generics::tidy()] / [generics::glance()].
+#' @seealso [dpsubset_python], [dpsubset_bounds()], [predict.dpsubset()], [tidy.dpsubset()]
+#' @export
+#' @examplesIf dpsubset_available()
+#' fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3,
+#'                       bounds = c(500, 40), r = 50, random_state = 1)
+#' fit
+#' summary(fit)
+#' coef(fit)
+#' predict(fit, mtcars[1:5, ])
+#' tidy(fit)
+dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = 1,
+                           lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
+                           keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL, refit = TRUE,
+                           eps_select = NULL, eps_refit = NULL,
+                           search = c("auto", "enumeration", "outer_approximation"), time_limit = NULL,
+                           random_state = NULL, verbose = FALSE, method_options = NULL, ...) {
+  cl <- match.call()
+  if (...length()) {
+    stop("unknown argument(s) ", paste(setdiff(names(list(...)), ""), collapse = ", "),
+         "; see ?dp_best_subset", call. = FALSE)
+  }
+  if (missing(eps)) stop("eps, the total privacy budget of the call, is required", call. = FALSE)
+  if (missing(s)) stop("s, the number of columns to select, is required", call. = FALSE)
+  if (!is.character(method) || length(method) != 1L) stop("method must be one string, e.g. \"top_r\"", call. = FALSE)
+  gap_check <- match.arg(gap_check)
+  search <- match.arg(search)
+  if (!is.null(method_options) && (!is.list(method_options) || is.null(names(method_options)))) {
+    stop("method_options must be a named list", call. = FALSE)
+  }
+  if (!is.data.frame(data)) {
+    stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
+  }
+  for (nm in c("eps", "s", "r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
+               "random_state", "huber_h", "hinge_h")) {
+    .check_number(get(nm, envir = environment()), nm)
+  }
+  if (!is.null(keep) && !is.character(keep)) stop("keep must be a character vector of column names", call. = FALSE)
+  if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
+  if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
+  if (is.character(formula)) formula <- stats::as.formula(formula)
+
+  ftxt <- .formula_text(formula, names(data))
+  cols <- .encode_frame(data, ftxt$vars)
+  args <- list(eps = eps, s = s, method = method, bounds = .bounds_plain(bounds), r = r, lam = lam, R = R,
+               gap_check = gap_check, eps0 = eps0, delta = delta,
+               keep = if (is.null(keep)) NULL else as.list(keep), loss = loss, refit = refit,
+               eps_select = eps_select, eps_refit = eps_refit, search = search, time_limit = time_limit,
+               random_state = random_state, verbose = isTRUE(verbose))
+  # Optional arguments go only when given, so the call also works with Python
+  # versions of dpsubset that predate them.
+  if (!is.null(method_options)) args$method_options <- method_options
+  if (!is.null(huber_h)) args$huber_h <- huber_h
+  if (!is.null(hinge_h)) args$hinge_h <- hinge_h
+  out <- .bridge()$fit(ftxt$text, cols, args)
+  plain <- out[[2]]
+  .replay_warnings(plain$warnings)
+  if (!is.null(plain$error)) .raise_python_error(plain$error)
+
+  state <- new.env(parent = emptyenv())
+  state$result <- out[[1]]
+  state$pickle <- plain$pickle
+  coefs <- NULL
+  if (!is.null(plain$coef_values)) {
+    coefs <- stats::setNames(as.numeric(unlist(plain$coef_values)), .r_names(plain$coef_names))
+  }
+  structure(list(
+    support = .chr(plain$support),
+    coefficients = coefs,
+    forced = .r_names(plain$forced),
+    candidates = .chr(plain$candidates),
+    privacy = .privacy_list(plain$privacy, plain$privacy_text),
+    method = plain$method,
+    s = as.integer(s),
+    loss = loss,
+    nobs = as.integer(plain$nobs),
+    response = plain$response,
+    response_levels = if (is.null(plain$response_levels)) NULL else .chr(plain$response_levels),
+    formula = formula,
+    formula_python = ftxt$text,
+    refit = refit,
+    call = cl,
+    .python = state
+  ), class = "dpsubset")
+}
+
+#' Public bounds for dp_best_subset
+#'
+#' Bounds must be fixed without looking at the data (from the measurement
+#' scale, a codebook, the design of the study). See the Bounds section of
+#' [dp_best_subset()].
+#'
+#' @param x `NULL`, one number `b` for every predictor column (clip to
+#'   `[-b, b]`, no rescaling; dummy and logical columns keep their bound 1), or
+#'   a named list of per-column bounds, each a number `b` or an interval
+#'   `c(lo, hi)`. Names are model-matrix column names or data variables.
+#' @param y Bound of the response: a number or an interval `c(lo, hi)`.
+#' @param default Bound for predictor columns that `x` does not name.
+#' @return A list of class `"dpsubset_bounds"`.
+#' @export
+#' @examples
+#' dpsubset_bounds(x = list(hp = c(50, 350), wt = c(1, 6)), y = c(10, 35), default = 10)
+dpsubset_bounds <- function(x = NULL, y = NULL, default = NULL) {
+  b <- list(x = x, y = y, default = default)
+  .bounds_plain(b)  # validate now, where the mistake is made
+  structure(b, class = "dpsubset_bounds")
+}
+
+#' @export
+print.dpsubset_bounds <- function(x, ...) {
+  fmt <- function(v) if (is.null(v)) "none" else if (length(v) == 2L) sprintf("[%g, %g]", v[1], v[2]) else format(v)
+  cat("Public bounds for dpsubset\n")
+  if (is.list(x$x)) {
+    for (nm in names(x$x)) cat(sprintf("  x %-12s %s\n", nm, fmt(x$x[[nm]])))
+  } else {
+    cat(sprintf("  x (all columns) %s\n", fmt(x$x)))
+  }
+  cat(sprintf("  y               %s\n  default         %s\n", fmt(x$y), fmt(x$default)))
+  invisible(x)
+}
+
+# ---------------------------------------------------------------------------- helpers
+
+.chr <- function(x) as.character(unlist(x))
+
+.r_names <- function(x) {
+  x <- .chr(x)
+  x[x == "Intercept"] <- "(Intercept)"
+  x
+}
+
+.check_number <- function(v, name) {
+  if (is.null(v)) return(invisible())
+  if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
+    stop(sprintf("%s must be a single number%s", name,
+                 if (name %in% c("lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
+                                 "random_state")) " or NULL" else ""),
+         call. = FALSE)
+  }
+  invisible()
+}
+
+.bound_entry <- function(v, where) {
+  if (!is.numeric(v) || !(length(v) %in% 1:2) || anyNA(v)) {
+    stop(sprintf("bounds %s: give a number b or an interval c(lo, hi)", where), call. = FALSE)
+  }
+  if (length(v) == 2L) as.list(unname(as.numeric(v))) else unname(as.numeric(v))
+}
+
+# Bounds as plain values for the Python side (see dpsubset._rbridge._bounds_from_r).
+.bounds_plain <- function(bounds) {
+  if (is.null(bounds)) return(NULL)
+  if (is.numeric(bounds) && is.null(names(bounds))) {
+    if (length(bounds) != 2L) {
+      stop("bounds: give c(b_x, b_y), or dpsubset_bounds(x = ..., y = ...) for per-column bounds", call. = FALSE)
+    }
+    return(list(pair = lapply(bounds, function(v) if (is.na(v)) NULL else as.numeric(v))))
+  }
+  if (is.numeric(bounds)) bounds <- as.list(bounds)
+  if (!is.list(bounds)) stop("bounds: give c(b_x, b_y) or dpsubset_bounds(x = ..., y = ...)", call. = FALSE)
+  bounds <- unclass(bounds)
+  extra <- setdiff(names(bounds), c("x", "y", "default"))
+  if (is.null(names(bounds)) || length(extra)) {
+    stop("bounds: a list must have elements named among x, y, default", call. = FALSE)
+  }
+  out <- list()
+  x <- bounds$x
+  if (!is.null(x)) {
+    if (is.numeric(x) && is.null(names(x))) {
+      if (length(x) != 1L) {
+        stop("bounds x: one number for all columns, or a named list such as list(hp = c(50, 350))", call. = FALSE)
+      }
+      out$x <- as.numeric(x)
+    } else {
+      x <- as.list(x)
+      if (is.null(names(x)) || any(!nzchar(names(x)))) stop("bounds x: every entry must be named", call. = FALSE)
+      out$x <- stats::setNames(lapply(names(x), function(nm) .bound_entry(x[[nm]], sprintf("x[\"%s\"]", nm))),
+                               names(x))
+    }
+  }
+  if (!is.null(bounds$y)) out$y <- .bound_entry(bounds$y, "y")
+  if (!is.null(bounds$default)) out$default <- .bound_entry(bounds$default, "default")
+  out
+}
+
+.rows_df <- function(rows, cols) {
+  if (!length(rows)) {
+    return(as.data.frame(stats::setNames(lapply(cols, function(t) vector(t, 0L)), names(cols)),
+                         stringsAsFactors = FALSE))
+  }
+  df <- lapply(names(cols), function(nm) {
+    v <- lapply(rows, function(r) r[[nm]])
+    conv <- switch(cols[[nm]], character = as.character, numeric = as.numeric, logical = as.logical)
+    conv(unlist(v))
+  })
+  as.data.frame(stats::setNames(df, names(cols)), stringsAsFactors = FALSE)
+}
+
+.privacy_list <- function(p, text) {
+  structure(list(
+    guarantee = p$guarantee,
+    statement = p$statement,
+    eps = p$eps,
+    delta = p$delta,
+    stages = .rows_df(p$stages, c(stage = "character", mechanism = "character", eps = "numeric",
+                                  delta = "numeric")),
+    neighbours = p$neighbours,
+    sensitivity = p$sensitivity,
+    bounds_public = p$bounds_public,
+    leaks = .chr(p$leaks),
+    certificates = .rows_df(p$certificates, c(problem = "character", method = "character", closed = "logical")),
+    gap_check_passed = if (is.null(p$gap_check_passed)) NA else p$gap_check_passed,
+    all_certificates_closed = p$all_certificates_closed,
+    text = text
+  ), class = "dpsubset_privacy")
+}

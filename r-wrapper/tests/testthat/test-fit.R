@@ -1,0 +1,159 @@
+# End to end through Python: the fit, its fields and its methods.
+fit_mtcars <- function(...) {
+  dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds(), random_state = 1, ...)
+}
+
+test_that("a fit has R-native fields", {
+  skip_if_no_python()
+  fit <- fit_mtcars()
+  expect_s3_class(fit, "dpsubset")
+  expect_type(fit$support, "character")
+  expect_length(fit$support, 3L)
+  expect_true(all(fit$support %in% names(mtcars)))
+  expect_equal(fit$candidates, setdiff(names(mtcars), "mpg"))
+  expect_equal(fit$forced, "(Intercept)")
+  expect_type(fit$coefficients, "double")
+  expect_named(fit$coefficients, c("(Intercept)", fit$candidates))
+  expect_true(all(fit$coefficients[setdiff(fit$candidates, fit$support)] == 0))
+  expect_equal(nobs(fit), 32L)
+  p <- fit$privacy
+  expect_type(p, "list")
+  expect_equal(p$guarantee, "pure")
+  expect_equal(p$eps, 1)
+  expect_equal(p$delta, 0)
+  expect_s3_class(p$stages, "data.frame")
+  expect_equal(p$stages$stage, c("selection", "refit"))
+  expect_true(p$all_certificates_closed)
+  expect_true(is.na(p$gap_check_passed))
+})
+
+test_that("the same random_state gives the same release; s may be a double", {
+  skip_if_no_python()
+  a <- fit_mtcars()
+  b <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3L, bounds = mtcars_bounds(), random_state = 1L)
+  expect_identical(a$support, b$support)
+  expect_identical(a$coefficients, b$coefficients)
+})
+
+test_that("print, summary, coef, predict, tidy and glance read naturally", {
+  skip_if_no_python()
+  fit <- fit_mtcars()
+  out <- capture.output(print(fit))
+  expect_match(out[1], "Differentially private best subset selection")
+  expect_true(any(grepl("Selected:", out)))
+  expect_true(any(grepl("pure eps-differential privacy", out)))
+  s <- summary(fit)
+  expect_s3_class(s, "summary.dpsubset")
+  so <- capture.output(print(s))
+  expect_true(any(grepl("Privacy budget", so)))
+  expect_true(any(grepl("No standard errors", so)))
+  expect_equal(s$coefficients$term, c("(Intercept)", fit$support))
+  expect_equal(names(coef(fit, complete = FALSE)), c("(Intercept)", fit$support))
+  pr <- predict(fit, mtcars[1:5, ])
+  expect_named(pr, rownames(mtcars)[1:5])
+  expect_true(all(is.finite(pr)))
+  # predictions are the clipped, mapped design times the DP coefficients: with
+  # these wide bounds nothing is clipped, so they are a linear combination in R too
+  X <- cbind(1, as.matrix(mtcars[1:5, fit$support]))
+  expect_equal(unname(pr), unname(drop(X %*% coef(fit, complete = FALSE))), tolerance = 1e-10)
+  td <- generics::tidy(fit)
+  expect_s3_class(td, "data.frame")
+  expect_true(all(c("term", "estimate", "selected", "forced") %in% names(td)))
+  expect_equal(td$term[td$selected], fit$support)
+  gl <- generics::glance(fit)
+  expect_equal(nrow(gl), 1L)
+  expect_equal(gl$nobs, 32L)
+  expect_equal(gl$guarantee, "pure")
+  expect_identical(tidy(fit), td)  # re-exported generic
+})
+
+test_that("predict needs newdata and the columns of the formula", {
+  skip_if_no_python()
+  fit <- fit_mtcars()
+  expect_error(predict(fit), "releases no fitted values")
+  expect_error(predict(fit, mtcars[1:3, c("mpg", "cyl")]), "newdata")
+})
+
+test_that("a saved fit predicts after readRDS (the Python result is pickled inside)", {
+  skip_if_no_python()
+  fit <- fit_mtcars()
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  back$.python$result <- NULL  # as in a new session, where the Python pointer is gone
+  expect_equal(predict(back, mtcars[6:8, ]), predict(fit, mtcars[6:8, ]))
+})
+
+test_that("missing bounds warn with class dpsubset_privacy_leak and void the guarantee", {
+  skip_if_no_python()
+  expect_warning(fit <- dp_best_subset(mpg ~ wt + hp + qsec, data = mtcars, eps = 1, s = 1, random_state = 2),
+                 class = "dpsubset_privacy_leak")
+  expect_equal(fit$privacy$guarantee, "void")
+  expect_false(fit$privacy$bounds_public)
+  expect_true(length(fit$privacy$leaks) > 0)
+  expect_output(print(fit), "NO differential privacy guarantee")
+})
+
+test_that("factors carry their levels; character columns learn theirs and warn", {
+  skip_if_no_python()
+  d <- sim_data(120)
+  d$g <- factor(rep(c("u", "v"), 60), levels = c("u", "v", "w"))
+  b <- dpsubset_bounds(x = 1, y = 2)
+  fit <- dp_best_subset(y ~ ., data = d, eps = 2, s = 2, bounds = b, random_state = 3)
+  expect_true(all(c("g[T.v]", "g[T.w]") %in% fit$candidates))
+  expect_equal(fit$privacy$guarantee, "pure")
+  d$g <- as.character(d$g)
+  expect_warning(fit2 <- dp_best_subset(y ~ ., data = d, eps = 2, s = 2, bounds = b, random_state = 3),
+                 class = "dpsubset_privacy_leak")
+  expect_equal(fit2$privacy$guarantee, "void")
+})
+
+test_that("arguments map to the Python function: bounds pair, keep, method, refit", {
+  skip_if_no_python()
+  d <- sim_data()
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = c(1, 2), keep = "x8", random_state = 4)
+  expect_equal(fit$forced, c("(Intercept)", "x8"))
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = c(1, 2), method = "mistakes", random_state = 4)
+  expect_equal(fit$privacy$guarantee, "approximate")
+  expect_false(is.na(fit$privacy$gap_check_passed))
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = c(1, 2), refit = FALSE, random_state = 4)
+  expect_null(coef(fit))
+  expect_true(all(is.na(generics::tidy(fit)$estimate)))
+  expect_error(predict(fit, d), "refit = TRUE")
+  fit <- dp_best_subset(y ~ log1p(abs(x1)) + I(x2^2) + x3, data = d, eps = 4, s = 1,
+                        bounds = dpsubset_bounds(default = 1, y = 2), random_state = 4)
+  expect_equal(fit$candidates, c("log1p(abs(x1))", "I(x2 ** 2)", "x3"))
+})
+
+test_that("Python's errors arrive as R errors with the Python message", {
+  skip_if_no_python()
+  expect_error(dp_best_subset(mpg ~ ., data = mtcars, eps = -1, s = 3, bounds = mtcars_bounds()),
+               "eps must be a finite number > 0.*ValueError")
+  expect_error(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 30, bounds = mtcars_bounds()),
+               "larger than the number of candidate columns")
+  d <- mtcars
+  d$wt[3] <- NA
+  expect_error(dp_best_subset(mpg ~ ., data = d, eps = 1, s = 3, bounds = mtcars_bounds()), "wt")
+  expect_error(dp_best_subset(mpg ~ ., data = mtcars, eps = c(1, 2), s = 3), "single number")
+  expect_error(dp_best_subset(mpg ~ ., data = as.matrix(mtcars), eps = 1, s = 3), "data.frame")
+})
+
+test_that("the wrapper reports the Python it uses", {
+  skip_if_no_python()
+  expect_true(file.exists(dpsubset_python()))
+  expect_match(dpsubset:::.no_python_message("No module named 'dpsubset'"), "RETICULATE_PYTHON")
+  expect_match(dpsubset:::.no_python_message("x"), "install_dpsubset")
+})
+
+test_that("a classification loss takes a two-level factor response", {
+  skip_if_no_python()
+  d <- sim_data(160)
+  d$y <- factor(ifelse(d$y > 0, "up", "down"), levels = c("down", "up"))
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
+                        random_state = 6)
+  expect_equal(fit$loss, "logistic")
+  expect_equal(fit$response_levels, c("down", "up"))
+  expect_output(print(fit), "Classes: down \\(coded -1\\), up \\(coded \\+1\\)")
+  expect_length(predict(fit, d[1:4, ]), 4L)
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "nope"), "loss must be one of")
+})
