@@ -1,0 +1,121 @@
+"""Speed of the exact candidate search, stage by stage, against abess and the pass-over-X floor.
+
+Setting (Section 5 of Prastakos et al. 2025): rho = 0.1, SNR = 5, s = 5,
+b_x = b_y = 0.5, r = 1.1, lam = 120, n = 1000. For each p and seed, in a fresh
+process (so that the peak resident memory is that setting's own):
+
+- the complete candidate computation that top-R (R = 2 + (p - s) s) and the mistakes
+  mechanism need: the certified best support, its one-swap neighbourhood, the exact
+  top-R list (two-mistake class and completion), and the mistake classes;
+- whether every certificate closed, and how often the completion step (supports with
+  two or more mistakes beyond the paper's pool) was needed;
+- one pass over X (X' times the n x s block of the best support) and the time to
+  score the whole one-swap neighbourhood, and their ratio;
+- abess (non-private best subset, bench-only dependency: pip install abess) on the
+  same data, and our time over its time.
+
+The table reports the median over seeds.
+
+    python bench/search_speed.py                       # p = 1000 and 10000, 5 seeds
+    python bench/search_speed.py --p 100000 --seeds 1  # runs; prints time and memory
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+S, B, R_BALL, LAM = 5, 0.5, 1.1, 120.0
+
+
+def one(p, n, seed):
+    from dpsubset.scores import LeastSquaresScorer
+    from dpsubset.search.exact import SubsetSearch, default_R
+    from dpsubset.simulate import make_regression
+
+    X, y, true = make_regression(n, p, S, random_state=seed)
+    X, y = np.clip(X, -B, B), np.clip(y, -B, B)
+    t0 = time.perf_counter()
+    sc = LeastSquaresScorer(X, y, LAM, R_BALL, np.ones((n, 1)))
+    search = SubsetSearch(sc, S)
+    S1, _ = search.best()
+    t_best = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    top = search.top_r(default_R(p, S))
+    t_top = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    mc = search.mistake_classes()
+    t_mc = time.perf_counter() - t1
+    total = time.perf_counter() - t0
+    certs = list(top.certificates) + list(mc.certificates)
+    # Floors: one pass over X, and the whole one-swap neighbourhood.
+    reps = 3
+    t1 = time.perf_counter()
+    for _ in range(reps):
+        X.T @ X[:, S1]
+    t_pass = (time.perf_counter() - t1) / reps
+    t1 = time.perf_counter()
+    for _ in range(reps):
+        sc.neighbourhood(S1)
+    t_nbhd = (time.perf_counter() - t1) / reps
+    t_abess = None
+    try:
+        from abess.linear import LinearRegression
+        t1 = time.perf_counter()
+        LinearRegression(support_size=S).fit(X, y)
+        t_abess = time.perf_counter() - t1
+    except ImportError:
+        pass
+    return dict(p=p, n=n, seed=seed, total=total, best=t_best, top_r=t_top, mistakes=t_mc,
+                closed=all(c.closed for c in certs), n_solves=len(certs),
+                methods=sorted({c.method for c in certs}),
+                completion=int(top.completion_rounds), recovered=bool(np.array_equal(S1, true)),
+                pass_x=t_pass, nbhd=t_nbhd, abess=t_abess,
+                peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--p", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--single", nargs=3, type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.single:
+        print(json.dumps(one(*args.single)))
+        return
+    print(f"n={args.n} s={S} lam={LAM} r={R_BALL} b={B}; median over {args.seeds} seeds "
+          "(each run in a fresh process)")
+    head = (f"{'p':>7} {'total s':>8} {'best s':>7} {'top-R s':>8} {'mistk s':>8} {'closed':>7} "
+            f"{'compl.':>6} {'peak MB':>8} {'nbhd/pass':>9} {'abess s':>8} {'ours/abess':>10}")
+    print(head)
+    for p in args.p:
+        rows = []
+        for seed in range(args.seeds):
+            out = subprocess.run([sys.executable, __file__, "--single", str(p), str(args.n), str(seed)],
+                                 capture_output=True, text=True)
+            if out.returncode:
+                print(out.stderr[-2000:])
+                raise SystemExit(f"p={p} seed={seed} failed")
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
+        ab = [r["abess"] for r in rows if r["abess"] is not None]
+        ab_med = statistics.median(ab) if ab else float("nan")
+        print(f"{p:>7} {med('total'):>8.2f} {med('best'):>7.2f} {med('top_r'):>8.2f} "
+              f"{med('mistakes'):>8.2f} {str(all(r['closed'] for r in rows)):>7} "
+              f"{sum(r['completion'] > 0 for r in rows):>6} {max(r['peak_mb'] for r in rows):>8.0f} "
+              f"{statistics.median(r['nbhd'] / r['pass_x'] for r in rows):>9.1f} {ab_med:>8.3f} "
+              f"{med('total') / ab_med:>10.1f}", flush=True)
+        for r in rows:
+            print(f"        seed {r['seed']}: total {r['total']:.2f} s, solves {r['n_solves']} "
+                  f"({', '.join(r['methods'])}), best = truth: {r['recovered']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
