@@ -51,6 +51,15 @@ on S, and for the squared loss (l'_i = -rho_i) the cut is the least-squares cut 
 scores.py exactly. (Under the normalisation of the paper's Appendix C, ridge
 (lam/n)||beta||^2, the same derivation gives -(sum_i l'_i x_ij)^2 / (4 n lam).)
 
+Hooks for the search. ``bracket`` gives certified [lower, upper] brackets of many
+scores at a fraction of the cost of exact scores, and ``two_swap`` (the interface of
+the least-squares scorer's) returns the best members of the two-mistake class around a
+support exactly, scoring only the members its brackets cannot rule out.
+
+Cost (CPU, p = 100, s = 5 plus an intercept, a shared 2-core machine): about 0.3 us
+per row per support, i.e. ~130 us per score at n = 400 and ~500 us at n = 1600
+(2 to 3 Newton steps from the warm start).
+
 Everything here sees clipped, private data. Nothing in this module is released.
 """
 from __future__ import annotations
