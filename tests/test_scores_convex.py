@@ -307,3 +307,21 @@ def test_two_swap_is_exact(name):
         assert sc.two_swap_stats["scored_exactly"] <= len(members)
     S2, v2, bound = sc.two_swap(S1, 10, threshold=full[order[3]])
     assert len(v2) == 4 and bound >= full[order[3]] - tol
+
+
+@pytest.mark.parametrize("name", ["logistic", "hinge", "huber", "squared"])
+def test_class_lower_bounds_are_valid(name):
+    """Every mistake class's minimum (all members scored) is >= its certified bound."""
+    X, y = _data(name, n=150, p=10, seed=11)
+    for r in (0.4, 3.0):
+        sc = ConvexLossScorer(X, y, 2.0, r, np.ones((len(y), 1)), loss=LOSSES[name])
+        S1 = np.array([0, 3, 5])
+        S_all, c_all = score_all(sc, 3)
+        mistakes = 3 - np.isin(S_all, S1).sum(axis=1)
+        lb = sc.class_lower_bounds(S1, [1, 2, 3])
+        assert set(lb) == {1, 2, 3}
+        for k, bound in lb.items():
+            true_min = c_all[mistakes == k].min() - sc.max_score_error
+            assert bound <= true_min, (k, bound, true_min)
+        # the bound is informative for the nearest class (not -inf or far below)
+        assert lb[1] > c_all[mistakes == 1].min() - 0.5
