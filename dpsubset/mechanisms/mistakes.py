@@ -90,6 +90,11 @@ def sample_mistakes(cands, eps: float, Delta: float, rng: np.random.Generator) -
     return uniform_member_of_class(cands.center, k, cands.p, rng)
 
 
+# After this many decisions in one draw (only near-ties get here) the classes in play
+# are solved exactly, which always ends the loop.
+_MAX_DECISIONS = 50
+
+
 def _lazy_class_draw(cands, eps, Delta, rng):
     """The same Gumbel-max draw as the eager sampler, with some class minima bracketed.
 
@@ -98,12 +103,17 @@ def _lazy_class_draw(cands, eps, Delta, rng):
     [lower_k, upper_k] has its perturbed log-weight in an interval; as long as the
     winner's interval lies strictly above every other interval the argmax is the one
     the exact values would give, so the draw is exact in distribution. Otherwise the
-    open class that could still win is solved exactly, and the check repeats.
+    open classes that could still change the argmax are decided against the score
+    that settles the comparison (a member below it, or a proof that there is none),
+    and the check repeats. Every step moves a bracket end past a decision point, so
+    the loop ends; at worst a class is pinned down exactly.
     """
     G = rng.gumbel(size=len(cands.scores))
     logm = np.array([log_multiplicity(m) for m in cands.class_sizes])
     scale = eps / (2.0 * Delta)
+    rounds = 0
     while True:
+        rounds += 1
         hi = logm - scale * np.asarray(cands.lower, dtype=float) + G
         lo = logm - scale * np.asarray(cands.scores, dtype=float) + G
         w = int(np.argmax(lo))
@@ -117,9 +127,19 @@ def _lazy_class_draw(cands, eps, Delta, rng):
             # (hi[k] < lo[w]), or solve it exactly if that fails.
             for k in open_rivals:
                 target = (logm[k] + G[k] - lo[w]) / scale
-                cands.close(k, target + 1e-12 * max(1.0, abs(target)))
-        elif w in open_:  # exact rivals still in play: pin the leader down exactly
-            cands.close(w)
+                cands.close(k, target + 1e-12 * max(1.0, abs(target))
+                            if rounds <= _MAX_DECISIONS else None)
+        elif w in open_:
+            # Only exact rivals are in play: the leader wins iff its minimum is below
+            # the score at which its perturbed log-weight equals the best rival's.
+            # Decide that target (a member below it, or a proof that none is).
+            best_rival = max(hi[k] for k in in_play)
+            target = (logm[w] + G[w] - best_rival) / scale
+            target -= 1e-12 * max(1.0, abs(target))
+            if cands.lower[w] >= target or rounds > _MAX_DECISIONS:
+                cands.close(w)  # a near-tie: settle it exactly
+            else:
+                cands.close(w, target)
         else:  # every class in play is exact: the exact argmax (a tie at worst)
             return w
 

@@ -114,7 +114,7 @@ class MistakeCandidates:
     certificates: list = field(default_factory=list)
     #: Certified lower bounds of the class minima (None: every class is exact).
     lower: np.ndarray | None = None
-    #: k -> callable closing class k exactly; returns (support, score, Certificate).
+    #: k -> callable refine(target=None) -> (support, score, Certificate, exact): see close().
     refiners: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -126,17 +126,24 @@ class MistakeCandidates:
                 if self.scores[k] - self.lower[k] > GAP_TOL * max(1.0, abs(self.scores[k]))]
 
     def close(self, k: int, target: float | None = None) -> None:
-        """Tighten class k: prove its minimum is >= target, or solve it exactly.
+        """Tighten the bracket of class k against ``target``, or solve it exactly.
 
-        Used by the lazy sampler when class k could still win the draw. With no
-        target the class is solved exactly.
+        With a target the refiner decides which side of the target the class
+        minimum lies on: either it proves the minimum >= target (the lower end of the
+        bracket rises) or it finds a member scoring below the target (the upper end
+        falls to that member's score). Either outcome settles a comparison in the
+        lazy sampler without solving the class to optimality. With no target the
+        class is solved exactly.
         """
-        S, v, cert = self.refiners[k](target)
-        self.certificates.append(cert)
+        S, v, cert, exact = self.refiners[k](target)
         if S is None:  # bound proved: minimum >= cert.lower >= target
             self.lower[k] = max(self.lower[k], cert.lower)
-        else:
+            self.certificates.append(cert)
+        elif exact:
             self.supports[k], self.scores[k], self.lower[k] = S, v, v
+            self.certificates.append(cert)
+        elif v < self.scores[k]:  # a better member: the upper end of the bracket falls
+            self.supports[k], self.scores[k] = S, v
 
     @property
     def class_sizes(self) -> list[int]:

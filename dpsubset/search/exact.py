@@ -285,9 +285,11 @@ class SubsetSearch:
                 refine = self._class_refiner(S1, k, Sk, problem)
                 # A few outer-approximation rounds tighten the bracket before the draw
                 # (measured: without them the lazy draw closes flat classes far more often).
-                Sk, vk, cert = refine(max_iter=self.bracket_rounds)
-                lk = max(lk, cert.lower)
-                if cert.closed:
+                Sk, vk, cert, exact = refine(max_iter=self.bracket_rounds) if self.bracket_rounds \
+                    else (Sk, vk, None, False)
+                if cert is not None:
+                    lk = max(lk, cert.lower)
+                if exact:
                     certs.append(cert)
                 else:
                     refiners[k] = refine
@@ -296,17 +298,25 @@ class SubsetSearch:
             lower.append(min(lk, vk))
         # The gap check needs the exact second-best score over all supports: prove that
         # no open class goes below the best of classes 1 and 2, or close it.
+        # Decide every open class against the running second best: a class either is
+        # proved above it or yields a member below it (which becomes the new second
+        # best, and the other classes are decided against that).
         best12 = min(scores[1:3])
-        for k in sorted(refiners):
-            if lower[k] < best12:
-                U, u, cert = refiners[k](best12)
-                if U is None:
-                    lower[k] = max(lower[k], cert.lower)
-                    certs.append(cert)
-                else:
-                    supports[k], scores[k], lower[k] = U, u, u
-                    certs.append(cert)
-                    del refiners[k]
+        unsettled = set(refiners)
+        while unsettled:
+            k = min(unsettled)
+            unsettled.discard(k)
+            if lower[k] >= best12:
+                continue
+            U, u, cert, _ = refiners[k](best12)
+            if U is None:
+                lower[k] = max(lower[k], cert.lower)
+                certs.append(cert)
+            else:
+                supports[k], scores[k] = U, u
+                best12 = u
+                unsettled = {j for j in refiners if j != k and lower[j] < best12}
+                unsettled.add(k)  # its own minimum may lie lower still
         second = min(scores[1:]) if len(scores) > 1 else np.inf
         mc = MistakeCandidates(S1, np.vstack(supports), np.array(scores), self.p, self.s,
                                float(second), list(self.certificates) + certs,
@@ -329,12 +339,24 @@ class SubsetSearch:
         state = {}
 
         def refine(target=None, max_iter=10_000):
+            """target None: solve exactly (or bracket, with max_iter). Otherwise decide
+            the target: (None, None, cert, False) if the class minimum is proved
+            >= target, (S, c(S), cert, False) for a member S with c(S) < target."""
             if "oa" not in state:
                 oa = self._new_master(f"mistake class {k}")
                 oa.add_constraint(S1, self.s - k, self.s - k)
                 oa.add_cut(start)
                 state["oa"] = oa
-            return state["oa"].solve(problem, target=target, max_iter=max_iter)
+            oa = state["oa"]
+            if target is None:
+                S, v, cert = oa.solve(problem, max_iter=max_iter)
+                return S, v, cert, cert.closed
+            if oa.best_value < target:  # a member below the target is already known
+                return (oa.best_support.copy(), oa.best_value,
+                        Certificate(problem + " (member below target known)", "incumbent",
+                                    -np.inf, oa.best_value), False)
+            S, v, cert = oa.find_below(target, problem)
+            return S, v, cert, False
         return refine
 
     def _class_start(self, S1, k):
