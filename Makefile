@@ -27,9 +27,16 @@ r-system:
 	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends $(R_APT_PACKAGES) >/dev/null; }; \
 	fi
 
-$(STAMP): pyproject.toml | r-system
+# The package alone (enough for the demo), then the test extras (rpy2 needs R).
+BASE_STAMP := $(VENV)/.installed-base
+
+$(BASE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(BASE_STAMP)
+
+$(STAMP): $(BASE_STAMP) pyproject.toml | r-system
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -42,7 +49,7 @@ $(RSTAMP): $(STAMP) $(shell find r-wrapper -type f -not -path '*.Rcheck*' 2>/dev
 
 r-install: $(RSTAMP)
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	$(PY) -m dpsubset.demo
 
 # The R testthat suite (prints "testthat: N passed, N failed, N skipped"; a skip
