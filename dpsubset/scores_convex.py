@@ -404,9 +404,10 @@ class ConvexLossScorer:
         scorer, exact by certified pruning. A member B + {j, k} of the class (B: the
         support less two elements) is first bracketed at its warm start beta_0 (the
         fit on ``support`` restricted to B, zero on j and k): F(beta_0) is an upper
-        bound and F(beta_0) - gap(beta_0) a lower bound. At beta_0 the linear
-        predictor is that of B alone, so the brackets of all C(p - s, 2) members
-        sharing B cost one pass over the data (X' l'(eta_B)) plus O(1) per member.
+        bound and F(beta_0) - gap(beta_0) a lower bound; the same with the exact fit
+        on B as beta_0 gives a second bracket, and the tighter ends are kept. At beta_0
+        the linear predictor is that of B alone, so the brackets of all C(p - s, 2)
+        members sharing B cost a pass over the data (X' l'(eta_B)) plus O(1) each.
         Only members whose lower bound does not exceed the cut-off (the ``keep``-th
         smallest of ``other_values`` and of the members' upper bounds, capped by
         ``threshold``) are scored exactly. Brackets and exact scores are cached per
@@ -466,27 +467,37 @@ class ConvexLossScorer:
         for D in combinations(range(s), 2):
             keep_pos = np.delete(np.arange(s), D)
             B = S1[keep_pos]
-            bB = np.concatenate([beta[:kf], beta[kf:][keep_pos]])
-            eta = self.forced @ bB[:kf] + self.X[:, B] @ bB[kf:]
-            lval, d1, _ = self.loss_fn.all_derivatives(eta, self.y)
-            FB = float(lval.mean() + 0.5 * lam_n * bB @ bB)
-            vB = np.concatenate([self.forced.T @ d1, self.X[:, B].T @ d1]) / n
-            vo = self.X[:, outside].T @ d1 / n
-            vj, vk = vo[pj], vo[pk]
-            nv = np.sqrt(vB @ vB + vj * vj + vk * vk)
-            mu = np.maximum(0.0, nv / r - lam_n)
-            c = lam_n + mu
-            resB = vB[None, :] + c[:, None] * bB[None, :]
-            gap = (np.einsum("mk,mk->m", resB, resB) + vj * vj + vk * vk) / (2.0 * c) \
-                + 0.5 * mu * max(r * r - bB @ bB, 0.0)
-            err = gap + self._round_off(np.array([FB]))[0]
+            # Two warm starts, each giving a bracket for every member B + {j, k}: the
+            # fit on S1 restricted to B (a good upper bound), and the exact fit on B
+            # (a good lower bound: only the new columns' terms remain in the gap).
+            starts = [np.concatenate([beta[:kf], beta[kf:][keep_pos]])]
+            if kf + len(B):
+                starts.append(self.fit(B[None, :])[1][0])
+            lo_b = np.full(len(pairs), -np.inf)
+            up_b = np.full(len(pairs), np.inf)
+            for bB in starts:
+                eta = self.forced @ bB[:kf] + self.X[:, B] @ bB[kf:]
+                lval, d1, _ = self.loss_fn.all_derivatives(eta, self.y)
+                FB = float(lval.mean() + 0.5 * lam_n * bB @ bB)
+                vB = np.concatenate([self.forced.T @ d1, self.X[:, B].T @ d1]) / n
+                vo = self.X[:, outside].T @ d1 / n
+                vj, vk = vo[pj], vo[pk]
+                nv = np.sqrt(vB @ vB + vj * vj + vk * vk)
+                mu = np.maximum(0.0, nv / r - lam_n)
+                c = lam_n + mu
+                resB = vB[None, :] + c[:, None] * bB[None, :]
+                gap = (np.einsum("mk,mk->m", resB, resB) + vj * vj + vk * vk) / (2.0 * c) \
+                    + 0.5 * mu * max(r * r - bB @ bB, 0.0)
+                err = gap + self._round_off(np.array([FB]))[0]
+                lo_b = np.maximum(lo_b, FB - err)
+                up_b = np.minimum(up_b, FB)
             rows = np.empty((len(pairs), s), dtype=np.intp)
             rows[:, :s - 2] = B
             rows[:, s - 2] = outside[pj]
             rows[:, s - 1] = outside[pk]
             members.append(rows)
-            up.append(np.full(len(pairs), FB))
-            lo.append(FB - err)
+            up.append(up_b)
+            lo.append(lo_b)
         return np.sort(np.vstack(members), axis=1), np.concatenate(lo), np.concatenate(up)
 
     def class_lower_bounds(self, support, ks):
