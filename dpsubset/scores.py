@@ -351,7 +351,11 @@ class LeastSquaresScorer:
             best_v = np.concatenate([best_v, vals])
             best_S = np.vstack([best_S, sups])
             if len(best_v) > keep:
-                order = _rank(best_S, best_v)[:keep]
+                # Keep the `keep` best (ties at the boundary by the lexicographic rule);
+                # a partition first, so the full sort only sees the boundary ties.
+                kth = np.partition(best_v, keep - 1)[keep - 1]
+                cand = np.flatnonzero(best_v <= kth)
+                order = cand[_rank(best_S[cand], best_v[cand])[:keep]]
                 best_v, best_S = best_v[order], best_S[order]
             if len(best_v) + len(others) >= keep:
                 both = np.concatenate([others, best_v])

@@ -69,8 +69,9 @@ class SubsetSearch:
         self.time_limit = time_limit
         self.n_seed_cuts = n_seed_cuts
         #: Outer-approximation rounds spent bracketing a mistake class before the draw.
-        self.bracket_rounds = 3
+        self.bracket_rounds = 0  # measured: the lazy draw's targeted refinement is cheaper
         self._best = None
+        self._class2_best = None  # (supports, scores, bound) of the best two-mistake member
         self._nbhd = None
         self.certificates = []
 
@@ -135,9 +136,11 @@ class SubsetSearch:
             if min(lb.values()) <= v:
                 return None
         if K >= 2:
-            _, val2, bound2 = sc.two_swap(S, 1)
+            class2 = sc.two_swap(S, 1)
+            _, val2, bound2 = class2
             if (len(val2) and val2[0] <= v) or (not len(val2) and bound2 <= v):
                 return None
+            self._class2_best = class2
         # S is S_1 from here on: keep its class bounds for the later searches.
         self.__dict__["_class_lb"] = dict(lb)
         return Certificate("best support", "local optimum + exact class 2 + class bounds",
@@ -164,6 +167,12 @@ class SubsetSearch:
         S1, _ = self.best()
         if self.s < 2 or self.p - self.s < 2 or not hasattr(self.scorer, "two_swap"):
             return None
+        if keep == 1 and other_values is None:
+            # The best member is also needed by the mistake classes and the best
+            # support's certificate: compute it once.
+            if getattr(self, "_class2_best", None) is None:
+                self._class2_best = self.scorer.two_swap(S1, 1)
+            return self._class2_best
         return self.scorer.two_swap(S1, keep, other_values=other_values)
 
     def top_r(self, R: int) -> TopRCandidates:
@@ -363,15 +372,21 @@ class SubsetSearch:
         return refine
 
     def _class_start(self, S1, k):
+        """Warm start in class k: drop the k members whose removal costs least and add
+        the k outsiders whose addition helps most, both read off the neighbourhood
+        (each neighbour differs from S_1 by one member gone and one outsider in)."""
         nb, vals = self.neighbourhood()
-        # The cost of removing each member and of adding each outsider, read off N1.
-        add_cost = {}
-        drop_cost = {}
-        for row, v in zip(nb, vals):
-            new = np.setdiff1d(row, S1)[0]
-            gone = np.setdiff1d(S1, row)[0]
-            add_cost[new] = min(add_cost.get(new, np.inf), v)
-            drop_cost[gone] = min(drop_cost.get(gone, np.inf), v)
-        drop = sorted(drop_cost, key=drop_cost.get)[:k]
-        add = sorted(add_cost, key=add_cost.get)[:k]
+        inside = np.isin(nb, S1)
+        new = nb[~inside]  # the outsider of each neighbour, row by row
+        present = np.zeros((len(nb), len(S1)), dtype=bool)
+        rows = np.broadcast_to(np.arange(len(nb))[:, None], nb.shape)
+        present[rows[inside], np.searchsorted(S1, nb[inside])] = True
+        gone = S1[np.argmin(present, axis=1)]  # the member absent from each neighbour
+        add_cost = np.full(self.p, np.inf)
+        np.minimum.at(add_cost, new, vals)
+        drop_cost = np.full(self.p, np.inf)
+        np.minimum.at(drop_cost, gone, vals)
+        drop = S1[np.argsort(drop_cost[S1], kind="stable")[:k]]
+        outside = np.setdiff1d(np.arange(self.p), S1)
+        add = outside[np.argsort(add_cost[outside], kind="stable")[:k]]
         return np.sort(np.concatenate([np.setdiff1d(S1, drop), add]))

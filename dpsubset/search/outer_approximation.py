@@ -108,12 +108,22 @@ class OuterApproximation:
         self.add_constraint(support, -highspy.kHighsInf, self.s - 1)
 
     def feasible(self, support):
-        S = np.asarray(support)
+        """Whether a support satisfies the family constraints."""
+        return bool(self.feasible_rows(np.asarray(support)[None, :])[0])
+
+    def feasible_rows(self, supports):
+        """Feasibility of many supports (rows) at once."""
+        supports = np.asarray(supports)
+        ok = np.ones(len(supports), dtype=bool)
+        if not self.constraints:
+            return ok
+        member = np.zeros(self.p, dtype=bool)
         for idx, lo, hi in self.constraints:
-            c = np.isin(idx, S).sum()
-            if c < lo - 1e-9 or c > hi + 1e-9:
-                return False
-        return True
+            member[:] = False
+            member[idx] = True
+            c = member[supports].sum(axis=1)
+            ok &= (c >= lo - 1e-9) & (c <= hi + 1e-9)
+        return ok
 
     def add_cut(self, support, value=None, grad=None):
         """Add the exact cut at support S (computing it if not given); returns c(S)."""
@@ -134,13 +144,18 @@ class OuterApproximation:
 
     def offer(self, supports, values):
         """Offer scored supports as incumbents (no cuts added)."""
-        for S, v in zip(supports, values):
-            if v < self.best_value and self.feasible(S):
-                self.best_value, self.best_support = float(v), np.sort(np.asarray(S))
+        supports, values = np.asarray(supports), np.asarray(values, dtype=float)
+        if len(values) == 0:
+            return
+        ok = np.flatnonzero(self.feasible_rows(supports))
+        if len(ok):
+            j = ok[np.argmin(values[ok])]
+            if values[j] < self.best_value:
+                self.best_value, self.best_support = float(values[j]), np.sort(supports[j])
 
     def _cut_neighbours(self, S):
         nb, vals = self.scorer.neighbourhood(S)
-        ok = np.array([self.feasible(row) for row in nb]) if self.constraints else np.ones(len(nb), bool)
+        ok = self.feasible_rows(nb)
         nb, vals = nb[ok], vals[ok]
         self.offer(nb, vals)
         for j in np.argsort(vals)[: self.cuts_per_round]:
