@@ -125,7 +125,8 @@ def test_two_swap_matches_brute_force(case, gram):
     # n, p, s, r, lam, always-in columns, AR(1) correlation of the columns
     (100, 12, 4, 1.1, 5.0, 1, 0.0), (300, 14, 4, 1.1, 30.0, 1, 0.3), (60, 10, 3, 5.0, 1.0, 0, 0.0),
     (400, 16, 5, 1.1, 40.0, 2, 0.1), (80, 11, 3, 0.2, 2.0, 1, 0.6)])
-def test_class_lower_bounds_are_valid(case):
+@pytest.mark.parametrize("gram", [True, False])
+def test_class_lower_bounds_are_valid(case, gram):
     n, p, s, r, lam, kf, rho = case
     rng = np.random.default_rng(p * 7 + kf)
     Z = rng.normal(size=(n, p))
@@ -135,6 +136,8 @@ def test_class_lower_bounds_are_valid(case):
     y = np.clip(X[:, :s] @ np.full(s, 0.5) + 0.3 * rng.normal(size=n), -0.5, 0.5)
     F = np.column_stack([np.ones(n), np.clip(rng.normal(size=n), -.5, .5)])[:, :kf]
     sc = LeastSquaresScorer(X, y, lam, r, F)
+    if not gram:
+        sc._gram = None  # large-p route: Gram row maxima in single precision + error bound
     S1 = np.arange(s)
     out = np.setdiff1d(np.arange(p), S1)
     ks = range(1, min(s, p - s) + 1)

@@ -282,7 +282,8 @@ class SubsetSearch:
             # Warm start inside the class: swap the k weakest members of S_1 for the
             # k best single additions, then a class-preserving local search.
             start = self._class_start(S1, k)
-            Sk, vk, _ = local_search(self.scorer, start, center=S1, mistakes=k, max_rounds=20)
+            # A few rounds: this is only the upper end of the class's bracket.
+            Sk, vk, _ = local_search(self.scorer, start, center=S1, mistakes=k, max_rounds=3)
             problem = f"best support with exactly {k} mistakes"
             # The class minimum is bracketed by [analytic bound, warm-start score]; the
             # sampler tightens the bracket (outer approximation) only if the class
