@@ -277,6 +277,18 @@ class LeastSquaresScorer:
         order = np.argsort(nb, axis=1)
         return np.take_along_axis(nb, order, axis=1), value
 
+    def restricted(self, columns, always_in=()):
+        """The scorer of the same data with candidates ``columns`` and the candidate
+        columns ``always_in`` moved to the always-in block (after the existing ones).
+
+        Scores are unchanged: c(B + J) here equals c(B + J) of this scorer, because
+        the ridge term and the ball treat always-in and selected columns alike.
+        """
+        cols = np.asarray(columns, dtype=np.intp)
+        keep = np.asarray(always_in, dtype=np.intp)
+        forced = np.hstack([self.forced, self.X[:, keep]])
+        return LeastSquaresScorer(self.X[:, cols], self.y, self.lam, self.r, forced)
+
     # ------------------------------------------------------------ two swaps
     def two_swap(self, support, keep, threshold=np.inf, other_values=None,
                  block_elements=2_000_000):

@@ -97,11 +97,14 @@ def test_top_r_without_two_mistake_enumeration(seed, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_lazy_mistakes_draw_equals_exact_draw(seed):
+def test_lazy_mistakes_draw_equals_exact_draw(seed, monkeypatch):
     # Classes left open (bracketed) must give exactly the draws of the exact classes
     # for the same random stream: the lazy sampler is exact, not approximate.
     from dpsubset.mechanisms import sample_mistakes
     from dpsubset.scores import sensitivity
+    # Bracketed classes refined by outer approximation (the route of scorers without
+    # the exact subproblem split), so that some classes stay open.
+    monkeypatch.setattr(SubsetSearch, "_class_by_subproblems", lambda self, S1, k, problem: None)
     sc, s = _problem(seed)
     s = 3
     exact = mistakes_by_enumeration(sc, s)
@@ -118,3 +121,20 @@ def test_lazy_mistakes_draw_equals_exact_draw(seed):
             b = sample_mistakes(exact, eps, Delta, np.random.default_rng(draw))
             np.testing.assert_array_equal(a, b)
     assert n_open > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_class_subproblems_give_exact_class_minima(seed):
+    # Class k split into one ordinary best-subset problem per base of S_1 must give
+    # the class minimum that enumeration gives, for every k.
+    sc, s = _problem(seed)
+    exact = mistakes_by_enumeration(sc, s)
+    search = SubsetSearch(sc, s, search="outer_approximation")
+    S1, _ = search.best()
+    np.testing.assert_array_equal(S1, exact.supports[0])
+    for k in range(2, min(s, sc.p - s) + 1):
+        S, v, cert = search._class_by_subproblems(S1, k, f"class {k}")
+        assert cert.closed
+        np.testing.assert_allclose(v, exact.scores[k], rtol=1e-12)
+        assert len(np.setdiff1d(S, S1)) == k
+        np.testing.assert_allclose(sc.score(S[None, :])[0], v, rtol=1e-12)

@@ -17,6 +17,7 @@ All values here are non-private and stay inside the call.
 from __future__ import annotations
 
 import time
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -316,17 +317,23 @@ class SubsetSearch:
         while unsettled:
             k = min(unsettled)
             unsettled.discard(k)
-            if lower[k] >= best12:
+            if k not in refiners or lower[k] >= best12:
                 continue
-            U, u, cert, _ = refiners[k](best12)
-            if U is None:
+            U, u, cert, exact = refiners[k](best12)
+            if U is None:  # proved: the class minimum is >= best12
                 lower[k] = max(lower[k], cert.lower)
                 certs.append(cert)
-            else:
+                continue
+            if exact:  # the class was solved: its bracket closes
+                supports[k], scores[k], lower[k] = U, u, u
+                certs.append(cert)
+                del refiners[k]
+            elif u < scores[k]:
                 supports[k], scores[k] = U, u
-                best12 = u
-                unsettled = {j for j in refiners if j != k and lower[j] < best12}
                 unsettled.add(k)  # its own minimum may lie lower still
+            if u < best12:
+                best12 = u
+                unsettled |= {j for j in refiners if j != k and lower[j] < best12}
         second = min(scores[1:]) if len(scores) > 1 else np.inf
         mc = MistakeCandidates(S1, np.vstack(supports), np.array(scores), self.p, self.s,
                                float(second), list(self.certificates) + certs,
@@ -344,14 +351,49 @@ class SubsetSearch:
             cache.update(self.scorer.class_lower_bounds(S1, todo))
         return {k: cache[k] for k in ks}
 
+    def _class_by_subproblems(self, S1, k, problem):
+        """The exact minimum of class k as C(s, s - k) ordinary best-subset problems.
+
+        A member of class k keeps a base B of s - k elements of S_1 and adds k outside
+        columns. For a fixed B that is best subset selection of size k over the
+        outside columns with B always in, and its score is the same ridge-and-ball
+        score (the always-in columns are penalised and constrained alike). Each
+        subproblem is solved by the same certified search (a local optimum certified
+        by class bounds, or outer approximation), so the class minimum is exact.
+        Returns (support, score, Certificate) or None for scorers without the hook.
+        """
+        sc = self.scorer
+        if not hasattr(sc, "restricted"):
+            return None
+        t0 = time.perf_counter()
+        outside = np.setdiff1d(np.arange(self.p), S1)
+        best_S, best_v, closed, iters = None, np.inf, True, 0
+        for B in combinations(S1, self.s - k):
+            B = np.asarray(B, dtype=np.intp)
+            sub = SubsetSearch(sc.restricted(outside, B), k, time_limit=self.time_limit)
+            J, v = sub.best()
+            closed &= all(c.closed for c in sub.certificates)
+            iters += sum(c.iterations for c in sub.certificates)
+            if v < best_v:
+                best_v, best_S = v, np.sort(np.concatenate([B, outside[J]]))
+        return best_S, float(best_v), Certificate(
+            problem, "subproblem searches (one per base)", float(best_v) if closed else -np.inf,
+            float(best_v), iters, time.perf_counter() - t0)
+
     def _class_refiner(self, S1, k, start, problem):
-        """A callable that tightens the bracket of class k by outer approximation."""
+        """A callable that tightens the bracket of class k: exactly through ordinary
+        best-subset subproblems where the scorer allows it, else by outer approximation."""
         state = {}
 
         def refine(target=None, max_iter=10_000):
             """target None: solve exactly (or bracket, with max_iter). Otherwise decide
             the target: (None, None, cert, False) if the class minimum is proved
             >= target, (S, c(S), cert, False) for a member S with c(S) < target."""
+            if "exact" not in state:
+                state["exact"] = self._class_by_subproblems(S1, k, problem)
+            if state["exact"] is not None:
+                S, v, cert = state["exact"]
+                return S, v, cert, cert.closed
             if "oa" not in state:
                 oa = self._new_master(f"mistake class {k}")
                 oa.add_constraint(S1, self.s - k, self.s - k)
