@@ -45,7 +45,7 @@ def _positive(name, value, *, allow_none=False):
 def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0, lam=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, refit=True,
-                   eps_select=None, eps_refit=None,
+                   eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
                    verbose=False, method_options=None):
     """Differentially private best subset selection with a DP refit.
@@ -106,6 +106,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         Fit DP coefficients on the released support by objective perturbation.
     eps_select, eps_refit : float, optional
         Manual budget split; by default half of ``eps`` goes to each stage.
+    refit_delta : float, optional
+        Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
+        perturbation instead of the pure one (default: pure, Gamma-norm noise).
     search : {"auto", "enumeration", "outer_approximation"}
     time_limit : float, optional
         Seconds allowed for each exact solve; if reached, nothing is released
@@ -148,6 +151,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     time_limit = _positive("time_limit", time_limit, allow_none=True)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
+    if refit_delta is not None:
+        if not refit:
+            raise ValueError("refit_delta was given but refit=False")
+        refit_delta = _positive("refit_delta", refit_delta)
+        if refit_delta >= 0.5:
+            raise ValueError(f"refit_delta must be < 0.5 (and much smaller than 1/n), got {refit_delta}")
     eps_select, eps_refit = _split_budget(eps, refit, eps_select, eps_refit)
     options = dict(method_options or {})
     for name, value in (("R", R), ("eps0", eps0), ("delta", delta)):
@@ -202,7 +211,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                               + float(np.sum(design.x_bounds[support_idx] ** 2)))
         fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=r, rng=rng, **loss_options)
+                                     b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
+                                     **loss_options)
         coef_mapped = np.asarray(fit.coef, dtype=float)
         orig = design.to_original_scale(coef_mapped, used_cols)
         all_names = design.forced_names + design.candidate_names

@@ -204,3 +204,20 @@ def test_hitters_demo_runs(capsys):
     main()
     out = capsys.readouterr().out
     assert "released support" in out and "pure" in out
+
+
+def test_gaussian_refit_option_spends_delta_and_reports_it():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.uniform(-1, 1, size=(200, 6)), columns=list("abcdef"))
+    df["y"] = np.clip(df.a - df.b + 0.3 * rng.normal(size=200), -2, 2)
+    res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit_delta=1e-6,
+                             random_state=1)
+    assert res.privacy.guarantee == "approximate"
+    refit = [st for st in res.privacy.stages if st["stage"] == "refit"][0]
+    assert refit["delta"] == pytest.approx(1e-6)
+    assert res.privacy.delta == pytest.approx(1e-6)
+    with pytest.raises(ValueError, match="refit_delta"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit=False,
+                           refit_delta=1e-6)
+    with pytest.raises(ValueError, match="refit_delta"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit_delta=0.7)
