@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from .search.enumeration import rank_supports
+
 __all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge"]
 
 # Past this many columns in total the full Gram matrix is not formed (memory grows as p^2).
@@ -150,16 +152,8 @@ class LeastSquaresScorer:
     loss = "squared"
 
     def __init__(self, X, y, lam, r, forced=None):
-        X = np.ascontiguousarray(X, dtype=float)
-        y = np.asarray(y, dtype=float).ravel()
+        X, y, forced = check_scorer_inputs(X, y, lam, r, forced)
         n, p = X.shape
-        if forced is None:
-            forced = np.empty((n, 0))
-        forced = np.ascontiguousarray(forced, dtype=float).reshape(n, -1)
-        if lam <= 0:
-            raise ValueError("lam must be > 0")
-        if r <= 0:
-            raise ValueError("r must be > 0")
         self.X, self.y, self.forced = X, y, forced
         self.n, self.p, self.k_forced = n, p, forced.shape[1]
         self.lam, self.r = float(lam), float(r)
@@ -340,7 +334,7 @@ class LeastSquaresScorer:
             force when the search ended).
         """
         S1 = np.sort(np.asarray(support, dtype=np.intp))
-        s, p, kf, n = len(S1), self.p, self.k_forced, self.n
+        s, p, n = len(S1), self.p, self.n
         keep = int(keep)
         outside = np.setdiff1d(np.arange(p), S1)
         q = len(outside)
@@ -366,7 +360,7 @@ class LeastSquaresScorer:
                 # a partition first, so the full sort only sees the boundary ties.
                 kth = np.partition(best_v, keep - 1)[keep - 1]
                 cand = np.flatnonzero(best_v <= kth)
-                order = cand[_rank(best_S[cand], best_v[cand])[:keep]]
+                order = cand[rank_supports(best_S[cand], best_v[cand])[:keep]]
                 best_v, best_S = best_v[order], best_S[order]
             if len(best_v) + len(others) >= keep:
                 both = np.concatenate([others, best_v])
@@ -375,21 +369,7 @@ class LeastSquaresScorer:
         tol = 1e-12 * max(1.0, abs(self.yy))
         for drop in itertools.combinations(range(s), 2):
             B = np.delete(S1, drop)
-            kB = kf + s - 2
-            # Ridge fit on the base B (always-in columns first).
-            M = np.empty((kB, kB))
-            M[:kf, :kf] = self.FF
-            M[kf:, :kf] = self.XF[B]
-            M[:kf, kf:] = self.XF[B].T
-            bpos = np.searchsorted(S1, B)
-            M[kf:, kf:] = C1[B][:, bpos]
-            M[np.diag_indices(kB)] += lam_n
-            gB = np.concatenate([self.Fy, self.Xy[B]])
-            Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])  # (kB, q)
-            L = np.linalg.cholesky(M)
-            beta_B = _chol_solve(L, gB)
-            P = _chol_solve(L, Cq)  # M^{-1} Cq
-            value_B = 0.5 * self.yy - 0.5 * float(gB @ beta_B)
+            value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
             nB = float(beta_B @ beta_B)
             h = self.Xy[outside] - Cq.T @ beta_B
             d = self.Xdiag[outside] + lam_n - np.einsum("kq,kq->q", Cq, P)
@@ -452,7 +432,7 @@ class LeastSquaresScorer:
                 self.n_scored += len(done) + len(rest)
                 a += len(rows)
         if len(best_v):
-            order = _rank(best_S, best_v)
+            order = rank_supports(best_S, best_v)
             best_v, best_S = best_v[order], best_S[order]
         # Members above the final cut-off cannot be among the `keep` best overall.
         below = best_v <= min(threshold, cutoff) + tol
@@ -521,9 +501,8 @@ class LeastSquaresScorer:
             k -> lower bound on min over class k of c.
         """
         S1 = np.sort(np.asarray(support, dtype=np.intp))
-        s, p, kf, n = len(S1), self.p, self.k_forced, self.n
+        s, p, n = len(S1), self.p, self.n
         outside = np.setdiff1d(np.arange(p), S1)
-        q = len(outside)
         lam_n = self.lam_n
         C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
         gmax = self._offdiag_max(outside)
@@ -532,27 +511,9 @@ class LeastSquaresScorer:
             best = np.inf
             for drop in itertools.combinations(range(s), k):
                 B = np.delete(S1, drop)
-                kB = kf + s - k
-                bpos = np.searchsorted(S1, B)
-                if kB:
-                    M = np.empty((kB, kB))
-                    M[:kf, :kf] = self.FF
-                    M[kf:, :kf] = self.XF[B]
-                    M[:kf, kf:] = self.XF[B].T
-                    M[kf:, kf:] = C1[B][:, bpos]
-                    M[np.diag_indices(kB)] += lam_n
-                    gB = np.concatenate([self.Fy, self.Xy[B]])
-                    Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])
-                    L = np.linalg.cholesky(M)
-                    beta_B = _chol_solve(L, gB)
-                    P = _chol_solve(L, Cq)
-                    value_B = 0.5 * self.yy - 0.5 * float(gB @ beta_B)
-                    h = self.Xy[outside] - Cq.T @ beta_B
-                    v = np.einsum("kq,kq->q", Cq, P)
-                else:
-                    value_B = 0.5 * self.yy
-                    h = self.Xy[outside].copy()
-                    v = np.zeros(q)
+                value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
+                h = self.Xy[outside] - Cq.T @ beta_B
+                v = np.einsum("kq,kq->q", Cq, P)
                 W_diag = self.Xdiag[outside] - v
                 sv = np.sqrt(np.maximum(v, 0.0))
                 m = gmax + sv * sv.max()
@@ -571,6 +532,28 @@ class LeastSquaresScorer:
                 best = min(best, value_B - 0.5 * gain)
             out[k] = best
         return out
+
+    def _base_fit(self, C1, S1, B, outside):
+        """Unconstrained ridge fit on a base B (always-in columns first) and what the
+        block updates need: value(B), beta_B, Cq = A_B' X_outside / n and
+        P = M_B^{-1} Cq, with M_B the ridge Gram matrix of B. ``C1`` is X' X_{S1} / n
+        and B is a subset of S1."""
+        kf = self.k_forced
+        bpos = np.searchsorted(S1, B)
+        kB = kf + len(B)
+        gB = np.concatenate([self.Fy, self.Xy[B]])
+        Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])  # (kB, q)
+        if kB == 0:
+            return 0.5 * self.yy, np.zeros(0), Cq, Cq
+        M = np.empty((kB, kB))
+        M[:kf, :kf] = self.FF
+        M[kf:, :kf] = self.XF[B]
+        M[:kf, kf:] = self.XF[B].T
+        M[kf:, kf:] = C1[B][:, bpos]
+        M[np.diag_indices(kB)] += self.lam_n
+        L = np.linalg.cholesky(M)
+        beta_B = _chol_solve(L, gB)
+        return 0.5 * self.yy - 0.5 * float(gB @ beta_B), beta_B, Cq, _chol_solve(L, Cq)
 
     def _offdiag_max(self, cols):
         """max_{l in cols, l != j} |G_jl| for each j in cols (G = X'X/n), in column blocks."""
@@ -625,6 +608,20 @@ class LeastSquaresScorer:
         return float(value[0]), grad
 
 
+def check_scorer_inputs(X, y, lam, r, forced):
+    """Arrays of a scorer as contiguous floats (forced as an n x k block); lam, r > 0."""
+    X = np.ascontiguousarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    n = X.shape[0]
+    forced = np.empty((n, 0)) if forced is None else forced
+    forced = np.ascontiguousarray(forced, dtype=float).reshape(n, -1)
+    if lam <= 0:
+        raise ValueError("lam must be > 0")
+    if r <= 0:
+        raise ValueError("r must be > 0")
+    return X, y, forced
+
+
 def _chol_solve(L, b):
     """Solve (L L') x = b for a lower Cholesky factor L of a small matrix.
 
@@ -634,9 +631,3 @@ def _chol_solve(L, b):
     """
     Linv = np.linalg.inv(L)
     return Linv.T @ (Linv @ b)
-
-
-def _rank(supports, values):
-    """Order by value, ties broken lexicographically by the sorted support."""
-    keys = [supports[:, i] for i in range(supports.shape[1] - 1, -1, -1)]
-    return np.lexsort(keys + [values])

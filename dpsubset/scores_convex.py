@@ -69,7 +69,7 @@ import math
 import numpy as np
 
 from .losses import Loss, make_loss
-from .scores import solve_ball_ridge
+from .scores import check_scorer_inputs, solve_ball_ridge
 
 __all__ = ["ConvexLossScorer", "convex_sensitivity", "ScoreAccuracyError", "SCORE_TOL"]
 
@@ -150,16 +150,8 @@ class ConvexLossScorer:
     """
 
     def __init__(self, X, y, lam, r, forced=None, loss="logistic", *, score_tol=SCORE_TOL):
-        X = np.ascontiguousarray(X, dtype=float)
-        y = np.asarray(y, dtype=float).ravel()
+        X, y, forced = check_scorer_inputs(X, y, lam, r, forced)
         n, p = X.shape
-        if forced is None:
-            forced = np.empty((n, 0))
-        forced = np.ascontiguousarray(forced, dtype=float).reshape(n, -1)
-        if lam <= 0:
-            raise ValueError("lam must be > 0")
-        if r <= 0:
-            raise ValueError("r must be > 0")
         self.loss_fn: Loss = make_loss(loss)
         self.loss = self.loss_fn.name
         if self.loss_fn.classification and not np.all(np.abs(y) == 1.0):

@@ -284,7 +284,7 @@ class OuterApproximation:
                     "nothing was released. Raise time_limit or reduce p.")
             lower, S = out
             if target is not None and lower >= target:
-                cert = Certificate(problem + f" (bound >= target proved)", "outer_approximation bound",
+                cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",
                                    float(lower), float(lower), it, time.perf_counter() - t0)
                 return None, None, cert
             if len(S) != self.s:
