@@ -47,7 +47,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
                    loss="squared", huber_h=None, hinge_h=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
-                   verbose=False, method_options=None):
+                   verbose=False, method_options=None, solver=None, solver_options=None):
     """Differentially private best subset selection with a DP refit.
 
     Parameters
@@ -109,7 +109,17 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     refit_delta : float, optional
         Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
         perturbation instead of the pure one (default: pure, Gamma-norm noise).
-    search : {"auto", "enumeration", "outer_approximation"}
+    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
+        How the exact searches are solved. ``"auto"``: enumeration for small
+        C(p, s), else outer approximation with HiGHS. ``"pyomo"``: the paper's
+        formulation (9) through Pyomo with an external MIQCP solver (``solver``),
+        for ``loss="squared"``; needs ``pip install 'dpsubset[pyomo]'`` and a solver.
+    solver : str, optional
+        With ``search="pyomo"``: a Pyomo solver name such as ``"gurobi_persistent"``,
+        ``"gurobi_direct"`` or ``"scip"``; default the first one available.
+    solver_options : dict, optional
+        With ``search="pyomo"``: options for that solver, in its own names (the
+        exactness defaults, zero MIP gap and tight tolerances, are set already).
     time_limit : float, optional
         Seconds allowed for each exact solve; if reached, nothing is released
         (SearchTimeout).
@@ -149,6 +159,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
+    solver, solver_options = _check_search(search, solver, solver_options, loss)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     if refit_delta is not None:
@@ -195,7 +206,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar.set_description(f"selection ({method})")
     request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
                                rng=rng, options=options, search=search, time_limit=time_limit,
-                               verbose=verbose, loss_options=loss_options)
+                               verbose=verbose, loss_options=loss_options, solver=solver,
+                               solver_options=solver_options)
     sel = spec.select(request)
     support_idx = list(sel.support)
     support = [design.candidate_names[j] for j in support_idx]
@@ -245,6 +257,23 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         certificates=sel.diagnostics.get("certificates", []),
         score_gap=sel.diagnostics.get("score_gap"))
     return res, diag
+
+
+def _check_search(search, solver, solver_options, loss):
+    """search= and its solver, checked before any data are read."""
+    from .search.exact import SEARCHES
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    if search != "pyomo":
+        if solver is not None or solver_options is not None:
+            raise ValueError("solver= and solver_options= are only used with search='pyomo' "
+                             f"(got search={search!r})")
+        return None, None
+    if loss != "squared":
+        raise ValueError(f"search='pyomo' is for loss='squared' (got loss={loss!r}); "
+                         "use search='auto' for the other losses")
+    from .search.pyomo_search import check_solver
+    return check_solver(solver, solver_options)
 
 
 def _split_budget(eps, refit, eps_select, eps_refit):

@@ -53,7 +53,9 @@ class SelectionRequest:
     options : dict
         The method's validated options (see each method's ``validate``).
     search : str
-        Exact-search backend ("auto", "enumeration", "outer_approximation", ...).
+        Exact-search backend ("auto", "enumeration", "outer_approximation", "pyomo").
+    solver, solver_options : str or None, dict or None
+        The Pyomo solver of search="pyomo" (validated before the data were read).
     time_limit : float or None
     verbose : bool
     loss_options : dict
@@ -73,6 +75,15 @@ class SelectionRequest:
     time_limit: float | None = None
     verbose: bool = False
     loss_options: dict = field(default_factory=dict)
+    solver: str | None = None
+    solver_options: dict | None = None
+
+    def search_options(self) -> dict:
+        """Keyword arguments of :class:`SubsetSearch` for this request."""
+        kw = dict(search=self.search, time_limit=self.time_limit, verbose=self.verbose)
+        if self.search == "pyomo":
+            kw.update(solver=self.solver, solver_options=self.solver_options)
+        return kw
 
     @property
     def p(self) -> int:
@@ -247,8 +258,7 @@ def _names(design, supports):
 def _select_top_r(req: SelectionRequest) -> Selection:
     scorer, Delta = make_scorer(req)
     R = default_R(req.p, req.s) if req.options["R"] is None else req.options["R"]
-    cands = SubsetSearch(scorer, req.s, search=req.search, time_limit=req.time_limit,
-                         verbose=req.verbose).top_r(R)
+    cands = SubsetSearch(scorer, req.s, **req.search_options()).top_r(R)
     require_closed(cands.certificates)
     support = sample_top_r(cands, req.eps, Delta, req.rng)
     return Selection(
@@ -265,8 +275,7 @@ def _select_top_r(req: SelectionRequest) -> Selection:
 def _select_mistakes(req: SelectionRequest) -> Selection:
     opts = req.options
     scorer, Delta = make_scorer(req)
-    searcher = SubsetSearch(scorer, req.s, search=req.search, time_limit=req.time_limit,
-                            verbose=req.verbose)
+    searcher = SubsetSearch(scorer, req.s, **req.search_options())
     mc = searcher.mistake_classes()
     require_closed(mc.certificates)
     used = [mc]

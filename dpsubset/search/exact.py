@@ -26,12 +26,14 @@ from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           top_r_by_enumeration)
 from .heuristics import iht_support, local_search
-from .outer_approximation import OuterApproximation
+from .outer_approximation import OuterApproximation, progress
 
 __all__ = ["SubsetSearch", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
+#: The values of ``search=``.
+SEARCHES = ("auto", "enumeration", "outer_approximation", "pyomo")
 
 
 def default_R(p: int, s: int) -> int:
@@ -47,20 +49,36 @@ class SubsetSearch:
     ----------
     scorer : LeastSquaresScorer
     s : int
-    search : {"auto", "enumeration", "outer_approximation"}
+    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
         "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and uses outer
-        approximation otherwise.
+        approximation otherwise. "pyomo" solves the mixed-integer problems as
+        formulation (9) with an external MIQCP solver (``solver``) instead of the
+        HiGHS outer approximation (least-squares scores only).
     time_limit : float or None
         Limit in seconds for each exact solve; a solve that hits it raises
         SearchTimeout and nothing is released.
+    verbose : bool
+        Progress bars (stderr) inside the long loops of the search.
+    solver, solver_options : str or None, dict or None
+        Pyomo solver name and options for search="pyomo" (see
+        :func:`dpsubset.search.pyomo_search.check_solver`).
     """
 
     def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None,
-                 verbose=False):
-        if search not in ("auto", "enumeration", "outer_approximation"):
-            raise ValueError("search must be 'auto', 'enumeration' or 'outer_approximation'")
+                 verbose=False, solver=None, solver_options=None):
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
         self.verbose = bool(verbose)
+        if search == "pyomo":
+            from .pyomo_search import check_solver
+            if getattr(scorer, "loss", None) != "squared":
+                raise ValueError("search='pyomo' is for the least-squares score (loss='squared'); "
+                                 "use search='auto' for the other losses")
+            solver, solver_options = check_solver(solver, solver_options)
+        elif solver is not None or solver_options is not None:
+            raise ValueError("solver= and solver_options= are only used with search='pyomo'")
+        self.solver, self.solver_options = solver, solver_options
         total = comb(self.p, self.s)
         if search == "auto":
             search = "enumeration" if total <= ENUMERATE_BELOW else "outer_approximation"
@@ -77,8 +95,20 @@ class SubsetSearch:
         self.certificates = []
 
     # ------------------------------------------------------------ building blocks
+    def _master(self, name, scorer=None):
+        """The mixed-integer master of one family: HiGHS outer approximation, or
+        formulation (9) through Pyomo when search="pyomo"."""
+        scorer = self.scorer if scorer is None else scorer
+        if self.search == "pyomo":
+            from .pyomo_search import PyomoSearch
+            return PyomoSearch(scorer, self.s, solver=self.solver,
+                               solver_options=self.solver_options, time_limit=self.time_limit,
+                               name=name, verbose=self.verbose)
+        return OuterApproximation(scorer, self.s, time_limit=self.time_limit, name=name,
+                                  verbose=self.verbose)
+
     def _new_master(self, name):
-        oa = OuterApproximation(self.scorer, self.s, time_limit=self.time_limit, name=name)
+        oa = self._master(name)
         # Seed with cuts at the best support and its best neighbours: these are the
         # supports whose cuts are tight near the optimum.
         S1, c1 = self.best()
@@ -103,7 +133,7 @@ class SubsetSearch:
                                                      cert.upper, 1, time.perf_counter() - t0))
                 self._best = (S, v)
                 return self._best
-            oa = OuterApproximation(sc, self.s, time_limit=self.time_limit, name="best support")
+            oa = self._master("best support", sc)
             oa.add_cut(S, *sc.cut(S))
             if nbhd is not None:
                 self._nbhd = (S, *nbhd)
@@ -220,10 +250,14 @@ class SubsetSearch:
         if len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
             oa = self._new_master("top-R completion")
             oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
+            bar = progress(self.verbose, desc="top-R completion", unit="round")
             while True:
                 S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
                 order = rank_supports(S_all, c_all)
                 v = c_all[order[R - 1]] if len(order) >= R else np.inf
+                bar.update()
+                if self.verbose:
+                    bar.set_postfix(added=rounds, pool=len(c_all))
                 # Everything outside the pool has >= min_mistakes mistakes; the R best
                 # of the pool are the R best overall once that family is bounded by v.
                 problem = f"support with >= {min_mistakes} mistakes below the R-th score"
@@ -246,6 +280,7 @@ class SubsetSearch:
                 pool_c.append(np.array([u]))
                 rounds += 1
                 oa.exclude(U)
+            bar.close()
         S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
         order = rank_supports(S_all, c_all)[:R]
         top = S_all[order]
@@ -368,14 +403,22 @@ class SubsetSearch:
         t0 = time.perf_counter()
         outside = np.setdiff1d(np.arange(self.p), S1)
         best_S, best_v, closed, iters = None, np.inf, True, 0
+        # The subproblems use the same kind of master (outer approximation, or the
+        # Pyomo formulation when search="pyomo").
+        sub_kw = (dict(search="pyomo", solver=self.solver, solver_options=self.solver_options)
+                  if self.search == "pyomo" else {})
+        bar = progress(self.verbose, total=comb(self.s, self.s - k), unit="base",
+                       desc=f"mistake class {k}: subproblems")
         for B in combinations(S1, self.s - k):
             B = np.asarray(B, dtype=np.intp)
-            sub = SubsetSearch(sc.restricted(outside, B), k, time_limit=self.time_limit)
+            sub = SubsetSearch(sc.restricted(outside, B), k, time_limit=self.time_limit, **sub_kw)
             J, v = sub.best()
             closed &= all(c.closed for c in sub.certificates)
             iters += sum(c.iterations for c in sub.certificates)
             if v < best_v:
                 best_v, best_S = v, np.sort(np.concatenate([B, outside[J]]))
+            bar.update()
+        bar.close()
         return best_S, float(best_v), Certificate(
             problem, "subproblem searches (one per base)", float(best_v) if closed else -np.inf,
             float(best_v), iters, time.perf_counter() - t0)

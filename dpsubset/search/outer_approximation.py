@@ -25,7 +25,36 @@ import numpy as np
 
 from .candidates import GAP_TOL, Certificate
 
-__all__ = ["OuterApproximation", "SearchTimeout"]
+__all__ = ["OuterApproximation", "SearchTimeout", "progress"]
+
+
+class _NoBar:
+    """Stands in for a tqdm bar when verbose is False: every call is a no-op."""
+
+    def update(self, n=1):
+        pass
+
+    def set_postfix(self, *args, **kwargs):
+        pass
+
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def close(self):
+        pass
+
+
+_NO_BAR = _NoBar()
+
+
+def progress(verbose, **kwargs):
+    """A transient tqdm bar (stderr) when ``verbose``, else a shared no-op object, so
+    the loops of the search pay nothing for progress reporting when it is off."""
+    if not verbose:
+        return _NO_BAR
+    from tqdm.auto import tqdm
+    kwargs.setdefault("leave", False)
+    return tqdm(**kwargs)
 
 
 class SearchTimeout(RuntimeError):
@@ -55,9 +84,11 @@ class OuterApproximation:
     the next-best support after a no-good cut), which is how the top-R completion uses it.
     """
 
-    def __init__(self, scorer, s, *, time_limit=None, name="exact search", cuts_per_round=None):
+    def __init__(self, scorer, s, *, time_limit=None, name="exact search", cuts_per_round=None,
+                 verbose=False):
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
         self.name = name
+        self.verbose = bool(verbose)  # a progress bar per solve (iterations, bounds)
         # Besides the master's point, cut at its best in-family one-swap neighbours:
         # a cut costs one X'rho product while a master solve costs a MILP, so a
         # few extra cuts per round save many rounds.
@@ -218,9 +249,19 @@ class OuterApproximation:
         (support, score, Certificate) with support None when the bound is proved.
         """
         t0 = time.perf_counter()
+        bar = progress(self.verbose, desc=f"{self.name}: {problem}", unit="round")
+        try:
+            return self._find_below(target, problem, t0, bar)
+        finally:
+            bar.close()
+
+    def _find_below(self, target, problem, t0, bar):
         it = 0
         while True:
             it += 1
+            bar.update()
+            if self.verbose:
+                bar.set_postfix(cuts=self.n_cuts)
             out = self._solve_master(bound=target, first_only=True)
             if out is None:
                 raise SearchTimeout(
@@ -264,10 +305,21 @@ class OuterApproximation:
         SearchTimeout
             When the time limit is reached before the certificate closes.
         """
+        bar = progress(self.verbose, desc=f"{self.name}: {problem}", unit="it")
+        try:
+            return self._solve(problem, max_iter, target, bar)
+        finally:
+            bar.close()
+
+    def _solve(self, problem, max_iter, target, bar):
         t0 = time.perf_counter()
         lower = -np.inf
         it = 0
         for it in range(1, max_iter + 1):
+            bar.update()
+            if self.verbose and it > 1:  # the bounds of the previous round
+                bar.set_postfix(lower=f"{lower:.10g}", upper=f"{self.best_value:.10g}",
+                                gap=f"{self.best_value - lower:.2e}")
             out = self._solve_master(bound=target)
             if out == "infeasible":
                 if target is not None:
