@@ -31,6 +31,10 @@ def _run_all_loops(verbose, monkeypatch):
     m = search.mistake_classes()
     for k in m.open_classes:
         m.close(k)
+    # The per-base subproblem loop (the route of classes the scorer's branch and bound
+    # does not take) is called directly, whichever route the refiner chose.
+    S3, v3, _ = search._class_by_subproblems(m.center, 3, "class 3")
+    assert v3 == pytest.approx(m.scores[3], rel=1e-12)
     # progress reporting changes nothing in the results
     np.testing.assert_array_equal(t.supports, top_r_by_enumeration(sc, s, R).supports)
     np.testing.assert_allclose(m.scores, mistakes_by_enumeration(sc, s).scores, rtol=1e-12)
