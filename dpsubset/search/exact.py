@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
+from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           top_r_by_enumeration)
 from .heuristics import iht_support, local_search
@@ -424,9 +425,32 @@ class SubsetSearch:
             float(best_v), iters, time.perf_counter() - t0)
 
     def _class_refiner(self, S1, k, start, problem):
-        """A callable that tightens the bracket of class k: exactly through ordinary
-        best-subset subproblems where the scorer allows it, else by outer approximation."""
+        """A callable that tightens the bracket of class k.
+
+        For the least-squares score (and candidate sets small enough for its q x q
+        Schur complement) a branch and bound over the added columns
+        (:mod:`dpsubset.search.class_search`) decides a target or solves the class
+        exactly in one go; otherwise ordinary best-subset subproblems, else outer
+        approximation."""
         state = {}
+        if self.search != "pyomo" and supports_class_search(self.scorer, self.s):
+            known = (np.asarray(start), float(self.scorer.score(np.asarray(start)[None, :])[0]))
+
+            def refine_bnb(target=None, max_iter=None):
+                """target None: the exact class minimum. Otherwise the exact minimum if it
+                is below the target, or a proof that it is not: (None, None, cert, False)."""
+                t0 = time.perf_counter()
+                deadline = None if self.time_limit is None else t0 + self.time_limit
+                cut = np.inf if target is None else float(target)
+                S, v, nodes = class_minimum(self.scorer, S1, k, cut, incumbent=known,
+                                            deadline=deadline)
+                secs = time.perf_counter() - t0
+                if S is None:  # every member scores >= target
+                    return None, None, Certificate(
+                        problem + " (>= target proved)", "branch and bound",
+                        float(target), float(target), nodes, secs), False
+                return S, v, Certificate(problem, "branch and bound", v, v, nodes, secs), True
+            return refine_bnb
 
         def refine(target=None, max_iter=10_000):
             """target None: solve exactly (or bracket, with max_iter). Otherwise decide
