@@ -219,3 +219,15 @@ def test_progress_only_when_verbose(capsys):
     assert capsys.readouterr().err == ""
     PyomoSearch(sc, s, solver=SOLVER, verbose=True, name="pyomo").solve("loud")
     assert "pyomo: loud" in capsys.readouterr().err
+
+
+@needs_solver
+def test_solver_failure_is_reported_clearly(monkeypatch):
+    sc, s = _problem(3)
+    ps = PyomoSearch(sc, s, solver=SOLVER)
+
+    def refuse(*a, **k):
+        raise RuntimeError("Model too large for size-limited license")
+    monkeypatch.setattr(ps.opt, "solve", refuse)
+    with pytest.raises(RuntimeError, match=r"failed on 'best support' at p = .*Nothing was released"):
+        ps.solve("best support")

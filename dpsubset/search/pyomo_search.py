@@ -331,10 +331,13 @@ class PyomoSearch:
         kw = dict(options=options, load_solutions=False)
         if self._warm_start(aside):
             kw["warmstart"] = True
-        if self.persistent:
-            res = self.opt.solve(**kw)
-        else:
-            res = self.opt.solve(self.model, **kw)
+        try:
+            res = self.opt.solve(**kw) if self.persistent else self.opt.solve(self.model, **kw)
+        except Exception as err:  # e.g. a size-limited licence refusing the model
+            raise RuntimeError(
+                f"{self.name}: {self.solver_name} failed on '{problem}' at p = {self.p}: {err}. "
+                "Nothing was released; use search='auto' or a solver that takes this size."
+            ) from err
         self.n_solves += 1
         tc = res.solver.termination_condition
         if tc in (TC.infeasible, TC.infeasibleOrUnbounded):
