@@ -138,7 +138,8 @@ def check_solver(solver=None, solver_options=None):
         installed or licensed here; the message says how to fix it.
     """
     if solver_options is not None and not isinstance(solver_options, Mapping):
-        raise TypeError(f"solver_options must be a dict of solver options, got {type(solver_options).__name__}")
+        raise TypeError("solver_options must be a dict of solver options, got "
+                        f"{type(solver_options).__name__}")
     options = dict(solver_options or {})
     _import_pyomo()
     if solver is None:
@@ -150,12 +151,14 @@ def check_solver(solver=None, solver_options=None):
             + "). Install one, e.g. pip install gurobipy (size-limited licence included), "
             "or pass solver=<a Pyomo solver name>; search='auto' needs no extra solver.")
     if not isinstance(solver, str) or not solver:
-        raise ValueError(f"solver must be a Pyomo solver name such as 'gurobi_direct', got {solver!r}")
+        raise ValueError("solver must be a Pyomo solver name such as 'gurobi_direct', "
+                         f"got {solver!r}")
     if not _available(solver):
         raise ValueError(
             f"solver={solver!r} is not available to Pyomo here (unknown name, not installed, "
             "or no licence). Install it (for Gurobi: pip install gurobipy) or pass another "
-            f"Pyomo solver name, e.g. one of {DEFAULT_SOLVERS}; search='auto' needs no extra solver.")
+            f"Pyomo solver name, e.g. one of {DEFAULT_SOLVERS}; search='auto' needs no "
+            "extra solver.")
     return solver, options
 
 
@@ -361,7 +364,8 @@ class PyomoSearch:
         z = np.array([self.model.z[i].value or 0.0 for i in range(self.p)])
         S = np.flatnonzero(z > 0.5)
         if len(S) != self.s:
-            raise RuntimeError(f"{self.solver_name} returned a support of size {len(S)}, not {self.s}")
+            raise RuntimeError(f"{self.solver_name} returned a support of size {len(S)}, "
+                               f"not {self.s}")
         return S, lower
 
     def _rounds(self, problem, stop, max_rounds):
