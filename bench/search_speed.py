@@ -34,15 +34,45 @@ import numpy as np
 S, B, R_BALL, LAM = 5, 0.5, 1.1, 120.0
 
 
+# Scorer routines timed separately (wall time inside each, summed over calls). The
+# Gram row maxima are computed inside the class bounds and the two-swap search, so
+# their time is also part of those two.
+STAGES = [("class_lower_bounds", "class bounds"), ("_gram_row_max", "row maxima"),
+          ("two_swap", "two-swap"), ("neighbourhood", "neighbourhoods")]
+
+
+def _time_stages(sc):
+    """Wrap the scorer's main routines with timers; returns the dict they fill."""
+    spent = {}
+
+    def wrap(name, label):
+        f = getattr(sc, name)
+
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+                spent[label + " calls"] = spent.get(label + " calls", 0) + 1
+        setattr(sc, name, timed)
+
+    for name, label in STAGES:
+        wrap(name, label)
+    return spent
+
+
 def one(p, n, seed):
     from dpsubset.scores import LeastSquaresScorer
     from dpsubset.search.exact import SubsetSearch, default_R
     from dpsubset.simulate import make_regression
 
     X, y, true = make_regression(n, p, S, random_state=seed)
-    X, y = np.clip(X, -B, B), np.clip(y, -B, B)
+    np.clip(X, -B, B, out=X)  # in place: at p = 100,000 a copy of X is 800 MB
+    y = np.clip(y, -B, B)
     t0 = time.perf_counter()
     sc = LeastSquaresScorer(X, y, LAM, R_BALL, np.ones((n, 1)))
+    stages = _time_stages(sc)
     search = SubsetSearch(sc, S)
     S1, _ = search.best()
     t_best = time.perf_counter() - t0
@@ -54,6 +84,9 @@ def one(p, n, seed):
     t_mc = time.perf_counter() - t1
     total = time.perf_counter() - t0
     certs = list(top.certificates) + list(mc.certificates)
+    stages = dict(stages)  # the floors below call the scorer again
+    rowmax = getattr(sc, "_rowmax", None)
+    n_rows = int(np.count_nonzero(~np.isnan(rowmax))) if rowmax is not None else 0
     # Floors: one pass over X, and the whole one-swap neighbourhood.
     reps = 3
     t1 = time.perf_counter()
@@ -76,7 +109,7 @@ def one(p, n, seed):
                 closed=all(c.closed for c in certs), n_solves=len(certs),
                 methods=sorted({c.method for c in certs}),
                 completion=int(top.completion_rounds), recovered=bool(np.array_equal(S1, true)),
-                pass_x=t_pass, nbhd=t_nbhd, abess=t_abess,
+                pass_x=t_pass, nbhd=t_nbhd, abess=t_abess, stages=stages, rowmax_rows=n_rows,
                 peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
@@ -115,6 +148,21 @@ def main():
         for r in rows:
             print(f"        seed {r['seed']}: total {r['total']:.2f} s, solves {r['n_solves']} "
                   f"({', '.join(r['methods'])}), best = truth: {r['recovered']}", flush=True)
+        # Where the time goes (medians over seeds), and the largest stage.
+        st = {lab: statistics.median(r["stages"].get(lab, 0.0) for r in rows) for _, lab in STAGES}
+        other = med("total") - st["class bounds"] - st["two-swap"] - st["neighbourhoods"]
+        calls = statistics.median(r["stages"].get("neighbourhoods calls", 0) for r in rows)
+        rows_done = statistics.median(r["rowmax_rows"] for r in rows)
+        print(f"        stages (median s): class bounds {st['class bounds']:.2f} (of which Gram row "
+              f"maxima {st['row maxima']:.2f}, {rows_done:.0f} of {p - S} rows), two-swap "
+              f"{st['two-swap']:.2f} (row maxima included), neighbourhoods {st['neighbourhoods']:.2f} "
+              f"({calls:.0f} calls), other {other:.2f}", flush=True)
+        parts = {"class bounds": st["class bounds"], "two-swap": st["two-swap"],
+                 "neighbourhoods": st["neighbourhoods"], "other": other}
+        top = max(parts, key=parts.get)
+        print(f"        largest stage: {top} ({parts[top] / med('total'):.0%} of the total); "
+              f"peak resident memory {max(r['peak_mb'] for r in rows):.0f} MB "
+              f"(X alone is {8 * args.n * p / 2**20:.0f} MB)", flush=True)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,11 @@ __all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge"]
 _FULL_GRAM_MAX_COLUMNS = 3000
 # Supports scored per chunk when the Gram blocks are built from X directly.
 _CHUNK_BYTES = 64 * 2**20
+# Columns per base whose Gram row maxima the class bounds compute before checking
+# whether more are needed (largest h^2 first).
+_ROWMAX_FIRST = 256
+# Rows of the two-swap search whose Gram row maxima are computed at a time.
+_TWO_SWAP_REFINE_CHUNK = 256
 
 
 def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
@@ -301,12 +306,15 @@ class LeastSquaresScorer:
         few candidates whose minimiser leaves the ball are re-scored exactly.
 
         Pairs are pruned before any pair work with a bound that uses per-column
-        quantities only: S = lam_n I + W with W positive semi-definite gives
-        |S_jk| <= sqrt((S_jj - lam_n)(S_kk - lam_n)), hence
-        h' S^{-1} h <= (|t_j| + |t_k|)^2 / (1 - rho^2), t_j = h_j / sqrt(S_jj),
-        rho = max_j (1 - lam_n / S_jj). A pair is skipped only when that bound
-        proves its value is above the running cut-off (the ``keep``-th best value
-        found so far, or ``threshold``).
+        quantities only: with t_j = |h_j| / sqrt(S_jj) and |S_jk| <= mu sqrt(S_jj S_kk),
+        h' S^{-1} h <= (t_j^2 + t_k^2 + 2 mu t_j t_k) / (1 - mu^2). S = lam_n I + W with
+        W positive semi-definite gives mu <= rho = max_j (1 - lam_n / S_jj) for every
+        pair; for a column j whose largest off-diagonal |Gram| entry is known (the row
+        maxima the class bounds use, computed here too for the rows that would
+        otherwise pair with a long prefix of columns), |S_jk| <= m_j for every k gives
+        a much smaller mu. A pair is skipped only when the bound proves its value is
+        above the running cut-off (the ``keep``-th best value found so far, or
+        ``threshold``).
 
         Parameters
         ----------
@@ -367,35 +375,62 @@ class LeastSquaresScorer:
                 cutoff = min(cutoff, float(np.partition(both, keep - 1)[keep - 1]))
 
         tol = 1e-12 * max(1.0, abs(self.yy))
+        rowmax = self._rowmax_store(outside)  # shared with the class bounds
         for drop in itertools.combinations(range(s), 2):
             B = np.delete(S1, drop)
             value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
             nB = float(beta_B @ beta_B)
             h = self.Xy[outside] - Cq.T @ beta_B
-            d = self.Xdiag[outside] + lam_n - np.einsum("kq,kq->q", Cq, P)
+            v = np.einsum("kq,kq->q", Cq, P)  # what B explains of each column
+            d = self.Xdiag[outside] + lam_n - v
             u = P.T @ beta_B
             Qd = np.einsum("kq,kq->q", P, P)
             t = np.abs(h) / np.sqrt(d)
             rho = float(np.max(1.0 - lam_n / d))
-            shrink = max(1.0 - rho * rho, 0.0)
             # Rows in decreasing t: for row position a, only columns b > a with
-            # t_a + t_b >= theta can beat the cut-off, a prefix of the order.
+            # t_b >= tau_a can beat the cut-off, a prefix of the order.
             order = np.argsort(-t, kind="stable")
             ts = t[order]
+            # mu_j bounds |E_jl| / sqrt(d_j d_l) over all partners l: rho for every
+            # column, much less for a column whose Gram row maximum is known.
+            sv = np.sqrt(np.maximum(v, 0.0))
+            scale = np.sqrt(d * float(d.min()))
+            mus = np.full(q, rho)
+
+            def set_mu(pos):
+                """mu at the t-order positions ``pos`` from the stored row maxima."""
+                j = order[pos]
+                m = rowmax[j] + sv[j] * float(sv.max())
+                mus[pos] = np.minimum(rho, np.where(np.isnan(m), rho, m / scale[j]))
+
+            set_mu(np.arange(q))
+            mu_suf = np.maximum.accumulate(mus[::-1])[::-1]
             # Row blocks small enough that skipping the lower triangle pays.
             rows_per_block = max(1, min(block_elements // q, max(64, q // 8)))
             a = 0
             while a < q - 1:
                 need = 2.0 * (value_B - cutoff) - tol
-                theta = math.sqrt(need * shrink) if need > 0 else 0.0
-                if ts[a] + ts[a + 1] < theta:
-                    break  # no later row can reach the cut-off either
+                if need > 0 and _pair_gain_bound(mu_suf[a], ts[a], ts[a + 1]) < need:
+                    break  # no later pair can reach the cut-off either
+                if np.isnan(rowmax[order[a]]) and (
+                        need <= 0 or _pair_prefix(ts, ts[a:a + 1], mus[a:a + 1], need) - a
+                        > max(q // 8, 1)):
+                    # This row would pair with a long prefix: computing the Gram row
+                    # maxima of the next rows first (once per support, kept for later
+                    # bases and calls) usually shortens their prefixes a lot.
+                    pos = np.arange(a, min(q, a + _TWO_SWAP_REFINE_CHUNK))
+                    pos = pos[np.isnan(rowmax[order[pos]])]
+                    rowmax[order[pos]] = self._gram_row_max(outside, order[pos])
+                    set_mu(pos)
+                    mu_suf = np.maximum.accumulate(mus[::-1])[::-1]
                 rows = order[a:a + rows_per_block]
                 ra = np.arange(a, min(a + rows_per_block, q))
-                # Columns after the block's first row, up to the prefix long enough for it.
-                ncol = int(np.searchsorted(-ts, -(theta - ts[a]), side="right")) if theta > 0 else q
+                # Columns after the block's first row, up to the longest prefix any of
+                # its rows needs.
+                ncol = _pair_prefix(ts, ts[ra], mus[ra], need) if need > 0 else q
                 if ncol <= a + 1:
-                    break
+                    a += len(rows)
+                    continue
                 c0 = a + 1
                 cols = order[c0:ncol]
                 Xo_r, Xo_c = outside[rows], outside[cols]
@@ -465,7 +500,7 @@ class LeastSquaresScorer:
         offer(vals[keep_mask], sups[keep_mask])
 
     # ------------------------------------------------------- mistake-class bounds
-    def class_lower_bounds(self, support, ks, n_thresholds=64):
+    def class_lower_bounds(self, support, ks):
         """Certified lower bounds on the best score of each mistake class around a support.
 
         Class k holds the supports B + J with B = ``support`` minus k elements and J
@@ -474,20 +509,33 @@ class LeastSquaresScorer:
 
             value(B + J) = value(B) - h_J' S_J^{-1} h_J / 2,    S_J = lam_n I + W_J,
 
-        (W_J the Gram matrix of J after removing what B explains; positive
-        semi-definite), and the ball can only raise the score, so this is a lower
-        bound on c(B + J). Gershgorin's theorem bounds the smallest eigenvalue of
-        W_J by min_{j in J} (W_jj - (k - 1) m_j), with m_j >= max_l |W_jl| taken from
-        the largest off-diagonal Gram entry of column j plus a Cauchy-Schwarz bound
-        on the part B explains. Hence h_J' S_J^{-1} h_J <= sum_{j in J} h_j^2 / e
-        whenever every column of J has e_j >= e, and the largest such sum is the
-        sum of the k largest h_j^2 among those columns. Maximising over a grid of
-        thresholds e (and e = lam_n, which always holds) gives the bound.
+        with W_J the Gram matrix of J after removing what B explains (positive
+        semi-definite), and the ball can only raise the score, so a bound on the
+        gain h_J' S_J^{-1} h_J <= ||h_J||^2 / lambda_min(S_J) over all J gives a bound
+        on the class. lambda_min(S_J) >= lam_n always; Gershgorin's theorem gives
+        more: lambda_min(S_J) >= min over j in J of lam_n + W_jj - (radius of row j),
+        the radius being the sum of |W_jl| over the other members l of J.
 
-        Cheap (one pass over the outside columns per base, plus the per-column
-        largest |Gram| entry, computed once) and tight when the outside columns are
-        nearly uncorrelated; where it is not tight the caller falls back to outer
-        approximation.
+        The radii need bounds m_j >= max_l |W_jl| over all outside columns l, and
+        the exact ones cost a pass over the p x p Gram matrix. Only the columns with
+        large h_j^2 need them, so they are computed ("refined") for a short list:
+
+        - J with no unrefined member: row j's radius is at most (k - 1) m_j, with
+          m_j from the exact largest |Gram| entry of column j plus a Cauchy-Schwarz
+          term for the part B explains (and never above sqrt(W_jj max_l W_ll));
+        - J with one unrefined member i: by symmetry |W_il| <= m_l for every refined
+          l, so row i's radius is at most (k - 1) max over refined m_l;
+        - J with u >= 2 unrefined members: only lambda_min >= lam_n is used, so the
+          gain is at most (the k - u largest h^2 overall + the u largest unrefined
+          h^2) / lam_n.
+
+        The first two cases give one threshold e_j per column and the maximum of
+        sum_J h^2 / max(lam_n, min_J e) over J is found exactly (_max_ratio). More
+        columns are refined, largest h^2 first, until the third case is below the
+        first two (so the unrefined columns no longer decide the bound) or every
+        column is refined. With the usual ridge this needs a few hundred columns per
+        base instead of all p, and the row maxima are computed once per support and
+        kept for later calls.
 
         Parameters
         ----------
@@ -498,39 +546,54 @@ class LeastSquaresScorer:
         Returns
         -------
         dict
-            k -> lower bound on min over class k of c.
+            k -> lower bound on min over class k of c (inf for an empty class).
         """
         S1 = np.sort(np.asarray(support, dtype=np.intp))
         s, p, n = len(S1), self.p, self.n
         outside = np.setdiff1d(np.arange(p), S1)
+        q = len(outside)
         lam_n = self.lam_n
+        ks = [int(k) for k in ks]
+        out = {k: np.inf for k in ks if not 1 <= k <= min(s, q)}  # empty classes
+        ks = [k for k in ks if k not in out]
+        if not ks:
+            return out
         C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
-        gmax = self._offdiag_max(outside)
-        out = {}
+        # One entry per (class, base): what the gain bound needs about every outside column.
+        bases = []
         for k in ks:
-            best = np.inf
             for drop in itertools.combinations(range(s), k):
                 B = np.delete(S1, drop)
                 value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
                 h = self.Xy[outside] - Cq.T @ beta_B
-                v = np.einsum("kq,kq->q", Cq, P)
-                W_diag = self.Xdiag[outside] - v
-                sv = np.sqrt(np.maximum(v, 0.0))
-                m = gmax + sv * sv.max()
-                e = lam_n + W_diag - (k - 1) * m
-                h2 = h * h
-                # Every J has all its e_j >= the largest grid value t <= min_J e_j, and
-                # the grid starts at min(e), so the maximum over the grid covers all J.
-                grid = np.unique(np.quantile(e, np.linspace(0.0, 1.0, n_thresholds)))
-                gain = 0.0
-                for t in grid:
-                    sel = h2[e >= t]
-                    if len(sel) < k:
-                        break
-                    top = np.partition(sel, len(sel) - k)[-k:].sum()
-                    gain = max(gain, top / max(lam_n, t))
-                best = min(best, value_B - 0.5 * gain)
-            out[k] = best
+                v = np.maximum(np.einsum("kq,kq->q", Cq, P), 0.0)
+                wd = np.maximum(self.Xdiag[outside] - v, 0.0)  # W_jj
+                bases.append((k, value_B, h * h, wd, np.sqrt(v)))
+        rowmax = self._rowmax_store(outside)
+        want = np.concatenate([_top_indices(b[2], min(q, _ROWMAX_FIRST)) for b in bases])
+        for _ in range(64):
+            todo = np.unique(want)
+            todo = todo[np.isnan(rowmax[todo])]
+            if len(todo):
+                rowmax[todo] = self._gram_row_max(outside, todo)
+            known = ~np.isnan(rowmax)
+            gains, more = [], []
+            for k, value_B, h2, wd, sv in bases:
+                g, extra = _class_gain(k, h2, wd, sv, rowmax, known, lam_n)
+                gains.append(g)
+                more.append(extra)
+            want = np.concatenate(more)
+            if len(want) == 0:
+                break
+        else:  # not settled after many rounds (never seen): refine everything left
+            todo = np.flatnonzero(np.isnan(rowmax))
+            rowmax[todo] = self._gram_row_max(outside, todo)
+            known = np.ones(q, dtype=bool)
+            gains = [_class_gain(k, h2, wd, sv, rowmax, known, lam_n)[0]
+                     for k, value_B, h2, wd, sv in bases]
+        self.n_rowmax = int(np.count_nonzero(~np.isnan(rowmax)))  # for the bench
+        for (k, value_B, *_), g in zip(bases, gains):
+            out[k] = min(out.get(k, np.inf), value_B - 0.5 * g)
         return out
 
     def _base_fit(self, C1, S1, B, outside):
@@ -555,32 +618,62 @@ class LeastSquaresScorer:
         beta_B = _chol_solve(L, gB)
         return 0.5 * self.yy - 0.5 * float(gB @ beta_B), beta_B, Cq, _chol_solve(L, Cq)
 
-    def _offdiag_max(self, cols):
-        """max_{l in cols, l != j} |G_jl| for each j in cols (G = X'X/n), in column blocks."""
-        if getattr(self, "_gmax_key", None) == cols.tobytes():
-            return self._gmax
-        q = len(cols)
-        res = np.zeros(q)
-        step = max(1, (32 * 2**20) // (8 * q))
-        if self._gram is None:
-            X32 = self.X.astype(np.float32)
-            u32 = float(np.finfo(np.float32).eps) / 2
-            gamma = self.n * u32 / (1 - self.n * u32)
-            # + the error of rounding X itself to single precision (relative u each)
-            err = (gamma + 2.5 * u32) * float(np.max(np.abs(self.X))) ** 2
-        for a in range(0, q, step):
-            rows = cols[a:a + step]
-            if self._gram is not None:
-                G = np.abs(self._gram[rows[:, None], cols[None, :]])
-            else:
-                # Single precision halves the cost of this p x p pass; the rounding
-                # error of each inner product is at most gamma_n sum_i |x_ij x_il| <=
-                # gamma_n n max|x|^2 (Higham, Thm 3.5; gamma_n = n u / (1 - n u)),
-                # added below so that the result is still an upper bound.
-                G = np.abs(X32[:, rows].T @ X32[:, cols]).astype(float) / self.n + err
-            G[np.arange(len(rows)), np.arange(a, a + len(rows))] = 0.0
-            res[a:a + step] = G.max(axis=1)
-        self._gmax_key, self._gmax = cols.tobytes(), res
+    def _rowmax_store(self, cols):
+        """Row maxima of |G| = |X'X/n| computed so far against the columns ``cols``
+        (NaN where not yet computed); kept across calls for the same ``cols``."""
+        key = cols.tobytes()
+        if getattr(self, "_rowmax_key", None) != key:
+            self._rowmax_key, self._rowmax = key, np.full(len(cols), np.nan)
+        return self._rowmax
+
+    def _gram_row_max(self, cols, idx):
+        """Upper bounds on max_{l in cols, l != j} |G_jl| (G = X'X/n) for j = cols[idx].
+
+        From the stored Gram matrix when there is one. Otherwise the rows are
+        computed against all columns in blocks, in single precision (half the cost
+        of double) plus a rigorous rounding allowance: an inner product of n terms
+        computed in single precision is off by at most gamma_n sum_i |x_ij x_il|
+        (Higham, Thm 3.5; gamma_n = n u / (1 - n u), any summation order), and
+        rounding X to single precision moves it by at most (2u + u^2) sum_i |x_ij x_il|;
+        both are below (gamma_n (1 + u)^2 + 2u + u^2) n max|x|^2, which the
+        allowance exceeds. Never holds more than ~64 MB of products at a time.
+        """
+        idx = np.asarray(idx, dtype=np.intp)
+        rows = cols[idx]
+        N, n, p = len(rows), self.n, self.p
+        res = np.zeros(N)
+        if N == 0:
+            return res
+        if self._gram is not None:
+            step = max(1, (32 * 2**20) // (8 * len(cols)))
+            for a in range(0, N, step):
+                G = np.abs(self._gram[rows[a:a + step]][:, cols])
+                G[np.arange(len(G)), idx[a:a + step]] = 0.0
+                res[a:a + step] = G.max(axis=1)
+            return res
+        u32 = float(np.finfo(np.float32).eps) / 2
+        gamma = n * u32 / (1 - n * u32)
+        if getattr(self, "_xmax", None) is None:
+            self._xmax = float(np.max(np.abs(self.X)))
+        err = (gamma + 2.5 * u32) * self._xmax ** 2
+        outside = np.zeros(p, dtype=bool)
+        outside[cols] = True
+        budget = 64 * 2**20 // 4  # single-precision entries per temporary
+        row_step = max(1, min(N, budget // n, 4096))
+        for a in range(0, N, row_step):
+            r = rows[a:a + row_step]
+            R32 = self.X[:, r].astype(np.float32)  # (n, nr)
+            acc = np.zeros(len(r), dtype=np.float32)
+            col_step = max(256, budget // max(len(r), n))
+            for c in range(0, p, col_step):
+                d = min(p, c + col_step)
+                G = R32.T @ self.X[:, c:d].astype(np.float32)  # (nr, d - c)
+                np.abs(G, out=G)
+                G[:, ~outside[c:d]] = 0.0  # the support's own columns are not candidates
+                mine = np.flatnonzero((r >= c) & (r < d))
+                G[mine, r[mine] - c] = 0.0  # nor is the column itself
+                np.maximum(acc, G.max(axis=1), out=acc)
+            res[a:a + row_step] = acc.astype(float) / n + err
         return res
 
     # ------------------------------------------------------------------ cuts
@@ -631,3 +724,151 @@ def _chol_solve(L, b):
     """
     Linv = np.linalg.inv(L)
     return Linv.T @ (Linv @ b)
+
+
+def _pair_gain_bound(mu, ta, tb):
+    """Largest h' S^{-1} h of a two-column block with t = |h| / sqrt(diag S) equal to
+    (ta, tb) and off-diagonal correlation |S_ab| / sqrt(S_aa S_bb) at most mu < 1:
+    (ta^2 + tb^2 + 2 mu ta tb) / (1 - mu^2), increasing in ta, tb and mu."""
+    return (ta * ta + tb * tb + 2.0 * mu * ta * tb) / (1.0 - mu * mu)
+
+
+def _pair_prefix(ts, ta, mu, need):
+    """Length of the prefix of ``ts`` (decreasing) holding every t_b for which some
+    row (ta_i, mu_i) has _pair_gain_bound(mu_i, ta_i, t_b) >= need (> 0): the bound
+    reaches ``need`` exactly for t_b >= sqrt((1 - mu^2)(need - ta^2)) - mu ta."""
+    tau = np.sqrt((1.0 - mu * mu) * np.maximum(need - ta * ta, 0.0)) - mu * ta
+    return int(np.searchsorted(-ts, -float(np.min(tau)), side="right"))
+
+
+def _top_indices(v, m):
+    """Indices of the m largest entries of v (any order)."""
+    if m >= len(v):
+        return np.arange(len(v))
+    if m <= 0:
+        return np.empty(0, dtype=np.intp)
+    return np.argpartition(v, len(v) - m)[len(v) - m:]
+
+
+def _class_gain(k, h2, wd, sv, rowmax, known, lam_n):
+    """Upper bound on max over k outside columns J of h_J' S_J^{-1} h_J for one base
+    (see LeastSquaresScorer.class_lower_bounds), and the unrefined columns whose
+    row maxima would be needed to stop the J with >= 2 unrefined members from
+    deciding it (empty when they do not)."""
+    wmax = float(wd.max())
+    cs = np.sqrt(wd * wmax)  # |W_jl| <= sqrt(W_jj W_ll) for a PSD W
+    svmax = float(sv.max())
+    m = np.minimum(np.where(known, rowmax, np.inf) + sv * svmax, cs)
+    m_ref = float(m[known].max()) if known.any() else 0.0
+    # Refined rows: radius <= (k - 1) m_j. An unrefined member i (the only one in J):
+    # |W_il| <= m_l for the refined others, and <= cs_i always.
+    radius = np.where(known, m, np.minimum(m_ref, cs))
+    d = np.maximum(lam_n + wd - (k - 1) * radius, lam_n)
+    gain = _max_ratio(h2, d, k)
+    unref = np.flatnonzero(~known)
+    if k < 2 or len(unref) < 2:
+        return gain, unref[:0]
+    # Unrefined h^2 in decreasing order; refining the first c of them leaves hu[c:].
+    hu_idx = unref[np.argsort(-h2[unref], kind="stable")]
+    hu = h2[hu_idx]
+    csum = np.concatenate([[0.0], np.cumsum(hu)])
+    ref = np.flatnonzero(known)
+    h2r = np.sort(h2[ref])[::-1]
+    g_many, need = 0.0, 0
+    for u in range(2, min(k, len(hu)) + 1):
+        bound = _mixed_bound(k, u, h2[ref], wd[ref], m[ref], h2r, lam_n)
+        win = csum[u:] - csum[:-u]  # sums of hu[c:c + u], not increasing in c
+        g_many = max(g_many, bound(win[0]))
+        if bound(win[0]) <= gain:
+            continue
+        lo, hi = 0, len(win)  # first c with bound(win[c]) <= gain, or len(win)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bound(win[mid]) <= gain:
+                hi = mid
+            else:
+                lo = mid + 1
+        need = max(need, lo)
+    if need == 0:
+        return max(gain, g_many), unref[:0]
+    # Refine a little more than needed: the first-case gain moves as the set grows.
+    need = min(len(hu), max(need + need // 4, 16))
+    return max(gain, g_many), hu_idx[:need]
+
+
+def _mixed_bound(k, u, h2r, wdr, mr, h2r_sorted, lam_n):
+    """For J made of k - u refined columns (arrays restricted to the refined ones)
+    and u unrefined columns with sum of h^2 at most b, a function b -> upper bound
+    on h_J' S_J^{-1} h_J.
+
+    With x = (x_R, x_U) split the same way, x' S_J x >= lam_R |x_R|^2 + lam_n |x_U|^2
+    - 2 c |x_R| |x_U|, where lam_R bounds the smallest eigenvalue of the refined block
+    (Gershgorin with k - u - 1 neighbours) and c >= ||W_RU|| (each entry |W_il| <= m_l
+    for refined l, so ||W_RU||_F^2 <= u sum_{l in R} m_l^2). Maximising
+    2 x'h - x' S_J x over the two norms gives, with A = |h_R|^2,
+
+        h' S^{-1} h <= (lam_n A + lam_R b + 2 c sqrt(A b)) / (lam_R lam_n - c^2)
+
+    when the denominator is positive; (A + b) / lam_n holds always. For the refined
+    member i with the smallest Gershgorin value, A <= h2_i + the k - u - 1 largest
+    refined h^2 (the bound is increasing in A and decreasing in lam_R)."""
+    if k - u == 0 or len(h2r) == 0:
+        return lambda b: b / lam_n
+    lam_R = np.maximum(lam_n + wdr - (k - u - 1) * mr, lam_n)
+    A = h2r + h2r_sorted[:k - u - 1].sum()
+    # ||W_RU||^2 <= ||W_RU||_F^2 <= u sum_{l in R} m_l^2, with m_l <= max m for the others.
+    c = np.sqrt(u * (mr * mr + (k - u - 1) * float(mr.max()) ** 2))
+    det = lam_R * lam_n - c * c
+    pos = det > 0
+    A_pos, lam_pos, det_pos, c = A[pos], lam_R[pos], det[pos], c[pos]
+    A_crude = float(A[~pos].max()) if (~pos).any() else -np.inf
+
+    def bound(b):
+        b = max(float(b), 0.0)
+        crude = (A_pos + b) / lam_n
+        val = (lam_n * A_pos + lam_pos * b + 2.0 * c * np.sqrt(A_pos * b)) / det_pos
+        best = float(np.max(np.minimum(val, crude))) if len(A_pos) else -np.inf
+        return max(best, (A_crude + b) / lam_n)
+    return bound
+
+
+def _max_ratio(h2, d, k, max_exact=4000):
+    """max over k-subsets J of sum_J h2 / min_J d (d > 0), or an upper bound on it.
+
+    For the member i of J with the smallest d, the others lie among the columns
+    with d_l >= d_i, so f(J) <= (h2_i + the k - 1 largest h2 among those) / d_i,
+    with equality for the best such J: the maximum over i of the right-hand side
+    is the exact maximum. Columns are examined in decreasing order of the cheap
+    upper bound (h2_i + the k - 1 largest h2 overall) / d_i and the scan stops
+    once that is below the best value found; after ``max_exact`` columns the
+    cheap bound of the next one is returned instead (still an upper bound).
+    """
+    q = len(h2)
+    if k == 1:
+        return float(np.max(h2 / d))
+    L = min(q, 64 + k)
+    top = _top_indices(h2, L)
+    top = top[np.argsort(-h2[top], kind="stable")]
+    best = float(h2[top[:k]].sum() / d[top[:k]].min())
+    ub = (h2 + h2[top[:k - 1]].sum()) / d
+    cand = np.flatnonzero(ub > best)
+    cand = cand[np.argsort(-ub[cand], kind="stable")]
+    for count, i in enumerate(cand):
+        if ub[i] <= best:
+            break
+        if count >= max_exact:
+            return float(ub[i])
+        sel = top[(d[top] >= d[i]) & (top != i)]
+        if len(sel) >= k - 1:
+            t = float(h2[sel[:k - 1]].sum())
+        elif L < q:
+            mask = d >= d[i]
+            mask[i] = False
+            vals = h2[mask]
+            if len(vals) < k - 1:
+                continue  # i is the smallest of no k-subset
+            t = float(np.partition(vals, len(vals) - (k - 1))[len(vals) - (k - 1):].sum())
+        else:
+            continue
+        best = max(best, (h2[i] + t) / d[i])
+    return best
