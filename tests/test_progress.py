@@ -49,6 +49,7 @@ def test_search_loops_report_progress_only_when_verbose(capsys, monkeypatch):
     assert "best support" in err  # outer-approximation iterations
     assert "top-R completion" in err  # completion rounds
     assert "mistake class 3: subproblems" in err  # the per-base loop
+    assert "mistake class 3: branch and bound" in err  # the class closed by the draw
 
 
 def test_outer_approximation_bar_shows_the_gap(capsys):

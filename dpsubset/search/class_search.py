@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import time
 from itertools import combinations
+from math import comb
 
 import numpy as np
 
-from .outer_approximation import SearchTimeout
+from .outer_approximation import SearchTimeout, progress
 
 __all__ = ["supports_class_search", "class_minimum"]
 
@@ -63,7 +64,8 @@ def supports_class_search(scorer, s: int) -> bool:
             and scorer.p - s <= MAX_OUTSIDE)
 
 
-def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None):
+def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None,
+                  verbose=False):
     """Exact minimum of c over the supports with exactly k elements outside S1, below a cut-off.
 
     Parameters
@@ -79,6 +81,8 @@ def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None
         A known member; its score lowers the cut-off (it is returned if nothing beats it).
     deadline : float, optional
         ``time.perf_counter()`` value past which SearchTimeout is raised.
+    verbose : bool
+        A progress bar over the bases (tqdm, stderr).
 
     Returns
     -------
@@ -99,8 +103,13 @@ def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None
     if incumbent is not None and incumbent[1] < best_v:
         best_S, best_v = np.sort(np.asarray(incumbent[0], dtype=np.intp)), float(incumbent[1])
     state = {"S": best_S, "v": best_v, "nodes": 0}
+    bar = progress(verbose, total=comb(s, s - k), unit="base",
+                   desc=f"mistake class {k}: branch and bound")
     for B in combinations(S1, s - k):
         _search_base(scorer, np.asarray(B, dtype=np.intp), outside, k, state, deadline)
+        bar.update()
+        bar.set_postfix(nodes=state["nodes"])
+    bar.close()
     return state["S"], state["v"], state["nodes"]
 
 

@@ -443,7 +443,7 @@ class SubsetSearch:
                 deadline = None if self.time_limit is None else t0 + self.time_limit
                 cut = np.inf if target is None else float(target)
                 S, v, nodes = class_minimum(self.scorer, S1, k, cut, incumbent=known,
-                                            deadline=deadline)
+                                            deadline=deadline, verbose=self.verbose)
                 secs = time.perf_counter() - t0
                 if S is None:  # every member scores >= target
                     return None, None, Certificate(
