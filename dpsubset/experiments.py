@@ -99,6 +99,18 @@ def _fast_draws(label, method, X, y, st: _Setting, rng):
 
         return [sample_gap_checked(mc, topr, st.eps - eps0, eps0, delta, Delta, rng)[0]
                 for _ in range(st.draws)]
+    if method == "mcmc":
+        # Each release is the final state of its own chain: st.draws independent
+        # chains, run in lockstep on one scorer (dp_best_subset per draw would rebuild
+        # the scorer, the Gram matrix included, fifty times per dataset).
+        from .baselines.mcmc import DEFAULT_N_ITER, run_chains
+        from .scores import LeastSquaresScorer, sensitivity
+        lam = 0.1 * n if st.lam is None else st.lam
+        sc = LeastSquaresScorer(X, y, lam, st.r, np.ones((n, 1)))
+        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n)
+        chains = run_chains(sc.score, st.p, st.s, st.eps, Delta,
+                            opts.get("n_iter", DEFAULT_N_ITER), st.draws, rng)
+        return list(chains.states)
     if method == "samp_agg":
         from .baselines.samp_agg import block_votes, n_blocks, sample_votes_top_s
         m = opts.get("blocks") or n_blocks(n)

@@ -89,3 +89,31 @@ def test_argument_errors(kw, msg):
     args.update(kw)
     with pytest.raises(ValueError, match=msg):
         recovery_study(**args)
+
+
+def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
+    # The study runs the MCMC releases as independent chains on one scorer; with the
+    # same random stream they must be the releases of one dp_best_subset call each.
+    import warnings
+
+    import dpsubset.experiments as ex
+    kw = dict(p=12, s=3, trials=2, draws=10, random_state=3, progress=False,
+              method_options={"mcmc": {"n_iter": 200}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = ex.recovery_study(["mcmc"], [300], **kw)
+        seen = []
+        real = ex._fast_draws
+
+        def generic_for_mcmc(label, method, *args):
+            if method == "mcmc":
+                seen.append(method)
+                return None
+            return real(label, method, *args)
+
+        monkeypatch.setattr(ex, "_fast_draws", generic_for_mcmc)
+        slow = ex.recovery_study(["mcmc"], [300], **kw)
+    assert seen  # the generic route was taken
+    cols = ["exact_recovery", "f1"]
+    np.testing.assert_array_equal(fast[cols].to_numpy(), slow[cols].to_numpy())
+    assert 0 < fast["f1"].sum()
