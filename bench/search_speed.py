@@ -12,7 +12,11 @@ process (so that the peak resident memory is that setting's own):
 - one pass over X (X' times the n x s block of the best support) and the time to
   score the whole one-swap neighbourhood, and their ratio;
 - abess (non-private best subset, bench-only dependency: pip install abess) on the
-  same data, and our time over its time.
+  same data, and our time over its time;
+- where the time goes: the scorer's class bounds (with the Gram row maxima they
+  compute), the two-swap search, and the one-swap neighbourhoods (local search
+  rounds included), each summed over its calls; the largest of them, and the peak
+  resident memory next to the size of X.
 
 The table reports the median over seeds.
 
@@ -150,7 +154,10 @@ def main():
                   f"({', '.join(r['methods'])}), best = truth: {r['recovered']}", flush=True)
         # Where the time goes (medians over seeds), and the largest stage.
         st = {lab: statistics.median(r["stages"].get(lab, 0.0) for r in rows) for _, lab in STAGES}
-        other = med("total") - st["class bounds"] - st["two-swap"] - st["neighbourhoods"]
+        other = statistics.median(
+            r["total"] - sum(r["stages"].get(lab, 0.0)
+                             for lab in ("class bounds", "two-swap", "neighbourhoods"))
+            for r in rows)
         calls = statistics.median(r["stages"].get("neighbourhoods calls", 0) for r in rows)
         rows_done = statistics.median(r["rowmax_rows"] for r in rows)
         print(f"        stages (median s): class bounds {st['class bounds']:.2f} (of which Gram row "
