@@ -7,8 +7,9 @@ STAMP  := $(VENV)/.installed
 
 # R side (issue 7): Debian's R and the R packages the wrapper and its tests use.
 # rpy2 (in the `test` extra) builds against R, so R comes before the pip step.
-R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass
-R_NEEDED       := reticulate testthat generics leaps MASS
+# knitr (issue 8) knits the R vignette to Markdown; no rmarkdown or pandoc needed.
+R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass r-cran-knitr
+R_NEEDED       := reticulate testthat generics leaps MASS knitr
 # The R wrapper is installed into a library inside .venv, found through R_LIBS.
 RLIB    := $(abspath $(VENV))/R-library
 RSTAMP  := $(VENV)/.r-wrapper-installed
@@ -60,6 +61,15 @@ test-r: $(RSTAMP)
 
 test: $(STAMP) test-r
 	$(R_ENV) DPSUBSET_REQUIRE_R=true $(PY) -m pytest -n 2 -q
+
+# The four vignettes at full size, rendered to vignettes/rendered/ (Markdown + PNG).
+# Needs only matplotlib beyond the package (the `vignettes` extra, also in `test`)
+# and, for the R one, knitr and the installed wrapper. vignettes/ is also a folder,
+# hence .PHONY.
+.PHONY: vignettes
+vignettes: $(RSTAMP)
+	$(PY) vignettes/render.py vignettes/01_hitters.py vignettes/02_paper_comparison.py vignettes/03_hinge_classification.py
+	$(R_ENV) Rscript vignettes/render_r.R vignettes/04_dpsubset_from_r.Rmd vignettes/rendered
 
 clean:
 	rm -rf $(VENV) build *.egg-info
