@@ -68,7 +68,7 @@ class NonPrivateBestSubset:
 
 
 def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, keep=None, search="auto",
-                           time_limit=None):
+                           time_limit=None, solver=None, solver_options=None):
     """The exact best subset of size ``s`` -- NOT differentially private.
 
     Parameters
@@ -89,9 +89,12 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
         Radius of the coefficient ball; large by default so that it does not bind.
     keep : str or list of str, optional
         Columns always in the model.
-    search : {"auto", "enumeration", "outer_approximation"}
+    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
     time_limit : float, optional
         Seconds per exact solve; past it, SearchTimeout.
+    solver, solver_options : optional
+        With ``search="pyomo"``: the Pyomo solver name and its options, as for
+        :func:`dpsubset.dp_best_subset`.
 
     Returns
     -------
@@ -114,7 +117,8 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     if s > p:
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p})")
     scorer = LeastSquaresScorer(design.X, design.y, lam, r, design.forced)
-    searcher = SubsetSearch(scorer, int(s), search=search, time_limit=time_limit)
+    searcher = SubsetSearch(scorer, int(s), search=search, time_limit=time_limit,
+                            solver=solver, solver_options=solver_options)
     if searcher.search == "enumeration":
         cands = searcher.top_r(1)
         S, value, certs = cands.supports[0], float(cands.scores[0]), list(cands.certificates)

@@ -145,6 +145,21 @@ def test_dp_best_subset_with_pyomo():
     assert all(c["closed"] for c in res.privacy.certificates)
 
 
+@needs_solver
+def test_nonprivate_best_subset_with_pyomo():
+    from dpsubset.nonprivate import best_subset_nonprivate
+    rng = np.random.default_rng(5)
+    n, p = 200, 12
+    X = rng.normal(size=(n, p))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    df["y"] = X[:, [1, 4, 7]].sum(axis=1) + rng.normal(size=n)
+    with pytest.warns(Warning):
+        a = best_subset_nonprivate("y ~ .", df, 3, search="pyomo", solver=SOLVER)
+    with pytest.warns(Warning):
+        b = best_subset_nonprivate("y ~ .", df, 3, search="outer_approximation")
+    assert list(a.support) == list(b.support) == ["x1", "x4", "x7"]
+
+
 # ------------------------------------------------------------ validation
 class _Unreadable:
     """Data that fail loudly if anything tries to read them."""
