@@ -16,7 +16,6 @@
 
 # %%
 import os
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
