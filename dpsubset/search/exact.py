@@ -436,19 +436,25 @@ class SubsetSearch:
         if self.search != "pyomo" and supports_class_search(self.scorer, self.s):
             known = (np.asarray(start), float(self.scorer.score(np.asarray(start)[None, :])[0]))
 
+            calls = []
+
             def refine_bnb(target=None, max_iter=None):
                 """target None: the exact class minimum. Otherwise the exact minimum if it
-                is below the target, or a proof that it is not: (None, None, cert, False)."""
+                is below the target, or a proof that it is not: (None, None, cert, False).
+                From the second call on the class is solved exactly (and so closed): a
+                class asked about once is likely to be asked again by later draws, and
+                an exact solve costs little more than a decision."""
                 t0 = time.perf_counter()
                 deadline = None if self.time_limit is None else t0 + self.time_limit
-                cut = np.inf if target is None else float(target)
+                calls.append(target)
+                cut = np.inf if target is None or len(calls) > 1 else float(target)
                 S, v, nodes = class_minimum(self.scorer, S1, k, cut, incumbent=known,
                                             deadline=deadline, verbose=self.verbose)
                 secs = time.perf_counter() - t0
-                if S is None:  # every member scores >= target
+                if S is None:  # every member scores >= the cut-off
                     return None, None, Certificate(
                         problem + " (>= target proved)", "branch and bound",
-                        float(target), float(target), nodes, secs), False
+                        cut, cut, nodes, secs), False
                 return S, v, Certificate(problem, "branch and bound", v, v, nodes, secs), True
             return refine_bnb
 
