@@ -163,7 +163,8 @@ print(f"selection eps at which the R best outweigh the remainder: about {eps_sta
 # Four private fits, each a separate release with its own seed, from a usual
 # budget to absurdly large ones. The large ones are there only to show what the
 # release converges to; they are not settings to use. The table puts their
-# coefficients next to the two non-private fits (`-`: not in that model).
+# coefficients next to three non-private fits: the two best subsets above and
+# the least-squares fit on the best-score support (`-`: not in that model).
 
 # %%
 eps_grid = [1.0, 16.0, 1024.0, 16384.0]
