@@ -224,17 +224,24 @@ class LeastSquaresScorer:
     def neighbourhood(self, support):
         """All one-swap neighbours S - {i} + {j} of a support, and their exact scores.
 
-        Every neighbour's Gram block is assembled from X'A_S (one p x k product),
-        the column norms and X'y: one pass over X for the whole neighbourhood,
-        and never the p x p Gram matrix.
+        For each of the s bases B_i = S - {i} the ridge fit on B_i is computed once;
+        the unconstrained ridge value of B_i + {j} then follows for every outside
+        column j by a rank-one update, value(B_i) - h_j^2 / (2 d_j), with h_j and d_j
+        the residual right-hand side and pivot of column j given B_i (as in
+        :meth:`two_swap`, with one added column instead of two). That value is the
+        exact score when the minimiser lies in the ball; the neighbours where the
+        ball binds are re-scored exactly (secular equation). All of it comes from
+        X'A_S (one p x k product), the column norms and X'y: one pass over X for the
+        whole neighbourhood, never the p x p Gram matrix, and no per-neighbour
+        eigendecomposition except where the ball binds.
 
         Returns
         -------
         supports : ndarray, shape ((p - s) s, s), each row sorted
         scores : ndarray, shape ((p - s) s,)
         """
-        S = np.asarray(support, dtype=np.intp)
-        s, p, kf = len(S), self.p, self.k_forced
+        S = np.sort(np.asarray(support, dtype=np.intp))
+        s, p = len(S), self.p
         outside = np.setdiff1d(np.arange(p), S)
         q = len(outside)
         if self._gram is not None:
@@ -243,38 +250,31 @@ class LeastSquaresScorer:
             C = self.X.T @ self.X[:, S] / self.n  # (p, s)
         # neighbour (i, j): S with position i replaced by outside[j]
         nb = np.repeat(S[None, :], s * q, axis=0).reshape(s, q, s)
+        value = np.empty((s, q))
+        norm2 = np.empty((s, q))
+        hj = self.Xy[outside]
+        dj = self.Xdiag[outside] + self.lam_n
         for i in range(s):
             nb[i, :, i] = outside
+            value_B, beta_B, Cq, P = self._base_fit(C, S, np.delete(S, i), outside)
+            h = hj - Cq.T @ beta_B
+            d = dj - np.einsum("kq,kq->q", Cq, P)
+            b = h / d  # the new column's coefficient
+            value[i] = value_B - 0.5 * h * b
+            # ||beta||^2 with beta_B' = beta_B - P_j b_j and the new coefficient b_j
+            norm2[i] = (float(beta_B @ beta_B) - 2.0 * b * (P.T @ beta_B)
+                        + b * b * (np.einsum("kq,kq->q", P, P) + 1.0))
         nb = nb.reshape(s * q, s)
-        # Build blocks from C without touching X again.
-        k = kf + s
-        m = s * q
-        G = np.empty((m, k, k))
-        g = np.empty((m, k))
-        G[:, :kf, :kf] = self.FF
-        g[:, :kf] = self.Fy
-        base = C[S]  # (s, s) Gram of S
-        for i in range(s):
-            sl = slice(i * q, (i + 1) * q)
-            Gi = np.broadcast_to(base, (q, s, s)).copy()
-            col = C[outside]  # (q, s): G[j, S]
-            Gi[:, i, :] = col
-            Gi[:, :, i] = col
-            Gi[:, i, i] = self.Xdiag[outside]
-            G[sl, kf:, kf:] = Gi
-            if kf:
-                XF = np.broadcast_to(self.XF[S], (q, s, kf)).copy()
-                XF[:, i, :] = self.XF[outside]
-                G[sl, kf:, :kf] = XF
-                G[sl, :kf, kf:] = XF.transpose(0, 2, 1)
-            gi = np.broadcast_to(self.Xy[S], (q, s)).copy()
-            gi[:, i] = self.Xy[outside]
-            g[sl, kf:] = gi
-        value, _, _ = solve_ball_ridge(G, g, self.yy, self.lam_n, self.r)
-        self.n_scored += m
+        value, norm2 = value.ravel(), norm2.ravel()
         # Rows are stored with the swapped-in index at position i; sort each support.
-        order = np.argsort(nb, axis=1)
-        return np.take_along_axis(nb, order, axis=1), value
+        nb = np.take_along_axis(nb, np.argsort(nb, axis=1), axis=1)
+        # Where the ball binds the update is only a lower bound: score exactly. (A
+        # relative margin keeps rounding on the boundary on the exact side.)
+        active = norm2 > self.r * self.r * (1.0 - 1e-9)
+        if np.any(active):
+            value[active] = self.score(nb[active])
+        self.n_scored += s * q - int(np.count_nonzero(active))
+        return nb, value
 
     def restricted(self, columns, always_in=()):
         """The scorer of the same data with candidates ``columns`` and the candidate
