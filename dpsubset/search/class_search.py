@@ -219,8 +219,13 @@ def _children(idx, R, w, gain, hr, piv, pick, M):
 
 
 def _rescore(scorer, B, cols, pending, state, tol, final=False):
-    """Exact scores for the pending leaves, best ridge value first, until the next
-    ridge value (a lower bound on its score) cannot beat the incumbent."""
+    """Exact scores for the pending leaves, best ridge value first.
+
+    A leaf's ridge value is a lower bound on its score, so leaves whose ridge value
+    is above the incumbent are dropped. During the search one batch is scored (to
+    lower the cut-off early) and the rest stays pending; at the end (``final``) the
+    leaves are scored until no ridge value can beat the incumbent.
+    """
     vals = np.concatenate([v for v, _ in pending])
     sets = np.vstack([s for _, s in pending])
     pending.clear()
@@ -237,11 +242,9 @@ def _rescore(scorer, B, cols, pending, state, tol, final=False):
         vals, sets = vals[take:], sets[take:]
         if not final:
             break
-    keep = vals <= state["v"] + tol
-    if np.any(keep) and not final:
+    keep = vals <= state["v"] + tol  # empty after a final pass
+    if np.any(keep):
         pending.append((vals[keep], sets[keep]))
-    elif np.any(keep):
-        _rescore(scorer, B, cols, [(vals[keep], sets[keep])], state, tol, final=True)
 
 
 def _min_eigenvalue_bound(M, lam_n):
