@@ -85,7 +85,11 @@
 #'   Only with that loss.
 #' @param refit Fit DP coefficients on the released support (objective perturbation).
 #' @param eps_select,eps_refit Manual split of `eps` (default: half each).
-#' @param search `"auto"`, `"enumeration"` or `"outer_approximation"`.
+#' @param search `"auto"`, `"enumeration"`, `"outer_approximation"` or `"pyomo"`
+#'   (the paper's formulation (9) for an MIQCP solver of your own, through Pyomo).
+#' @param solver,solver_options With `search = "pyomo"`: the Pyomo solver name
+#'   (e.g. `"gurobi_persistent"`; `NULL`: the first one available) and a named
+#'   list of its options.
 #' @param time_limit Seconds allowed for each exact solve (`NULL`: no limit); if
 #'   reached, nothing is released (an error).
 #' @param random_state `NULL` or a whole number (see Randomness).
@@ -123,7 +127,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL, refit = TRUE,
                            eps_select = NULL, eps_refit = NULL,
-                           search = c("auto", "enumeration", "outer_approximation"), time_limit = NULL,
+                           search = c("auto", "enumeration", "outer_approximation", "pyomo"),
+                           solver = NULL, solver_options = NULL, time_limit = NULL,
                            random_state = NULL, verbose = FALSE, method_options = NULL, ...) {
   cl <- match.call()
   if (...length()) {
@@ -137,6 +142,12 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   search <- match.arg(search)
   if (!is.null(method_options) && (!is.list(method_options) || is.null(names(method_options)))) {
     stop("method_options must be a named list", call. = FALSE)
+  }
+  if (!is.null(solver) && (!is.character(solver) || length(solver) != 1L)) {
+    stop("solver must be one string, e.g. \"gurobi_persistent\"", call. = FALSE)
+  }
+  if (!is.null(solver_options) && (!is.list(solver_options) || is.null(names(solver_options)))) {
+    stop("solver_options must be a named list", call. = FALSE)
   }
   if (!is.data.frame(data)) {
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
@@ -160,6 +171,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   # Optional arguments go only when given, so the call also works with Python
   # versions of dpsubset that predate them.
   if (!is.null(method_options)) args$method_options <- method_options
+  if (!is.null(solver)) args$solver <- solver
+  if (!is.null(solver_options)) args$solver_options <- solver_options
   if (!is.null(huber_h)) args$huber_h <- huber_h
   if (!is.null(hinge_h)) args$hinge_h <- hinge_h
   out <- .bridge()$fit(ftxt$text, cols, args)

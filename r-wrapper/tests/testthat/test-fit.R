@@ -157,3 +157,23 @@ test_that("a classification loss takes a two-level factor response", {
   expect_length(predict(fit, d[1:4, ]), 4L)
   expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "nope"), "loss must be one of")
 })
+
+test_that("search = \"pyomo\" goes through with a solver, and releases what the default search does", {
+  skip_if_no_python()
+  ok <- tryCatch({
+    reticulate::import("dpsubset.search.pyomo_search")$check_solver("gurobi_persistent")
+    TRUE
+  }, error = function(e) FALSE)
+  skip_if_not(ok, "no Pyomo MIQCP solver in this Python")
+  a <- fit_mtcars(search = "pyomo", solver = "gurobi_persistent")
+  b <- fit_mtcars()
+  expect_identical(a$support, b$support)
+  expect_true(a$privacy$all_certificates_closed)
+})
+
+test_that("solver arguments are checked", {
+  skip_if_no_python()
+  expect_error(fit_mtcars(search = "pyomo", solver = 1), "solver must be one string")
+  expect_error(fit_mtcars(search = "pyomo", solver_options = 3), "solver_options must be a named list")
+  expect_error(fit_mtcars(solver = "gurobi_persistent"), "only used with search='pyomo'")
+})
