@@ -2,6 +2,8 @@
 
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5 [--method top_r]
                  [--seed 1] [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html]
+                 [--search auto|enumeration|outer_approximation|pyomo] [--solver NAME]
+                 [--time-limit SECONDS]
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
                    [--out results.csv] [--plot fig.png]
 
@@ -55,6 +57,13 @@ def build_parser():
     fit.add_argument("--r", type=float, default=1.0, help="radius of the coefficient ball")
     fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 0.1 n)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
+    fit.add_argument("--search", default="auto",
+                     choices=("auto", "enumeration", "outer_approximation", "pyomo"),
+                     help="exact search; 'pyomo' solves the paper's formulation (9) with --solver")
+    fit.add_argument("--solver", default=None,
+                     help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
+    fit.add_argument("--time-limit", type=float, default=None,
+                     help="seconds per exact solve; past it nothing is released")
     fit.add_argument("--seed", type=int, default=None)
     fit.add_argument("--format", choices=("text", "latex", "html"), default="text")
 
@@ -92,6 +101,7 @@ def _fit(args, parser):
         res = dp_best_subset(args.formula, data, eps=args.eps, s=args.s, method=args.method,
                              bounds=None if args.bounds is None else tuple(args.bounds),
                              r=args.r, lam=args.lam, refit=not args.no_refit,
+                             search=args.search, solver=args.solver, time_limit=args.time_limit,
                              random_state=args.seed, method_options=dict(args.option) or None)
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))

@@ -41,6 +41,22 @@ def test_fit_method_option_and_same_seed(csv, capsys):
     assert "5 blocks" in first and capsys.readouterr().out == first
 
 
+def test_fit_search_choice_gives_the_same_release(csv, capsys):
+    base = ["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--bounds", "0.5", "0.5",
+            "--seed", "4", "--no-refit"]
+    main(base)
+    auto = capsys.readouterr().out
+    main(base + ["--search", "outer_approximation", "--time-limit", "60"])
+    oa = capsys.readouterr().out
+
+    def selected(out):
+        return [line.split()[0] for line in out.splitlines() if "selected" in line.split()]
+
+    assert len(selected(auto)) == 2 and selected(oa) == selected(auto)
+    assert "Certificates:           all closed (1)" in auto  # enumeration
+    assert "all closed (2)" in oa  # the two solves of the outer-approximation route
+
+
 def test_fit_without_bounds_warns(csv, capsys):
     with pytest.warns(Warning, match="bound"):
         main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--seed", "1"])
@@ -54,6 +70,8 @@ def test_fit_without_bounds_warns(csv, capsys):
     (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--option", "blocks"], "--option"),
     (["fit", "missing.csv", "--formula", "y ~ .", "--eps", "1", "--s", "2"], "data"),
     (["study", "--trials", "0"], "trials"),
+    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--solver", "gurobi_direct"],
+     "only used with search='pyomo'"),
 ])
 def test_errors_name_the_argument(csv, capsys, argv, msg):
     with pytest.raises(SystemExit) as exc:
