@@ -8,9 +8,12 @@ and the mean seconds per trial (candidates + all draws), then for each method th
 smallest n of the grid where the mean recovery reaches 50 % and 90 %. Writes the
 tidy frame and a Figure-1 style plot to bench/out/.
 
-    python bench/study.py --p 100 --assume              # n = 1000 2000 4000 8000
-    python bench/study.py --p 1000 --methods samp_agg dp_sis --n 1000 2000 4000 8000 16000
-    python bench/study.py --p 10000 --methods dp_sis samp_agg --trials 3
+    python bench/study.py --p 100 --assume --trials 10 --n 1000 2000 3000 4000 5000 6000 7000 8000
+    python bench/study.py --p 1000 --assume --trials 10 --n 2000 4000 6000 8000 12000 16000
+    python bench/study.py --p 10000 --trials 3 --n 4000 8000 12000 16000 --methods top_r samp_agg dp_sis mcmc
+    python bench/study.py --p 10000 --assume --trials 3 --n 8000 12000 16000 --methods mistakes --time-limit 600
+
+(the tables these printed are in the README, section Benchmarks)
 """
 from __future__ import annotations
 
