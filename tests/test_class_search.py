@@ -116,3 +116,18 @@ def test_broken_pruning_bound_is_caught(monkeypatch):
         _, val, _ = class_minimum(sc, S1, 2)
         wrong += not np.isclose(val, v[mistakes == 2].min(), rtol=1e-10)
     assert wrong > 0
+
+
+def test_class_minimum_without_always_in_columns():
+    # No intercept: the class k = s has an empty base (nothing always in).
+    rng = np.random.default_rng(0)
+    n, p, s = 50, 8, 3
+    X = rng.normal(size=(n, p))
+    y = X[:, 0] + rng.normal(size=n)
+    sc = LeastSquaresScorer(X, y, 1.0, 5.0, None)
+    S = all_supports(p, s)
+    v = sc.score(S)
+    S1 = S[np.argmin(v)]
+    mistakes = s - np.isin(S, S1).sum(axis=1)
+    for k in range(1, s + 1):
+        np.testing.assert_allclose(class_minimum(sc, S1, k)[1], v[mistakes == k].min(), rtol=1e-10)
