@@ -21,6 +21,7 @@ from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .search.exact import check_search
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -159,7 +160,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
-    solver, solver_options = _check_search(search, solver, solver_options, loss)
+    solver, solver_options = check_search(search, solver, solver_options, loss)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     if refit_delta is not None:
@@ -257,23 +258,6 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         certificates=sel.diagnostics.get("certificates", []),
         score_gap=sel.diagnostics.get("score_gap"))
     return res, diag
-
-
-def _check_search(search, solver, solver_options, loss):
-    """search= and its solver, checked before any data are read."""
-    from .search.exact import SEARCHES
-    if search not in SEARCHES:
-        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-    if search != "pyomo":
-        if solver is not None or solver_options is not None:
-            raise ValueError("solver= and solver_options= are only used with search='pyomo' "
-                             f"(got search={search!r})")
-        return None, None
-    if loss != "squared":
-        raise ValueError(f"search='pyomo' is for loss='squared' (got loss={loss!r}); "
-                         "use search='auto' for the other losses")
-    from .search.pyomo_search import check_solver
-    return check_solver(solver, solver_options)
 
 
 def _split_budget(eps, refit, eps_select, eps_refit):

@@ -29,12 +29,29 @@ from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_suppo
 from .heuristics import iht_support, local_search
 from .outer_approximation import OuterApproximation, progress
 
-__all__ = ["SubsetSearch", "default_R"]
+__all__ = ["SubsetSearch", "check_search", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
 #: The values of ``search=``.
 SEARCHES = ("auto", "enumeration", "outer_approximation", "pyomo")
+
+
+def check_search(search, solver, solver_options, loss):
+    """Check ``search=`` and its solver (no data needed); returns (solver, solver_options)
+    with the Pyomo solver resolved when search="pyomo", else (None, None)."""
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    if search != "pyomo":
+        if solver is not None or solver_options is not None:
+            raise ValueError("solver= and solver_options= are only used with search='pyomo' "
+                             f"(got search={search!r})")
+        return None, None
+    if loss != "squared":
+        raise ValueError(f"search='pyomo' is for loss='squared' (got loss={loss!r}); "
+                         "use search='auto' for the other losses")
+    from .pyomo_search import check_solver
+    return check_solver(solver, solver_options)
 
 
 def default_R(p: int, s: int) -> int:
@@ -67,18 +84,10 @@ class SubsetSearch:
 
     def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None,
                  verbose=False, solver=None, solver_options=None):
-        if search not in SEARCHES:
-            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+        solver, solver_options = check_search(search, solver, solver_options,
+                                              getattr(scorer, "loss", None))
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
         self.verbose = bool(verbose)
-        if search == "pyomo":
-            from .pyomo_search import check_solver
-            if getattr(scorer, "loss", None) != "squared":
-                raise ValueError("search='pyomo' is for the least-squares score (loss='squared'); "
-                                 "use search='auto' for the other losses")
-            solver, solver_options = check_solver(solver, solver_options)
-        elif solver is not None or solver_options is not None:
-            raise ValueError("solver= and solver_options= are only used with search='pyomo'")
         self.solver, self.solver_options = solver, solver_options
         total = comb(self.p, self.s)
         if search == "auto":

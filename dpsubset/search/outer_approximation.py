@@ -25,7 +25,7 @@ import numpy as np
 
 from .candidates import GAP_TOL, Certificate
 
-__all__ = ["OuterApproximation", "SearchTimeout", "progress"]
+__all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 
 
 class _NoBar:
@@ -65,7 +65,64 @@ class SearchTimeout(RuntimeError):
     """
 
 
-class OuterApproximation:
+class FamilyMaster:
+    """What every master problem of a family of supports shares: the family rows
+    lo <= sum_{i in indices} z_i <= hi (kept for feasibility checks), no-good rows,
+    and the best feasible support scored so far (the incumbent, an upper bound).
+
+    Subclasses add the row to their model in ``_add_row(indices, lo, hi)``.
+    """
+
+    def _init_family(self, scorer, s):
+        self.scorer, self.s, self.p = scorer, int(s), scorer.p
+        self.best_support = None
+        self.best_value = np.inf
+        self.constraints = []  # (indices, lo, hi) of family constraints
+
+    def add_constraint(self, indices, lo, hi):
+        """Add lo <= sum_{i in indices} z_i <= hi (a family row)."""
+        idx = np.asarray(indices, dtype=np.intp)
+        self._add_row(idx, lo, hi)
+        self.constraints.append((idx, lo, hi))
+        # The incumbent may no longer be feasible.
+        if self.best_support is not None and not self.feasible(self.best_support):
+            self.best_support, self.best_value = None, np.inf
+
+    def exclude(self, support):
+        """No-good row: the exact support is no longer allowed."""
+        self.add_constraint(support, -np.inf, self.s - 1)
+
+    def feasible(self, support):
+        """Whether a support satisfies the family constraints."""
+        return bool(self.feasible_rows(np.asarray(support)[None, :])[0])
+
+    def feasible_rows(self, supports):
+        """Feasibility of many supports (rows) at once."""
+        supports = np.asarray(supports)
+        ok = np.ones(len(supports), dtype=bool)
+        if not self.constraints:
+            return ok
+        member = np.zeros(self.p, dtype=bool)
+        for idx, lo, hi in self.constraints:
+            member[:] = False
+            member[idx] = True
+            c = member[supports].sum(axis=1)
+            ok &= (c >= lo - 1e-9) & (c <= hi + 1e-9)
+        return ok
+
+    def offer(self, supports, values):
+        """Offer scored supports as incumbents (no cuts or rows added)."""
+        supports, values = np.asarray(supports), np.asarray(values, dtype=float)
+        if len(values) == 0:
+            return
+        ok = np.flatnonzero(self.feasible_rows(supports))
+        if len(ok):
+            j = ok[np.argmin(values[ok])]
+            if values[j] < self.best_value:
+                self.best_value, self.best_support = float(values[j]), np.sort(supports[j])
+
+
+class OuterApproximation(FamilyMaster):
     """A master MILP for one family of supports, grown by cuts and constraints.
 
     Parameters
@@ -86,7 +143,7 @@ class OuterApproximation:
 
     def __init__(self, scorer, s, *, time_limit=None, name="exact search", cuts_per_round=None,
                  verbose=False):
-        self.scorer, self.s, self.p = scorer, int(s), scorer.p
+        self._init_family(scorer, s)
         self.name = name
         self.verbose = bool(verbose)  # a progress bar per solve (iterations, bounds)
         # Besides the master's point, cut at its best in-family one-swap neighbours:
@@ -120,41 +177,12 @@ class OuterApproximation:
         self.h = h
         self.cut_keys = set()
         self.n_cuts = 0
-        self.best_support = None
-        self.best_value = np.inf
-        self.constraints = []  # (indices, lo, hi) of family constraints, for feasibility checks
 
     # -------------------------------------------------------------- model rows
-    def add_constraint(self, indices, lo, hi):
-        """Add lo <= sum_{i in indices} z_i <= hi."""
-        idx = np.asarray(indices, dtype=np.int32)
-        self.h.addRow(float(lo), float(hi), len(idx), idx, np.ones(len(idx)))
-        self.constraints.append((idx, lo, hi))
-        # The incumbent may no longer be feasible.
-        if self.best_support is not None and not self.feasible(self.best_support):
-            self.best_support, self.best_value = None, np.inf
-
-    def exclude(self, support):
-        """No-good cut: the exact support is no longer allowed."""
-        self.add_constraint(support, -highspy.kHighsInf, self.s - 1)
-
-    def feasible(self, support):
-        """Whether a support satisfies the family constraints."""
-        return bool(self.feasible_rows(np.asarray(support)[None, :])[0])
-
-    def feasible_rows(self, supports):
-        """Feasibility of many supports (rows) at once."""
-        supports = np.asarray(supports)
-        ok = np.ones(len(supports), dtype=bool)
-        if not self.constraints:
-            return ok
-        member = np.zeros(self.p, dtype=bool)
-        for idx, lo, hi in self.constraints:
-            member[:] = False
-            member[idx] = True
-            c = member[supports].sum(axis=1)
-            ok &= (c >= lo - 1e-9) & (c <= hi + 1e-9)
-        return ok
+    def _add_row(self, idx, lo, hi):
+        inf = highspy.kHighsInf
+        self.h.addRow(max(float(lo), -inf), min(float(hi), inf), len(idx),
+                      idx.astype(np.int32), np.ones(len(idx)))
 
     def add_cut(self, support, value=None, grad=None):
         """Add the exact cut at support S (computing it if not given); returns c(S)."""
@@ -172,17 +200,6 @@ class OuterApproximation:
         if value < self.best_value and self.feasible(S):
             self.best_value, self.best_support = float(value), S
         return value
-
-    def offer(self, supports, values):
-        """Offer scored supports as incumbents (no cuts added)."""
-        supports, values = np.asarray(supports), np.asarray(values, dtype=float)
-        if len(values) == 0:
-            return
-        ok = np.flatnonzero(self.feasible_rows(supports))
-        if len(ok):
-            j = ok[np.argmin(values[ok])]
-            if values[j] < self.best_value:
-                self.best_value, self.best_support = float(values[j]), np.sort(supports[j])
 
     def _cut_neighbours(self, S):
         nb, vals = self.scorer.neighbourhood(S)

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate
-from .outer_approximation import SearchTimeout, progress
+from .outer_approximation import FamilyMaster, SearchTimeout, progress
 
 __all__ = ["PyomoSearch", "check_solver", "DEFAULT_SOLVERS"]
 
@@ -162,7 +162,7 @@ def check_solver(solver=None, solver_options=None):
     return solver, options
 
 
-class PyomoSearch:
+class PyomoSearch(FamilyMaster):
     """Formulation (9) for one family of supports, with the OuterApproximation interface.
 
     Parameters
@@ -194,16 +194,13 @@ class PyomoSearch:
                              "use search='auto' for the other losses")
         self.solver_name, options = check_solver(solver, solver_options)
         self.pe = _import_pyomo()
-        self.scorer, self.s, self.p = scorer, int(s), scorer.p
+        self._init_family(scorer, s)
         self.name = name
         self.verbose = bool(verbose)
         self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
         fam = _family(self.solver_name)
         self.options = {**_SOLVER_DEFAULTS.get(fam, {}), **options}
         self._time_option = _TIME_OPTION.get(fam)
-        self.best_support = None
-        self.best_value = np.inf
-        self.constraints = []  # (indices, lo, hi), for feasibility checks of incumbents
         self.n_solves = 0
         self._build()
         self.opt = self.pe.SolverFactory(self.solver_name)
@@ -259,42 +256,16 @@ class PyomoSearch:
         return con
 
     # -------------------------------------------------------------- OuterApproximation interface
-    def add_constraint(self, indices, lo, hi):
-        """Add lo <= sum_{i in indices} z_i <= hi (a family row)."""
-        idx = np.asarray(indices, dtype=np.intp)
+    def _add_row(self, idx, lo, hi):
         self._row(self.model.family, idx, lo, hi)
-        self.constraints.append((idx, lo, hi))
-        if self.best_support is not None and not self.feasible(self.best_support):
-            self.best_support, self.best_value = None, np.inf
-
-    def exclude(self, support):
-        """No-good row: the exact support is no longer allowed."""
-        self.add_constraint(support, -np.inf, self.s - 1)
-
-    def feasible(self, support):
-        member = np.zeros(self.p, dtype=bool)
-        member[np.asarray(support, dtype=np.intp)] = True
-        for idx, lo, hi in self.constraints:
-            c = int(member[idx].sum())
-            if c < lo - 1e-9 or c > hi + 1e-9:
-                return False
-        return True
 
     def add_cut(self, support, value=None, grad=None):
         """No row (the model is exact): score the support and keep it as an incumbent."""
         S = np.sort(np.asarray(support, dtype=np.intp))
         if value is None:
             value = float(self.scorer.score(S[None, :])[0])
-        self._offer(S, float(value))
+        self.offer(S[None, :], [float(value)])
         return value
-
-    def offer(self, supports, values):
-        for S, v in zip(np.asarray(supports), np.asarray(values, dtype=float)):
-            self._offer(np.sort(S), float(v))
-
-    def _offer(self, S, value):
-        if value < self.best_value and self.feasible(S):
-            self.best_support, self.best_value = S, value
 
     # -------------------------------------------------------------- solving
     def _warm_start(self, aside):
@@ -380,7 +351,7 @@ class PyomoSearch:
                 S, bound = self._solve_once(problem, aside)
                 if S is not None:
                     value = float(self.scorer.score(S[None, :])[0])
-                    self._offer(S, value)
+                    self.offer(np.asarray(S)[None, :], [value])
                     found = value
                 else:
                     found = None
