@@ -39,6 +39,7 @@ guarantee.
 from __future__ import annotations
 
 import base64
+import inspect
 import math
 import pickle
 import warnings
@@ -47,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predict",
-           "result_to_plain", "result_from_pickle", "result_to_pickle", "R_FORMULA_FUNCTIONS"]
+           "result_to_plain", "result_from_pickle", "result_to_pickle", "frame_to_plain",
+           "summary_table", "R_FORMULA_FUNCTIONS"]
 
 # Functions an R user writes in a formula that formulaic does not define under
 # that name. The R wrapper passes the formula to formulaic as text; dp_best_subset
@@ -380,7 +382,56 @@ def result_to_plain(res):
     if res.params is not None:
         out["coef_names"] = [str(x) for x in res.params.index]
         out["coef_values"] = [float(x) for x in res.params.to_numpy(dtype=float)]
+    # broom-style frames exactly as the Python API builds them, so that R's
+    # tidy()/glance() have the same columns, names and values.
+    out["tidy"] = frame_to_plain(res.tidy())
+    out["glance"] = frame_to_plain(res.glance())
     return out
+
+
+def _plain_value(v):
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    return str(v)
+
+
+def frame_to_plain(frame):
+    """A small pandas DataFrame as plain values, column by column, for R.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+
+    Returns
+    -------
+    dict
+        ``names`` (list of str) and ``columns``: one dict per column with ``kind``
+        (``"logical"``, ``"integer"``, ``"double"`` or ``"character"``, from the
+        pandas dtype, so that an all-missing column keeps its type) and ``values``
+        (a list of plain values, None for a missing or non-finite value).
+    """
+    cols = []
+    for name in frame.columns:
+        col = frame[name]
+        if pd.api.types.is_bool_dtype(col):
+            kind = "logical"
+        elif pd.api.types.is_integer_dtype(col):
+            kind = "integer"
+        elif pd.api.types.is_float_dtype(col):
+            kind = "double"
+        else:  # object columns: logical if every non-missing value is a bool
+            vals = [v for v in col.tolist() if v is not None and not (isinstance(v, float) and math.isnan(v))]
+            kind = "logical" if vals and all(isinstance(v, (bool, np.bool_)) for v in vals) else "character"
+            if not vals and name == "gap_check_passed":  # None when there was no gap test
+                kind = "logical"
+        cols.append(dict(kind=kind, values=[_plain_value(v) for v in col.tolist()]))
+    return dict(names=[str(c) for c in frame.columns], columns=cols)
 
 
 def result_to_pickle(res):
@@ -396,7 +447,32 @@ def result_from_pickle(text):
     return pickle.loads(base64.b64decode(text.encode("ascii")))
 
 
-def predict(res, cols):
+def _predict_which(res, frame, which):
+    """``res.predict(frame, which=which)``, also with a Python API that predates ``which=``.
+
+    Without ``which=`` the API returned the linear predictor for the two-class
+    losses; the probability (logistic) and the class (sign of the linear predictor,
+    positive for the level coded +1) follow from it exactly.
+    """
+    if which is None or getattr(res, "response_levels", None) is None:
+        return res.predict(frame)
+    if "which" in inspect.signature(res.predict).parameters:
+        return res.predict(frame, which=which)
+    eta = np.asarray(res.predict(frame), dtype=float)
+    if which == "linear":
+        return eta
+    if which == "mean":
+        if res.loss != "logistic":
+            raise ValueError(f"which='mean' needs a probability model; loss={res.loss!r} has none")
+        from scipy.special import expit
+        return expit(eta)
+    if which == "class":
+        levels = list(res.response_levels)
+        return [levels[1] if e > 0 else levels[0] for e in eta.tolist()]
+    raise ValueError(f"which: expected 'linear', 'mean' or 'class'; got {which!r}")
+
+
+def predict(res, cols, which=None):
     """Predictions of a result on new data sent by the R side.
 
     Parameters
@@ -406,19 +482,75 @@ def predict(res, cols):
         saved fit).
     cols : dict
         The new data, see :func:`frame_from_columns`.
+    which : {None, "linear", "mean", "class"}
+        For a two-class loss: the linear predictor, the probability of the level
+        coded +1 (logistic only), or the class label. None: the API's default.
+        Ignored for the regression losses (predictions in the response's units).
 
     Returns
     -------
     dict
-        ``{"values": list of float}`` or ``{"error": {"type", "message"}}``.
+        ``{"values": list of float}`` (``{"labels": list of str}`` for
+        ``which="class"``) or ``{"error": {"type", "message"}}``.
     """
     try:
         if isinstance(res, str):
             res = result_from_pickle(res)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pred = res.predict(frame_from_columns(cols))
+            pred = _predict_which(res, frame_from_columns(cols), which)
     except Exception as exc:
         return dict(error=dict(type=type(exc).__name__, message=str(exc)))
+    if which == "class" and getattr(res, "response_levels", None) is not None:
+        return dict(labels=[None if v is None else str(v) for v in list(pred)], warnings=_warnings_plain(caught))
     vals = [float(v) if math.isfinite(v) else float("nan") for v in np.asarray(pred, dtype=float).tolist()]
     return dict(values=vals, warnings=_warnings_plain(caught))
+
+
+def _renamed(res, rename):
+    """A shallow copy of a result with its term names replaced (public fields only)."""
+    import copy
+
+    def m(t):
+        return rename.get(str(t), str(t))
+    out = copy.copy(res)   # keeps attributes set after construction (response_levels)
+    if isinstance(res.bounds, dict):
+        out.bounds = {m(k): v for k, v in res.bounds.items()}
+    out.params = None if res.params is None else res.params.rename(index=m)
+    out.support = [m(t) for t in res.support]
+    out.forced = [m(t) for t in res.forced]
+    out.candidates = [m(t) for t in res.candidates]
+    return out
+
+
+def summary_table(results, model_names, fmt, renames, options):
+    """:func:`dpsubset.summary_table` for the R wrapper, with R's names of the terms.
+
+    Parameters
+    ----------
+    results : list of (DPSubsetResults or str)
+        Results, or their pickles (fits reloaded by R).
+    model_names : list of str or None
+    fmt : str
+    renames : list of dict
+        One ``{python name: R name}`` per result.
+    options : dict
+        Further keyword arguments of :func:`dpsubset.summary_table`.
+
+    Returns
+    -------
+    dict
+        ``{"text": str}``, ``{"frame": plain frame, "index": list of str}`` for
+        ``fmt="frame"``, or ``{"error": {"type", "message"}}``.
+    """
+    from .tables import summary_table as _table
+
+    try:
+        res = [result_from_pickle(r) if isinstance(r, str) else r for r in results]
+        res = [_renamed(r, dict(rn or {})) for r, rn in zip(res, renames)]
+        out = _table(res, model_names=model_names, fmt=fmt, **dict(options or {}))
+    except Exception as exc:
+        return dict(error=dict(type=type(exc).__name__, message=str(exc)))
+    if isinstance(out, pd.DataFrame):
+        return dict(frame=frame_to_plain(out), index=[str(i) for i in out.index])
+    return dict(text=str(out))

@@ -133,12 +133,16 @@ def r_wrapper_releases(ro):
     """Fit every case once through the R wrapper, in an Rscript child."""
     need(r_has(ro, "dpsubset"), "the R package dpsubset is not installed (make r-install)")
     lines = ["suppressPackageStartupMessages(library(dpsubset))", R_DATA,
+             # R names the terms as lm does; fit$terms_python maps Python's names to them
              "out <- function(name, fit) {",
+             "  py <- stats::setNames(names(fit$terms_python), fit$terms_python)",
              "  cat('CASE\\t', name, '\\n', sep = '')",
-             "  cat('SUPPORT', fit$support, sep = '\\t'); cat('\\n')",
+             "  cat('SUPPORT', py[fit$support], sep = '\\t'); cat('\\n')",
              "  cf <- coef(fit)",
-             "  for (k in seq_along(cf)) cat('COEF\\t', names(cf)[k], '\\t', sprintf('%.17g', cf[[k]]), '\\n', sep = '')",
+             "  for (k in seq_along(cf)) cat('COEF\\t', py[[names(cf)[k]]], '\\t', sprintf('%.17g', cf[[k]]), '\\n', sep = '')",
              "  cat('GUARANTEE\\t', fit$privacy$guarantee, '\\n', sep = '')",
+             "  cat('TIDY', names(tidy(fit)), sep = '\\t'); cat('\\n')",
+             "  cat('GLANCE', names(glance(fit)), sep = '\\t'); cat('\\n')",
              "}"]
     for name, rf, _, data, rargs, _ in CASES:
         lines.append(f"out({name!r}, dp_best_subset({rf}, data = {data}, {rargs}))")
@@ -154,6 +158,8 @@ def r_wrapper_releases(ro):
             cur["coef"]["Intercept" if rest[0] == "(Intercept)" else rest[0]] = float(rest[1])
         elif tag == "GUARANTEE":
             cur["guarantee"] = rest[0]
+        elif tag in ("TIDY", "GLANCE"):
+            cur[tag.lower()] = [x for x in rest if x]
     return res
 
 
@@ -166,3 +172,6 @@ def test_r_wrapper_and_python_api_release_the_same(ro, r_wrapper_releases, case)
     assert got["guarantee"] == res.privacy.guarantee
     assert list(got["coef"]) == list(res.params.index)
     np.testing.assert_allclose(list(got["coef"].values()), res.params.to_numpy(), rtol=0, atol=1e-10)
+    # tidy() and glance() in R have the Python API's columns, in its order
+    assert got["tidy"] == list(res.tidy().columns)
+    assert got["glance"] == list(res.glance().columns)

@@ -18,10 +18,31 @@
 #' orthogonal `poly()` are accepted but learn from the data, so the guarantee
 #' is void (with a warning). Anything else (`offset()`, `ns()`, `%in%`, `|`,
 #' variables that are not columns of `data`, other R functions) is an error:
-#' compute such columns in R and add them to `data`. Column names of the result
-#' follow formulaic: `cyl[T.6]` for a dummy, `log(hp)`, `wt:hp`; the intercept
-#' is shown as `(Intercept)`. Names in `bounds` and `keep` use the same names
-#' (`"Intercept"` is never needed there).
+#' compute such columns in R and add them to `data`.
+#'
+#' @section Names of the coefficients:
+#' The coefficients, `support`, `candidates` and `tidy()` use the names `lm()`
+#' gives the same formula: `Speciesvirginica` for a dummy, `I(wt^2)`,
+#' `factor(am, levels = c(0, 1))1`, `poly(wt, 2, raw = TRUE)1`, `vsTRUE` for a
+#' logical column, `hp:wt` (in R's order) for an interaction, `(Intercept)`.
+#' `fit$terms_python` maps the Python package's names (formulaic's, such as
+#' `Species[T.virginica]`) to them; a name that cannot be matched keeps its
+#' formulaic spelling. Names in `bounds` and `keep` are data columns or
+#' formulaic's names of model-matrix columns (`"Intercept"` is never needed there).
+#'
+#' @section Missing values:
+#' `na.action = "fail"` (the default; `na.fail` is accepted too) is the only
+#' option: a missing value in a column the formula uses is an error that names
+#' the columns and counts. Dropping those rows (`na.omit`, `na.exclude`) is
+#' refused because it would make n, the number of rows, depend on the data,
+#' while the guarantee takes n as public: neighbouring data sets replace one
+#' row, and a row that turns missing would then remove a row instead. Fill
+#' missing values before the call with values fixed without looking at the
+#' data (a public imputation: a value from a codebook, or a missing-indicator
+#' column plus a constant), which acts on each row alone and keeps the
+#' guarantee; an imputation from the data (the column mean, a model) does not.
+#' Dropping rows by a rule fixed in advance makes n public only if the rule's
+#' outcome is public, e.g. a study design.
 #'
 #' @section Factors:
 #' A factor column is passed with its levels, in order and including levels
@@ -78,8 +99,9 @@
 #'   classification loss, `"logistic"` or `"hinge"`. For a classification loss the
 #'   response is a two-level factor (first level coded -1, second +1; the levels
 #'   must be fixed in advance), a logical, or 0/1; `fit$response_levels` then
-#'   names the two classes and `predict()` returns the linear score (positive:
-#'   the second level).
+#'   names the two classes, and `predict()` gives the linear predictor
+#'   (`type = "link"`, positive: the second level), the probability of the
+#'   second level (`type = "response"`, logistic only) or the class (`type = "class"`).
 #' @param huber_h,hinge_h Threshold of the Huber loss / smoothing of the hinge
 #'   loss, in the mapped units of the response (`NULL`: the Python default).
 #'   Only with that loss.
@@ -94,6 +116,8 @@
 #'   reached, nothing is released (an error).
 #' @param random_state `NULL` or a whole number (see Randomness).
 #' @param verbose Show progress (printed by Python).
+#' @param na.action What to do with missing values: only `"fail"` (or
+#'   `na.fail`), see Missing values.
 #' @param ... Not used; an error if given (arguments are matched by name, as in
 #'   Python).
 #'
@@ -110,9 +134,14 @@
 #'     (`NA` when there was no gap test), `all_certificates_closed`.}
 #'   \item{response_levels}{for a classification loss, the classes coded -1 and +1; else `NULL`.}
 #'   \item{method, s, loss, nobs, response, formula, formula_python, refit, call}{as named.}
+#'   \item{terms_python}{named character vector: the Python package's column
+#'     names (names) and their R spelling (values).}
 #'   It holds no data: no fitted values or residuals, which would be computed
-#'   from the private data. Methods: `print`, `summary`, `coef`, `predict`,
-#'   `nobs`, `formula`, and [generics::tidy()] / [generics::glance()].
+#'   from the private data (`residuals()`, `fitted()`, `vcov()`, `confint()`,
+#'   `logLik()`, `AIC()`, `anova()` ... are errors that say so; see
+#'   [dpsubset-not-released]). Methods: `print`, `summary`, `coef`, `predict`,
+#'   `nobs`, `formula`, [generics::tidy()], [generics::glance()],
+#'   [generics::augment()] (new data only) and [summary_table()].
 #' @seealso [dpsubset_python], [dpsubset_bounds()], [predict.dpsubset()], [tidy.dpsubset()]
 #' @export
 #' @examplesIf dpsubset_available()
@@ -129,7 +158,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            eps_select = NULL, eps_refit = NULL,
                            search = c("auto", "enumeration", "outer_approximation", "pyomo"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
-                           random_state = NULL, verbose = FALSE, method_options = NULL, ...) {
+                           random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
+                           ...) {
   cl <- match.call()
   if (...length()) {
     stop("unknown argument(s) ", paste(setdiff(names(list(...)), ""), collapse = ", "),
@@ -162,6 +192,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (is.character(formula)) formula <- stats::as.formula(formula)
 
   ftxt <- .formula_text(formula, names(data))
+  .check_na_action(na.action)
+  .fail_on_missing(data, if (is.null(ftxt$vars)) names(data) else ftxt$vars, "data")
   cols <- .encode_frame(data, ftxt$vars)
   args <- list(eps = eps, s = s, method = method, bounds = .bounds_plain(bounds), r = r, lam = lam, R = R,
                gap_check = gap_check, eps0 = eps0, delta = delta,
@@ -183,15 +215,22 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   state <- new.env(parent = emptyenv())
   state$result <- out[[1]]
   state$pickle <- plain$pickle
+  # R's names for the model's columns (lm's spelling), matched term by term.
+  py_terms <- unique(c(.chr(plain$forced), .chr(plain$candidates)))
+  map <- .r_term_map(py_terms, formula, data)
   coefs <- NULL
   if (!is.null(plain$coef_values)) {
-    coefs <- stats::setNames(as.numeric(unlist(plain$coef_values)), .r_names(plain$coef_names))
+    coefs <- stats::setNames(as.numeric(unlist(plain$coef_values)), .rename(plain$coef_names, map))
   }
+  tidy_df <- .plain_frame(plain$tidy)
+  tidy_df$term <- .rename(tidy_df$term, map)
+  glance_df <- .plain_frame(plain$glance)
+  glance_df$formula <- .formula_string(formula)
   structure(list(
-    support = .chr(plain$support),
+    support = .rename(plain$support, map),
     coefficients = coefs,
-    forced = .r_names(plain$forced),
-    candidates = .chr(plain$candidates),
+    forced = .rename(plain$forced, map),
+    candidates = .rename(plain$candidates, map),
     privacy = .privacy_list(plain$privacy, plain$privacy_text),
     method = plain$method,
     s = as.integer(s),
@@ -203,6 +242,9 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     formula_python = ftxt$text,
     refit = refit,
     call = cl,
+    terms_python = map,
+    .tidy = tidy_df,
+    .glance = glance_df,
     .python = state
   ), class = "dpsubset")
 }
@@ -246,10 +288,59 @@ print.dpsubset_bounds <- function(x, ...) {
 
 .chr <- function(x) as.character(unlist(x))
 
-.r_names <- function(x) {
-  x <- .chr(x)
-  x[x == "Intercept"] <- "(Intercept)"
-  x
+# A frame sent by dpsubset._rbridge.frame_to_plain as a data.frame (None -> NA).
+.plain_frame <- function(pf) {
+  nms <- .chr(pf$names)
+  cols <- lapply(pf$columns, function(col) {
+    v <- lapply(col$values, function(x) if (is.null(x)) NA else x)
+    conv <- switch(col$kind, logical = as.logical, integer = as.integer, double = as.numeric,
+                   as.character)
+    conv(unlist(v))
+  })
+  if (!length(nms)) return(data.frame())
+  n <- length(pf$columns[[1]]$values)
+  cols <- lapply(cols, function(v) if (length(v)) v else rep(NA, n))
+  as.data.frame(stats::setNames(cols, nms), stringsAsFactors = FALSE, optional = TRUE)
+}
+
+# na.action: only "fail" is private (see the section "Missing values" of ?dp_best_subset).
+.check_na_action <- function(na.action) {
+  if (is.function(na.action) && identical(na.action, stats::na.fail)) return(invisible())
+  if (is.character(na.action) && length(na.action) == 1L && na.action %in% c("fail", "na.fail")) {
+    return(invisible())
+  }
+  what <- if (is.function(na.action)) {
+    hit <- Filter(function(f) identical(na.action, get(f, envir = asNamespace("stats"))),
+                  c("na.omit", "na.exclude", "na.pass"))
+    if (length(hit)) hit else "this function"
+  } else if (is.character(na.action)) na.action[1] else class(na.action)[1]
+  stop(sprintf(paste0(
+    "na.action = %s is not available: dropping the rows with missing values would make n, the number ",
+    "of rows, depend on the data, while the privacy guarantee takes n as public (neighbouring data ",
+    "sets replace one row). Use na.action = \"fail\" (the default) and fill the missing values before ",
+    "the call with values fixed without looking at the data (a public imputation, e.g. a value from a ",
+    "codebook, or a missing-indicator column), or drop rows by a public rule before the call ",
+    "(see \"Missing values\" in ?dp_best_subset)"), what), call. = FALSE)
+}
+
+# Missing values in the columns a call uses: an error that names the columns and counts.
+.fail_on_missing <- function(data, vars, argname) {
+  vars <- intersect(vars, names(data))
+  counts <- vapply(vars, function(v) {
+    x <- data[[v]]
+    if (is.list(x) || !is.null(dim(x))) return(0L)
+    sum(is.na(x))
+  }, 0L)
+  counts <- counts[counts > 0L]
+  if (!length(counts)) return(invisible())
+  stop(sprintf(paste0(
+    "%s has missing values in %s. dpsubset does not drop rows: that would make n, the number of rows, ",
+    "depend on the data, while the privacy guarantee takes n as public. Fill them before the call with ",
+    "values fixed without looking at the data (a public imputation: a codebook value, or a ",
+    "missing-indicator column plus a constant), or drop rows by a public rule; see \"Missing values\" ",
+    "in ?dp_best_subset"), argname,
+    paste(sprintf("'%s' (%d row%s)", names(counts), counts, ifelse(counts == 1L, "", "s")), collapse = ", ")),
+    call. = FALSE)
 }
 
 .check_number <- function(v, name) {

@@ -138,37 +138,68 @@ coef.dpsubset <- function(object, complete = TRUE, ...) {
 #' the guarantee. Pass data you are allowed to use (which may be the training
 #' data, if you accept that).
 #'
+#' For the regression losses (`"squared"`, `"huber"`) the predictions are in
+#' the units of the response, whatever `type`. For the two-class losses, as for
+#' [stats::predict.glm()]: `type = "link"` (the default) gives the linear
+#' predictor (positive: the second of `fit$response_levels`), `type =
+#' "response"` the probability of the second level (logistic loss only: the
+#' smoothed hinge has no probability model), and `type = "class"` the predicted
+#' class, a factor with the levels `fit$response_levels`.
+#'
 #' A fit saved with [saveRDS()] still predicts after [readRDS()] in a new
 #' session: the Python result travels inside the object, pickled.
 #'
 #' @param object A `"dpsubset"` fit (with `refit = TRUE`).
 #' @param newdata A data.frame with the columns the formula uses (the
-#'   response is not needed).
+#'   response is not needed), without missing values.
+#' @param type `"link"`, `"response"` or `"class"` (see Details).
 #' @param ... Unused.
-#' @return A numeric vector named by the row names of `newdata`.
+#' @return A numeric vector named by the row names of `newdata`, or for
+#'   `type = "class"` a factor.
 #' @export
-predict.dpsubset <- function(object, newdata, ...) {
+predict.dpsubset <- function(object, newdata, type = c("link", "response", "class"), ...) {
   if (missing(newdata) || is.null(newdata)) {
     stop("predict() needs newdata: dpsubset releases no fitted values, since they would be computed from the ",
          "private data and are not covered by the privacy guarantee. Call predict(fit, newdata) with data you ",
          "may use.", call. = FALSE)
   }
+  type <- match.arg(type)
   if (is.null(object$coefficients)) stop("predict() needs coefficients: fit with refit = TRUE", call. = FALSE)
+  two_class <- !is.null(object$response_levels)
+  if (type == "class" && !two_class) {
+    stop(sprintf("type = \"class\" is for the two-class losses (logistic, hinge); this fit has loss = \"%s\": ",
+                 object$loss), "use type = \"response\" (or \"link\", the same for this loss)", call. = FALSE)
+  }
+  if (type == "response" && two_class && object$loss != "logistic") {
+    stop(sprintf("type = \"response\": the %s loss has no probability model, so there is no mean response; ",
+                 object$loss),
+         "use type = \"class\" for the class or type = \"link\" for the margin (or fit with ",
+         "loss = \"logistic\" for probabilities)", call. = FALSE)
+  }
+  which <- if (two_class) c(link = "linear", response = "mean", class = "class")[[type]] else NULL
   vars <- all.vars(object$formula[[3]])
   vars <- if ("." %in% vars) NULL else vars
+  if (is.data.frame(newdata)) .fail_on_missing(newdata, if (is.null(vars)) names(newdata) else vars, "newdata")
   cols <- .encode_frame(newdata, vars, argname = "newdata")
-  bridge <- .bridge()
+  out <- .bridge()$predict(.python_result(object), cols, which)
+  if (!is.null(out$error)) .raise_python_error(out$error, object$terms_python)
+  .replay_warnings(out$warnings)
+  if (!is.null(out$labels)) {
+    lab <- vapply(out$labels, function(v) if (is.null(v)) NA_character_ else v, "")
+    return(stats::setNames(factor(lab, levels = object$response_levels), rownames(newdata)))
+  }
+  stats::setNames(as.numeric(unlist(out$values)), rownames(newdata))
+}
+
+# The Python result behind a fit; rebuilt from its pickle once after readRDS().
+.python_result <- function(object) {
   st <- object$.python
   res <- st$result
   if (is.null(res) || reticulate::py_is_null_xptr(res)) {
-    # A fit read back with readRDS(): rebuild the Python result from its pickle, once.
-    res <- bridge$result_from_pickle(st$pickle)
+    res <- .bridge()$result_from_pickle(st$pickle)
     st$result <- res
   }
-  out <- bridge$predict(res, cols)
-  if (!is.null(out$error)) .raise_python_error(out$error)
-  .replay_warnings(out$warnings)
-  stats::setNames(as.numeric(unlist(out$values)), rownames(newdata))
+  res
 }
 
 #' @export
@@ -177,37 +208,111 @@ nobs.dpsubset <- function(object, ...) object$nobs
 #' @export
 formula.dpsubset <- function(x, ...) x$formula
 
-#' Tidy and glance at a dpsubset fit
+# A data.frame as a tibble when the tibble package is installed (as broom returns).
+.as_tibble <- function(df) {
+  if (requireNamespace("tibble", quietly = TRUE)) tibble::as_tibble(df) else df
+}
+
+#' Tidy, glance at and augment a dpsubset fit
 #'
 #' Methods for the generics of the 'generics' package (the ones 'broom' uses),
-#' so that table tools that read broom output read dpsubset fits too.
+#' with the same columns, names and values as the Python API's `tidy()` and
+#' `glance()`. They return a tibble when the 'tibble' package is installed, a
+#' data.frame otherwise. Table packages that read broom output, such as
+#' 'modelsummary', find `term` and `estimate` here; there is no `std.error`,
+#' since none is released privately. For a table of several fits, see
+#' [summary_table()].
+#'
+#' `augment()` works on new data only: it returns `newdata` with the column
+#' `.fitted` (from [predict.dpsubset()], `type = type.predict`). Without
+#' `newdata` it is an error, since fitted values and residuals of the training
+#' data would be computed from the private data.
 #'
 #' @param x A `"dpsubset"` fit.
+#' @param newdata A data.frame you may use (for `augment()`).
+#' @param type.predict Passed to [predict.dpsubset()] as `type`.
 #' @param ... Unused.
-#' @return `tidy()`: a data.frame with one row per column of the model (the
-#'   always-in columns, then every candidate) and columns `term`, `estimate`
+#' @return `tidy()`: one row per column of the model (the always-in columns,
+#'   then every candidate), with `term` (R's name, as in `coef()`), `estimate`
 #'   (the DP coefficient, 0 when not selected, `NA` when `refit = FALSE`),
-#'   `selected` and `forced` (logical). `glance()`: a one-row data.frame with
-#'   `nobs`, `method`, `loss`, `s`, `n_candidates`, `eps`, `delta`, `guarantee`,
-#'   `sensitivity` and `certified` (all exact solves certified optimal).
+#'   `selected`, `forced`, `status` (`"forced"`, `"selected"` or `"not
+#'   selected"`), `clip_lo` and `clip_hi` (the public clipping interval; `NA`
+#'   for the intercept and when the bounds were taken from the data).
+#'   `glance()`: one row with `nobs`, `n_candidates`, `n_forced`, `s`, `method`,
+#'   `loss`, `refit`, `eps`, `delta`, `eps_select`, `eps_refit`, `guarantee`,
+#'   `sensitivity`, `certificates_closed`, `n_certificates`,
+#'   `gap_check_passed`, `bounds_public`, `r`, `lam`, `formula` (the R
+#'   formula) and `response`. `augment()`: `newdata` plus `.fitted`.
 #' @name tidy.dpsubset
 #' @method tidy dpsubset
 #' @export
 tidy.dpsubset <- function(x, ...) {
-  terms <- c(x$forced, x$candidates)
-  est <- if (is.null(x$coefficients)) rep(NA_real_, length(terms)) else unname(x$coefficients[terms])
-  data.frame(term = terms, estimate = est, selected = terms %in% x$support, forced = terms %in% x$forced,
-             stringsAsFactors = FALSE)
+  .as_tibble(x$.tidy)
 }
 
 #' @rdname tidy.dpsubset
 #' @method glance dpsubset
 #' @export
 glance.dpsubset <- function(x, ...) {
-  p <- x$privacy
-  data.frame(nobs = x$nobs, method = x$method, loss = x$loss, s = x$s, n_candidates = length(x$candidates),
-             eps = p$eps, delta = p$delta, guarantee = p$guarantee, sensitivity = p$sensitivity,
-             certified = isTRUE(p$all_certificates_closed), stringsAsFactors = FALSE)
+  .as_tibble(x$.glance)
+}
+
+#' @rdname tidy.dpsubset
+#' @method augment dpsubset
+#' @export
+augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "response", "class"), ...) {
+  if (is.null(newdata)) {
+    stop("augment() needs newdata: dpsubset releases no fitted values or residuals of the training data, ",
+         "since they would be computed from the private data and are not covered by the privacy guarantee. ",
+         "Call augment(fit, newdata = ...) with data you may use.", call. = FALSE)
+  }
+  type.predict <- match.arg(type.predict)
+  out <- newdata
+  out$.fitted <- unname(predict.dpsubset(x, newdata, type = type.predict))
+  .as_tibble(out)
+}
+
+#' Several dpsubset fits side by side
+#'
+#' Terms in rows (R's names), fits in columns, and the privacy accounting of
+#' each fit (method, loss, refit, s, p, n, eps and its split, delta, guarantee,
+#' certificates) in the rows at the bottom: the Python package's
+#' `summary_table()`, called on the fits.
+#'
+#' @param fits A `"dpsubset"` fit or a list of them (names of the list are
+#'   used as column headings when `model_names` is not given).
+#' @param model_names Column headings, one per fit.
+#' @param fmt `"text"`, `"markdown"`, `"latex"`, `"html"` (a string; print it
+#'   with `cat()`) or `"frame"` (a data.frame of strings, terms as row names).
+#' @param ... Further arguments of the Python `summary_table()` by name, e.g.
+#'   `title = "..."`, `all_terms = TRUE`.
+#' @return A string of class `"dpsubset_table"` (printed as is), or a data.frame.
+#' @export
+summary_table <- function(fits, model_names = NULL, fmt = c("text", "markdown", "latex", "html", "frame"),
+                          ...) {
+  if (inherits(fits, "dpsubset")) fits <- list(fits)
+  if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, NA, "dpsubset"))) {
+    stop("fits must be a dpsubset fit or a list of them", call. = FALSE)
+  }
+  fmt <- match.arg(fmt)
+  if (is.null(model_names) && !is.null(names(fits)) && all(nzchar(names(fits)))) model_names <- names(fits)
+  if (!is.null(model_names)) model_names <- as.list(as.character(model_names))
+  fits <- unname(fits)  # a named R list would reach Python as a dict
+  renames <- lapply(fits, function(f) as.list(f$terms_python))
+  out <- .bridge()$summary_table(lapply(fits, .python_result), model_names, fmt, renames, list(...))
+  if (!is.null(out$error)) .raise_python_error(out$error)
+  if (!is.null(out$frame)) {
+    df <- .plain_frame(out$frame)
+    rownames(df) <- .chr(out$index)
+    return(df)
+  }
+  structure(out$text, class = "dpsubset_table")
+}
+
+#' @export
+print.dpsubset_table <- function(x, ...) {
+  cat(x, "\n", sep = "")
+  invisible(x)
 }
 
 #' @importFrom generics tidy
@@ -217,6 +322,10 @@ generics::tidy
 #' @importFrom generics glance
 #' @export
 generics::glance
+
+#' @importFrom generics augment
+#' @export
+generics::augment
 
 #' @importFrom stats coef predict nobs formula
 NULL

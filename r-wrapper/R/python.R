@@ -143,6 +143,3 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
   invisible(NULL)
 }
 
-.raise_python_error <- function(err) {
-  stop(sprintf("%s (from Python: %s)", err$message, err$type), call. = FALSE)
-}

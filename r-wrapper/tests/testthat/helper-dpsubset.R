@@ -11,12 +11,13 @@ skip_if_no_python <- function() {
 }
 
 # Public bounds for mtcars from what cars of the 1970s can be, not from the data.
-mtcars_bounds <- function() {
-  dpsubset_bounds(
-    x = list(cyl = c(2, 12), disp = c(50, 500), hp = c(40, 400), drat = c(2, 5.5), wt = c(1, 6),
-             qsec = c(12, 25), vs = c(0, 1), am = c(0, 1), gear = c(3, 6), carb = c(1, 8)),
-    y = c(5, 50)
-  )
+# `cols`: only the bounds of these columns (a codebook entry for a column the
+# formula does not use is an error in some versions of the Python package).
+mtcars_bounds <- function(cols = NULL) {
+  x <- list(cyl = c(2, 12), disp = c(50, 500), hp = c(40, 400), drat = c(2, 5.5), wt = c(1, 6),
+            qsec = c(12, 25), vs = c(0, 1), am = c(0, 1), gear = c(3, 6), carb = c(1, 8))
+  if (!is.null(cols)) x <- x[cols]
+  dpsubset_bounds(x = x, y = c(5, 50))
 }
 
 # Simulated data whose best support is clear.

@@ -1,0 +1,73 @@
+# Python's error messages, in R's voice.
+#
+# The substance of a message (which argument, which column, which count, what
+# to do) comes from the one Python implementation; this file only rewrites the
+# Python idioms in it into their R counterparts (TRUE/NULL, c(), list(),
+# factor levels, predict(fit, newdata), dpsubset_bounds()) and drops advice
+# that only makes sense in Python. The error is an R condition of class
+# "dpsubset_error" (plus "dpsubset_<PythonType>", e.g. "dpsubset_SearchTimeout",
+# for code that needs to tell them apart).
+
+# Regular expression -> replacement, applied in order (perl = TRUE).
+.r_voice_rules <- list(
+  # pandas / numpy advice for missing or infinite values
+  c("Remove or impute them first, e\\.g\\. [^;]*?\\.dropna\\([^)]*\\)",
+    "Remove or impute them first, with public values (see na.action in ?dp_best_subset)"),
+  c("wrap arrays as pd\\.DataFrame\\([^)]*\\)", "use a data.frame"),
+  c("(a )?pandas DataFrame( \\(or a dict of columns\\))?", "a data.frame"),
+  c("make (\\S+) a pandas Categorical with explicit categories",
+    "make \\1 a factor with its levels set in advance"),
+  c("a pandas Categorical", "a factor"),
+  c("the Categorical's categories", "the factor's levels"),
+  c("Categorical", "factor"),
+  # formula idioms
+  c("C\\(([^,()]+), levels=\\[([^]]*)\\]\\)", "factor(\\1, levels = c(\\2))"),
+  c("levels=\\[\\.\\.\\.\\]", "levels = c(...)"),
+  c("C\\(\\.\\.\\.\\)", "factor(...)"),
+  c("np\\.(log|log1p|sqrt|exp|expm1|abs)\\(", "\\1("),
+  c("\\*\\*", "^"),
+  c("raw=True", "raw = TRUE"),
+  # results methods
+  c("res\\.predict\\(newdata\\)", "predict(fit, newdata)"),
+  c("res\\.summary\\(\\)", "summary(fit)"),
+  c("res\\.tidy\\(\\)", "tidy(fit)"),
+  c("res\\.glance\\(\\)", "glance(fit)"),
+  c("res\\.privacy", "fit$privacy"),
+  c("predict needs coefficients: fit with refit=True", "predict() needs coefficients: fit with refit = TRUE"),
+  # bounds
+  c("a Bounds\\b", "a dpsubset_bounds()"),
+  c("a pair \\(b_x, b_y\\)", "a pair c(b_x, b_y)"),
+  c("Bounds\\(", "dpsubset_bounds("),
+  c("\\{'([^']+)': \\(([^()]*)\\)(, \\.\\.\\.)?\\}", "list(\\1 = c(\\2)\\3)"),
+  c("\\{'([^']+)': ", "list(\\1 = "),
+  c("=\\(([^()]*)\\)", " = c(\\1)"),
+  c("bounds=\\(b_x, b_y\\)", "bounds = c(b_x, b_y)"),
+  c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default)=", "\\1 = "),
+  c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
+  # Python constants and containers
+  c("\\[((?:'[^'\\]]*'(?:, )?)+)\\]", "c(\\1)"),
+  c("\\bTrue\\b", "TRUE"),
+  c("\\bFalse\\b", "FALSE"),
+  c("\\bNone\\b", "NULL"),
+  c("\\bdict\\b", "named list"),
+  c("Python API", "Python package")
+)
+
+.r_voice <- function(msg) {
+  for (rule in .r_voice_rules) msg <- gsub(rule[1], rule[2], msg, perl = TRUE)
+  msg
+}
+
+.raise_python_error <- function(err, map = NULL) {
+  msg <- .r_voice(err$message)
+  if (length(map)) {
+    # column names in quotes, formulaic spelling -> R spelling
+    for (py in names(map)[names(map) != map]) {
+      msg <- gsub(paste0("'", py, "'"), paste0("'", map[[py]], "'"), msg, fixed = TRUE)
+    }
+  }
+  type <- if (is.null(err$type)) "Error" else err$type
+  cond <- structure(class = c(paste0("dpsubset_", type), "dpsubset_error", "error", "condition"),
+                    list(message = msg, call = NULL))
+  stop(cond)
+}
