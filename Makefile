@@ -5,9 +5,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-# R side (issue 7): Debian's R and the R packages the wrapper and its tests use.
+# R side: Debian's R and the R packages the wrapper and its tests use.
 # rpy2 (in the `test` extra) builds against R, so R comes before the pip step.
-# knitr (issue 8) knits the R vignette to Markdown; no rmarkdown or pandoc needed.
+# knitr knits the R vignette to Markdown; no rmarkdown or pandoc needed.
 R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass r-cran-knitr
 R_NEEDED       := reticulate testthat generics leaps MASS knitr
 # The R wrapper is installed into a library inside .venv, found through R_LIBS.
@@ -16,7 +16,7 @@ RSTAMP  := $(VENV)/.r-wrapper-installed
 R_ENV   := R_LIBS=$(RLIB) RETICULATE_PYTHON=$(abspath $(PY))
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install clean bench r-system r-install test-r
+.PHONY: demo test install clean bench r-system r-install test-r docs
 
 r-system:
 	@if command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(vapply(strsplit("$(R_NEEDED)", " ")[[1]], requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
@@ -71,5 +71,17 @@ vignettes: $(RSTAMP)
 	$(PY) vignettes/render.py vignettes/01_hitters.py vignettes/02_paper_comparison.py vignettes/03_hinge_classification.py
 	$(R_ENV) Rscript vignettes/render_r.R vignettes/04_dpsubset_from_r.Rmd vignettes/rendered
 
+# The documentation site (Sphinx, MyST Markdown pages, numpydoc API reference):
+# docs/ -> docs/_build/html. Warnings are errors, as in CI (.ci/run).
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(BASE_STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs built: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/_build
