@@ -7,9 +7,10 @@ STAMP  := $(VENV)/.installed
 
 # R side: Debian's R and the R packages the wrapper and its tests use.
 # rpy2 (in the `test` extra) builds against R, so R comes before the pip step.
-# knitr knits the R vignette to Markdown; no rmarkdown or pandoc needed.
-R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass r-cran-knitr
-R_NEEDED       := reticulate testthat generics leaps MASS knitr
+# knitr knits the R vignette to Markdown; no rmarkdown or pandoc needed. tibble:
+# tidy()/glance() of the R wrapper return tibbles when it is there (as broom does).
+R_APT_PACKAGES := r-base-core r-cran-reticulate r-cran-testthat r-cran-generics r-cran-leaps r-cran-mass r-cran-knitr r-cran-tibble
+R_NEEDED       := reticulate testthat generics leaps MASS knitr tibble
 # The R wrapper is installed into a library inside .venv, found through R_LIBS.
 RLIB    := $(abspath $(VENV))/R-library
 RSTAMP  := $(VENV)/.r-wrapper-installed
