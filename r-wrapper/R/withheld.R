@@ -40,10 +40,11 @@
 #'
 #' The errors have class `"dpsubset_not_released"` (and `"dpsubset_error"`).
 #'
-#' @param object,x,fitted A `"dpsubset"` fit.
+#' @param object A `"dpsubset"` fit.
 #' @param parm,level,k,... Ignored: the quantity is not released whatever they are.
 #' @return Nothing: each signals an error.
 #' @name dpsubset-not-released
+#' @importFrom stats residuals fitted deviance vcov confint logLik AIC BIC anova
 #' @examplesIf dpsubset_available()
 #' fit <- dp_best_subset(mpg ~ wt + hp + qsec, data = mtcars, eps = 1, s = 1,
 #'                       bounds = dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), qsec = c(12, 25)),
