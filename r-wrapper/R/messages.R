@@ -42,6 +42,7 @@
   c("\\{'([^']+)': ", "list(\\1 = "),
   c("=\\(([^()]*)\\)", " = c(\\1)"),
   c("bounds=\\(b_x, b_y\\)", "bounds = c(b_x, b_y)"),
+  c("pass bounds=\\.\\.\\.", "pass bounds = ..."),
   c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default)=", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers

@@ -130,14 +130,15 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
   mod
 }
 
-# Re-raise, on the R side, the warnings Python recorded during a call. A
+# Re-raise, on the R side, the warnings Python recorded during a call, in R's
+# voice (see messages.R). A
 # PrivacyLeakWarning becomes an R warning of class "dpsubset_privacy_leak", so
 # that it can be caught on its own (withCallingHandlers / tryCatch).
 .replay_warnings <- function(ws) {
   for (w in ws) {
     cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpsubset_privacy_leak" else "dpsubset_warning"
     cond <- structure(class = c(cls, "warning", "condition"),
-                      list(message = paste0(w$category, ": ", w$message), call = NULL))
+                      list(message = paste0(w$category, ": ", .r_voice(w$message)), call = NULL))
     warning(cond)
   }
   invisible(NULL)

@@ -174,3 +174,19 @@ test_that("summary_table() puts fits side by side with R's names", {
   expect_match(summary_table(f1, fmt = "latex"), "tabular")
   expect_output(print(tab), "amf1")
 })
+
+test_that("Python's warnings are in R's voice too", {
+  skip_if_no_python()
+  d <- mtcars
+  d$g <- ifelse(d$am == 1, "manual", "automatic")   # a character column: levels learned from the data
+  msgs <- character()
+  withCallingHandlers(
+    dp_best_subset(mpg ~ wt + g, data = d, eps = 1, s = 1, random_state = 1),
+    warning = function(w) {
+      msgs <<- c(msgs, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_true(any(grepl("factor(g, levels = c(...))", msgs, fixed = TRUE)))
+  expect_true(any(grepl("dpsubset_bounds(x = list(col = c(lo, hi))", msgs, fixed = TRUE)))
+  expect_false(any(grepl("pandas|Categorical|Bounds\\(|C\\(|=\\(", msgs)))
+})
