@@ -46,6 +46,7 @@
   c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default)=", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
+  c("\\b(got|given|is) (-?[0-9]+)\\.0\\b", "\\1 \\2"),
   c("\\[((?:'[^'\\]]*'(?:, )?)+)\\]", "c(\\1)"),
   c("\\bTrue\\b", "TRUE"),
   c("\\bFalse\\b", "FALSE"),

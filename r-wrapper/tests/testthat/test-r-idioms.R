@@ -88,6 +88,7 @@ test_that("Python's messages are rewritten in R's voice", {
                "fix: write factor(g, levels = c(...)) or make g a factor with its levels set in advance")
   expect_equal(v("refit must be True or False"), "refit must be TRUE or FALSE")
   expect_equal(v("use I(x**2)"), "use I(x^2)")
+  expect_equal(v("eps must be a finite number > 0, got -1.0"), "eps must be a finite number > 0, got -1")
   expect_false(grepl("dropna|pd\\.|np\\.", v(paste0(
     "data: 'wt' (1 rows). Remove or impute them first, e.g. data = data.replace([np.inf, -np.inf], np.nan)",
     ".dropna(subset=['wt'])"))))
