@@ -8,7 +8,7 @@ way the privacy analysis does not cover. Errors a user can cause are raised
 before any of the selection work starts, with a message naming the argument and
 the fix.
 
-Choices made here (math-selection.md, section 1)
+Choices made here (docs/methods/selection.md, "Data, neighbours and bounds")
 ------------------------------------------------
 Formula
     formulaic (>= 1.1) expands ``"y ~ ."`` itself to all columns of ``data``

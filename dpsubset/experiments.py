@@ -317,7 +317,7 @@ def recovery_table(frame) -> str:
 
 
 def plot_recovery(frame, ax=None, metric="exact_recovery"):
-    """Mean +- standard error of ``metric`` against n, one line per method (Figure 1 of 002).
+    """Mean +- standard error of ``metric`` against n, one line per method (Figure 1 of Prastakos et al. 2025).
 
     Returns
     -------

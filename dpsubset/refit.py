@@ -2,7 +2,7 @@
 
 The support ``S`` comes out of the private selection step and is public. This module
 re-fits the coefficients on ``S`` (plus any always-in columns such as the intercept)
-with a second, separately budgeted mechanism. Spec: ``objective-perturbation.md``.
+with a second, separately budgeted mechanism. Method notes: ``docs/methods/refit.md``.
 
 Mechanism (Kifer, Smith & Thakurta 2012, Alg. 1, in sum form)
 ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Exact scores c(S) of supports for the least-squares loss, and their sensitivity.
 
-The score of a support S (math-selection.md, section 2) is the optimum of a
+The score of a support S (docs/methods/selection.md) is the optimum of a
 ball-constrained ridge regression on the columns S plus the always-in columns K:
 
     c(S) = min_{||beta||_2 <= r} (1/2n) ||y - A beta||^2 + (lam/2n) ||beta||^2,
@@ -686,8 +686,8 @@ class LeastSquaresScorer:
 
         c(z') >= c(S) + grad' (z' - 1_S) for every z' in [0, 1]^p, where
         grad_j = -(lam/2n) beta_j^2 for j in S and -(X_j' rho)^2 / (2 n lam)
-        for j outside S, with rho the residual of the fit on S (math-selection.md,
-        section 7). One X' rho product per cut.
+        for j outside S, with rho the residual of the fit on S (see
+        docs/methods/exact-search.md). One X' rho product per cut.
 
         Returns
         -------

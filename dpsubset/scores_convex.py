@@ -93,7 +93,7 @@ def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
 
     Delta = (row_max - row_min) / n for the loss on |eta| <= a = r sqrt(B_s), with
     B_s the sum of the s largest squared candidate bounds plus the squared bounds of
-    the always-in columns (math-selection.md, section 2). For the squared loss this
+    the always-in columns (docs/methods/selection.md). For the squared loss this
     is :func:`dpsubset.scores.sensitivity`.
 
     Parameters

@@ -9,9 +9,9 @@ report-noisy-max law with exponential noise,
     u_Y = -(eps / 2) L(Y),
 
 by adaptive quadrature. Draws of the sampler must match it (chi-square), the
-seed's class sizes must not, and on small datasets the exact law must satisfy
+class sizes of Swope et al.'s Algorithm 2 must not, and on small datasets the exact law must satisfy
 eps-DP against neighbours with one row replaced (random, corner and searched),
-while the seed's sensitivity (1 instead of 2 after scaling to [-1, 1]) must fail.
+while Swope et al.'s sensitivity (1 instead of 2 after scaling to [-1, 1]) must fail.
 """
 import itertools
 import math
@@ -78,7 +78,7 @@ def test_classes_partition_all_sets(p, k):
     total = float(np.sum(np.exp(log_size)))
     assert math.isclose(total, math.comb(p, k), rel_tol=1e-9)
     *_, seed_size = lipschitz_classes(x, k, sizes="seed")
-    assert float(np.sum(np.exp(seed_size))) > math.comb(p, k)   # the seed's classes overlap
+    assert float(np.sum(np.exp(seed_size))) > math.comb(p, k)   # Swope et al.'s classes overlap
 
 
 def test_class_loss_matches_definition():
@@ -118,7 +118,7 @@ def test_sampler_matches_independent_law(x, k, eps, gamma):
 
 
 def test_sampling_test_rejects_seed_class_sizes():
-    """The seed's overlapping class sizes give a visibly different law."""
+    """Swope et al.'s overlapping class sizes give a visibly different law."""
     x = np.array([3.0, 2.5, 1.0, 0.2, 0.0])
     _, probs = exact_law(x, 2, 1.0)
     draws = 20_000
@@ -180,7 +180,7 @@ def test_dp_sis_pure_dp_on_all_corner_neighbours(seed, eps):
 
 
 def test_dp_sis_audit_detects_add_remove_sensitivity():
-    """The seed's sensitivity 1 (add/remove neighbours) is too small for row replacement."""
+    """Swope et al.'s sensitivity 1 (add/remove neighbours) is too small for row replacement."""
     X, y = _data(8)
     worst = _worst(X, y, 2.0, sensitivity=1.0, interior=0)
     assert worst > 1.0, f"understated sensitivity not detected: {worst:.3f} eps"

@@ -1,4 +1,4 @@
-"""Tests of dpsubset.refit against objective-perturbation.md, section 7 (T1-T4, T7, T8).
+"""Tests of dpsubset.refit against the claims of docs/methods/refit.md (T1-T4, T7, T8).
 
 The exact s = 1 privacy audit (T5) lives in tests/test_refit_audit.py.
 """

@@ -1,4 +1,4 @@
-"""T5: exact privacy audit of objective perturbation for s = 1 (objective-perturbation.md, s. 7).
+"""T5: exact privacy audit of objective perturbation for s = 1 (docs/methods/refit.md).
 
 For one coefficient, the sum-form objective is ``F(t) = G(t) + l(t; d) + b t`` with
 ``G`` the rest of the data plus the ridge. Its derivative ``g_D(t) = F'(t) - b`` is

@@ -1,4 +1,4 @@
-"""T6: empirical privacy audit of objective perturbation, s = 1 (objective-perturbation.md, s. 7).
+"""T6: empirical privacy audit of objective perturbation, s = 1 (docs/methods/refit.md).
 
 On the worst neighbouring pair of the exact audit (T5; least squares, replace one
 row), 10^6 releases per data set are compared with the analytic output law

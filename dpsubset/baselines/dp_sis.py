@@ -8,7 +8,7 @@ Scores and their sensitivity under row replacement (public bounds)
 ------------------------------------------------------------------
 The design has already clipped every candidate column to its public bound,
 |x_ij| <= b_j, and the response to |y_i| <= b_y (interval bounds are mapped to
-[-1, 1] first, then b = 1). The seed centres and scales each column by statistics
+[-1, 1] first, then b = 1). Swope et al. centre and scale each column by statistics
 of the data, which is not private; here nothing but public numbers is used, and
 the columns are not centred (map them by public intervals to centre them).
 
@@ -18,7 +18,7 @@ by x'_j y' - x_ij y_i, which lies in [-2 b_j b_y, 2 b_j b_y], and |.| is
 
     |f_j(D) - f_j(D')| <= Delta_j = 2 b_j b_y      for every j.
 
-(The seed's sensitivity 1 after scaling to [-1, 1] is for add/remove neighbours;
+(Swope et al.'s sensitivity 1 after scaling to [-1, 1] is for add/remove neighbours;
 one-row replacement is twice that.) The mechanism works on the normalised scores
 x_j = f_j / Delta_j, so that ||x(D) - x(D')||_inf <= 1.
 
@@ -57,13 +57,13 @@ largest (utility + class noise) wins, and a uniformly random member of it is
 released (every member had the same utility and i.i.d. noise, so each is equally
 likely to have carried the maximum). O(p k) work after the sort.
 
-The seed's Algorithm 2 updates the class size as m <- m (t - h - 1) / (k - h - 1),
+Swope et al.'s Algorithm 2 updates the class size as m <- m (t - h - 1) / (k - h - 1),
 i.e. |C(h, t)| = C(t - h - 1, k - h - 1), which lets the body include position
 h + 1; then the classes overlap (for p = 3, k = 2 they hold 4 sets, not 3) and
 some sets get two noise draws, which is not the mechanism of the theorem. This
 module uses the partition above; ``tests/test_dp_sis.py`` checks that its class
 sizes add up to C(p, k) and that draws follow the law of the mechanism computed
-independently, and that the seed's counts fail that test.
+independently, and that Swope et al.'s counts fail that test.
 
 Guarantee: pure eps-DP under one-row replacement, with public bounds. Useful also
 as a private screening step before best subset selection for very large p (the
@@ -111,7 +111,7 @@ def lipschitz_classes(x, k: int, gamma: float = 0.5, sizes: str = "partition"):
     gamma : float in [0, 1)
     sizes : {"partition", "seed"}
         "partition" (correct): |C(h, t)| = C(t - h - 2, k - h - 1). "seed": the class
-        sizes of the seed's Algorithm 2, C(t - h - 1, k - h - 1), kept only so that a
+        sizes of Swope et al.'s Algorithm 2, C(t - h - 1, k - h - 1), kept only so that a
         test can show that they give a different (wrong) law.
 
     Returns

@@ -3,7 +3,7 @@
 This is the ideal that top-R and mistakes approximate (the "full" mechanism of
 Prastakos, Behdin and Mazumder 2025, and the enumerating mechanism of Lei et al.
 2018): score all C(p, s) supports with the exact least-squares score c(S)
-(math-selection.md, section 2) and draw one with probability proportional to
+(docs/methods/selection.md) and draw one with probability proportional to
 
     exp(-eps * c(S) / (2 Delta)),   Delta = (b_y + r sqrt(B_s))^2 / (2n).
 

@@ -1,14 +1,14 @@
 """``method="lei_ic"``: information criterion plus Laplace noise (Lei et al. 2018).
 
-The method of Lei, Charest, Slavkovic, Smith and Fienberg (seed 003 of the
-project; math-selection.md, section 6). Over a public list of candidate models M
+The method of Lei, Charest, Slavkovic, Smith and Fienberg (2018;
+docs/methods/selection.md). Over a public list of candidate models M
 (sets of candidate columns; the intercept and ``keep=`` columns are in every
 model) it scores
 
     IC(M) = Q(M) + phi |M|,
     Q(M)  = min over ||beta||_1 <= R1 of  sum_i (y_i - a_i' beta)^2,
 
-the l1-constrained residual sum of squares (sum, not mean: the seed's scale) with
+the l1-constrained residual sum of squares (sum, not mean: their scale) with
 a_i the row of the model's columns and beta all of the model's coefficients
 (forced columns included), and releases
 
@@ -20,8 +20,8 @@ largest size on the list, and the released support may be smaller.
 Options (``method_options``): ``models``, a list of models given as lists of term
 names (default: every non-empty set of at most s candidate columns, refused above
 :data:`LEI_MODEL_LIMIT` models); ``R1``, the l1 radius (default: the call's ``r``);
-``phi``, the penalty per term (default b_y^2 log n: the seed's BIC-like
-sigma^2 log n with sigma^2 replaced by its public upper bound b_y^2, as the seed's
+``phi``, the penalty per term (default b_y^2 log n: Lei et al.'s BIC-like
+sigma^2 log n with sigma^2 replaced by its public upper bound b_y^2, as Lei et al.'s
 DP estimate of sigma^2 is not part of this method). The ridge ``lam`` of the call
 is not used. All of them are public.
 
@@ -34,7 +34,7 @@ so its squared loss lies in [0, (b_y + R1 b_max)^2] and
 bounds the change of every Q(M) (evaluate the old minimiser on the new data, and
 the other way round); phi |M| does not depend on the data. b_max is the largest
 public bound over the columns any listed model uses (the intercept counts, with
-bound 1). With the seed's |x_ij| <= 1, |y_i| <= r this is its (r + R)^2.
+bound 1). With Lei et al.'s |x_ij| <= 1, |y_i| <= r this is its (r + R)^2.
 
 Guarantee: pure eps-DP. Each IC(M) moves by at most Delta, so the winning
 threshold of any model moves by at most 2 Delta, and Laplace noise of scale

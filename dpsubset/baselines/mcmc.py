@@ -1,7 +1,7 @@
 """``method="mcmc"``: Metropolis-Hastings over supports (Roy and Tewari 2023).
 
 The competitor of Prastakos, Behdin and Mazumder (2025) in their experiments
-(math-selection.md, section 6). A chain moves over size-s supports:
+(docs/methods/selection.md). A chain moves over size-s supports:
 
 * start: a uniformly random support (data-independent);
 * proposal: drop a uniformly random member of S and add a uniformly random column

@@ -4,7 +4,7 @@ The mechanisms never see the data or the formula: they take candidate objects
 (scores of supports computed by ``dpsubset.search``), the budget eps, the
 sensitivity Delta and a numpy Generator.
 
-Guarantees under row replacement (math-selection.md, sections 4, 5, 5a):
+Guarantees under row replacement (docs/methods/selection.md):
 
 * ``sample_top_r``: pure eps-DP, if the candidates are exactly the R best and R is
   fixed in advance.

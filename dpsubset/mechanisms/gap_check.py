@@ -1,6 +1,6 @@
 r"""Gap check: mistakes made unconditionally private by propose-test-release.
 
-This goes beyond the paper (math-selection.md, section 5a). The mistakes
+This goes beyond the paper (docs/methods/selection.md, "The gap check"). The mistakes
 mechanism is eps-DP only on data whose best support is separated from the
 second best by more than 2 Delta. The gap check tests that condition privately
 and falls back to top-R (always eps-DP) when the test fails.

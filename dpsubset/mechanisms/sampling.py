@@ -8,7 +8,7 @@ class k out of a short list with probability proportional to
 where c_k is a score (smaller is better) and m_k >= 1 is the number of supports
 that share that score. m_k can be C(p, s), which for p = 10**5 does not fit in a
 float, and eps * c_k / (2 Delta) can be in the thousands, so w_k is never formed.
-Instead (math-selection.md, section 3):
+Instead (docs/methods/selection.md, "Sampling safely"):
 
 * :func:`log_weights` computes log w_k, taking log m_k from the exact integer;
 * :func:`gumbel_max` draws k as argmax_k (log w_k + G_k), G_k i.i.d. standard

@@ -17,7 +17,7 @@ that set (rejection sampling never gives up, which is T = infinity in the paper)
 When R = C(p, s) there is no class R + 1 and this is the plain exponential
 mechanism over all supports, also pure eps-DP.
 
-Requirements for the guarantee (math-selection.md, section 4):
+Requirements for the guarantee (docs/methods/selection.md, "Top-R"):
 
 * S_1..S_R are exactly the R best supports (ties broken by a fixed,
   data-independent order); a heuristic list voids the guarantee;

@@ -5,10 +5,10 @@
 - the best support S_1 (certified by outer approximation, or by enumeration when
   C(p, s) is small);
 - its one-swap neighbourhood N1, scored exactly and in batch;
-- the exact top-R list (Algorithm 1 of 002 needs S_1..S_R to be exactly the R best):
+- the exact top-R list (Algorithm 1 of Prastakos et al. 2025 needs S_1..S_R to be exactly the R best):
   the pool {S_1} + N1 + {best support with >= 2 mistakes} is extended with next-best
   supports (no-good cuts) until the R-th smallest score in the pool is at most the
-  certified bound on everything outside it (math-selection.md, section 4). The paper's
+  certified bound on everything outside it (docs/methods/selection.md, "Top-R"). The paper's
   code stops with "check fails" where this completion is needed;
 - the best support in every mistake class P_k around S_1 (section 5).
 

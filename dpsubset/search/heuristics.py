@@ -16,7 +16,7 @@ def _top_largest(v, s):
 
 
 def iht_support(scorer, s, *, max_iter=200, random_state=0):
-    """Support from iterative hard thresholding on the ridge objective (App. B.2 of 002).
+    """Support from iterative hard thresholding on the ridge objective (App. B.2 of Prastakos et al. 2025).
 
     Always-in columns are handled by residualising y and X on them first (a
     heuristic simplification; the exact search that follows does not depend on it).

@@ -1,4 +1,4 @@
-"""Helpers for the exact privacy audits (math-selection.md, section 8).
+"""Helpers for the exact privacy audits (docs/methods/selection.md, "How the claims are tested").
 
 An audit takes a small dataset D (few columns, so every support can be listed),
 builds neighbours D' by replacing one row, computes the exact candidates of both

@@ -1,5 +1,5 @@
 """Exact privacy audits of top-R and the gap-checked mistakes mechanism on the Huber,
-logistic and hinge scores (math-selection.md, section 8).
+logistic and hinge scores (docs/methods/selection.md, "How the claims are tested").
 
 The scores are the certified iterative ones of dpsubset/scores_convex.py and Delta is
 what ``make_scorer`` uses: the loss's range over the ball divided by n, plus twice the
