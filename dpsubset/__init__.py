@@ -4,12 +4,12 @@ from .datasets import hitters_bounds, hitters_levels, load_hitters
 from .design import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy import PrivacyLeakWarning
-from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
 from .search.outer_approximation import SearchTimeout
 from .tables import summary_table
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
-           "NonPrivateDiagnostics", "PrivacyReport", "SearchTimeout", "load_hitters",
+           "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout", "load_hitters",
            "hitters_bounds", "hitters_levels", "summary_table",
            "best_subset_nonprivate"]

@@ -396,7 +396,7 @@ def result_from_pickle(text):
     return pickle.loads(base64.b64decode(text.encode("ascii")))
 
 
-def predict(res, cols):
+def predict(res, cols, which="linear"):
     """Predictions of a result on new data sent by the R side.
 
     Parameters
@@ -406,6 +406,9 @@ def predict(res, cols):
         saved fit).
     cols : dict
         The new data, see :func:`frame_from_columns`.
+    which : {"linear", "mean"}
+        ``which=`` of :meth:`DPSubsetResults.predict`; "linear" (R's
+        ``type = "link"``) keeps the R wrapper's numbers unchanged.
 
     Returns
     -------
@@ -417,7 +420,7 @@ def predict(res, cols):
             res = result_from_pickle(res)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pred = res.predict(frame_from_columns(cols))
+            pred = res.predict(frame_from_columns(cols), which=which)
     except Exception as exc:
         return dict(error=dict(type=type(exc).__name__, message=str(exc)))
     vals = [float(v) if math.isfinite(v) else float("nan") for v in np.asarray(pred, dtype=float).tolist()]

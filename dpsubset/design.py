@@ -443,10 +443,19 @@ class Design:
         if missing:
             raise ValueError(f"newdata: missing columns {missing} used by the formula")
         _check_finite_columns(frame, self.rhs_variables, "newdata")
-        try:
-            mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
-        except Exception as exc:  # formulaic raises several types; one message for the user
-            raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+        from formulaic.errors import DataMismatchWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
+            except Exception as exc:  # formulaic raises several types; one message for the user
+                raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+        if any(issubclass(w.category, DataMismatchWarning) for w in caught):
+            # formulaic would code an unseen level as the reference level; refuse, like patsy
+            raise ValueError(_unseen_levels_message(self.model_spec, frame))
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
         names = self.forced_names + self.candidate_names
         M = _numeric_matrix(mm, names, "newdata")
         _check_finite_matrix(M, names, "newdata")
@@ -454,6 +463,30 @@ class Design:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _unseen_levels_message(model_spec, frame):
+    """Which categorical variables of ``frame`` have levels the model does not know (no values)."""
+    parts = []
+    for expr, (kind, state) in model_spec.rhs.encoder_state.items():
+        if getattr(kind, "value", kind) != "categorical" or not isinstance(state, dict):
+            continue
+        levels = state.get("categories")
+        var = expr if expr in frame.columns else None
+        if var is None:  # C(x, ...): the first argument names the column
+            m = re.match(r"\s*C\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[,)]", expr)
+            var = m.group(1) if m and m.group(1) in frame.columns else None
+        if var is None or levels is None:
+            parts.append(f"{expr!r} (rows not counted)")
+            continue
+        k = int((~frame[var].isin(list(levels)) & frame[var].notna()).sum())
+        if k:
+            parts.append(f"{var!r} ({k} row{'s' if k != 1 else ''})")
+    where = ", ".join(dict.fromkeys(parts)) or "a categorical variable"
+    return (f"newdata: {where} with a level the model does not know (not among the levels of the "
+            "training data); the model has no coefficient for it. Recode those rows to a known level or "
+            "leave them out; to allow a level, fit with it in C(x, levels=[...]) or the Categorical's categories")
+
 
 
 def _as_frame(data, argname="data"):

@@ -319,3 +319,114 @@ def test_two_class_summary_states_the_coding(hitters):
     text = res.summary().as_text()
     assert "logistic" in text and "Two classes" in text and "coded -1" in text
     assert res.tidy()["estimate"].notna().all() and res.glance()["loss"].iloc[0] == "logistic"
+
+
+# ---------------------------------------------------------------- withheld attributes (issue 16, item 2)
+
+@pytest.mark.parametrize("name,why", [
+    ("resid", "private"), ("fittedvalues", "private"), ("resid_pearson", "private"),
+    ("bse", "standard errors"), ("conf_int", "confidence intervals"), ("pvalues", "tests"),
+    ("tvalues", "standard errors"), ("cov_params", "covariances"), ("t_test", "tests"),
+    ("llf", "goodness-of-fit"), ("aic", "goodness-of-fit"), ("bic", "goodness-of-fit"),
+    ("rsquared", "goodness-of-fit"), ("deviance", "goodness-of-fit"),
+    ("summary2", "summary_table"), ("get_prediction", "covariance"),
+])
+def test_withheld_attributes_say_why_and_what_instead(fits, name, why):
+    res = fits[0]
+    with pytest.raises(dps.NotReleasedError, match=why) as exc:
+        getattr(res, name)
+    msg = str(exc.value)
+    assert msg.startswith(f"res.{name} is not released")
+    assert any(k in msg for k in ("predict(newdata)", "summary()", "summary_table"))
+    assert isinstance(exc.value, AttributeError)
+    assert not hasattr(res, name)          # hasattr semantics kept
+
+
+def test_other_missing_attributes_are_plain_attribute_errors(fits):
+    res = fits[0]
+    with pytest.raises(AttributeError) as exc:
+        res.no_such_thing
+    assert not isinstance(exc.value, dps.NotReleasedError)
+    assert "no_such_thing" in str(exc.value)
+    # copying and pickling go through attribute probes and must keep working
+    import copy
+    import pickle
+    assert copy.deepcopy(res).support == res.support
+    assert pickle.loads(pickle.dumps(res)).support == res.support
+
+
+def test_predict_without_data_says_why(fits):
+    with pytest.raises(TypeError, match="needs newdata.*private data.*predict\\(newdata\\)"):
+        fits[0].predict()
+
+
+# ---------------------------------------------------------------- predict types (issue 16, item 5)
+
+@pytest.fixture(scope="module")
+def two_class_fits(hitters):
+    df, bounds = hitters
+    df = df.assign(High=pd.Categorical(np.where(df["Salary"] > 500, "high", "low"),
+                                       categories=["low", "high"])).drop(columns=["Salary"])
+    out = {loss: dps.dp_best_subset("High ~ .", df, eps=8.0, s=2, loss=loss,
+                                    bounds=dps.Bounds(x=bounds.x), random_state=0)
+           for loss in ("logistic", "hinge")}
+    return df, out
+
+
+def test_logistic_predict_is_a_probability_by_default(two_class_fits):
+    df, fits2 = two_class_fits
+    res, new = fits2["logistic"], df.drop(columns=["High"]).head(20)
+    prob, eta = res.predict(new), res.predict(new, which="linear")
+    assert res.response_levels == ("low", "high")
+    np.testing.assert_allclose(prob.to_numpy(), 1 / (1 + np.exp(-eta.to_numpy())), rtol=1e-12)
+    assert prob.between(0, 1).all() and prob.index.equals(new.index)
+    np.testing.assert_allclose(res.predict(new, which="mean"), prob)
+    cls = res.predict(new, which="class")
+    assert list(cls.cat.categories) == ["low", "high"]
+    assert (cls == "high").tolist() == (eta > 0).tolist() == (prob > 0.5).tolist()
+    assert "probability of 'high'" in res.summary().as_text().replace("\n    ", " ")
+
+
+def test_hinge_predict_is_a_label_by_default(two_class_fits):
+    df, fits2 = two_class_fits
+    res, new = fits2["hinge"], df.drop(columns=["High"]).head(20)
+    cls, eta = res.predict(new), res.predict(new, which="linear")
+    assert isinstance(cls.dtype, pd.CategoricalDtype) and set(cls) <= {"low", "high"}
+    assert (cls == "high").tolist() == (eta > 0).tolist()
+    with pytest.raises(ValueError, match="no probability model.*which='class'"):
+        res.predict(new, which="mean")
+
+
+def test_predict_which_for_regression(fits, hitters):
+    df, _ = hitters
+    res, new = fits[0], df.head(4)
+    np.testing.assert_allclose(res.predict(new, which="linear"), res.predict(new))
+    with pytest.raises(ValueError, match="two-class"):
+        res.predict(new, which="class")
+    with pytest.raises(ValueError, match="which: expected one of"):
+        res.predict(new, which="response")
+
+
+# ---------------------------------------------------------------- unseen levels (issue 16, item 8)
+
+def test_predict_with_an_unseen_level_raises_naming_column_and_count(fits, hitters):
+    df, _ = hitters
+    res = fits[0]
+    new = df.head(5).copy()
+    new["League"] = new["League"].astype(str)
+    new.loc[new.index[[0, 2]], "League"] = "Secret-League"
+    with pytest.raises(ValueError, match=r"'League' \(2 rows\).*level the model does not know") as exc:
+        res.predict(new)
+    assert "Secret-League" not in str(exc.value)     # a value of the data is never printed
+    # known levels only: fine, whichever of them occur
+    ok = df.head(5).copy()
+    ok["League"] = "N"
+    assert res.predict(ok).notna().all()
+
+
+def test_unseen_level_in_explicit_levels():
+    df = pd.DataFrame({"y": np.linspace(0, 9, 30), "g": list("abc") * 10})
+    res = dps.dp_best_subset("y ~ C(g, levels=['a', 'b', 'c'])", df, eps=2, s=1,
+                             bounds=dps.Bounds(y=(0, 10)), random_state=1)
+    with pytest.raises(ValueError, match=r"'g' \(1 row\)"):
+        res.predict(pd.DataFrame({"g": ["a", "zz", "b"]}))

@@ -81,17 +81,19 @@ B = dps.Bounds(x=pima_bounds, y=1.0)
 # ## One private classifier
 #
 # A fit on all 532 women with the hinge loss, eps = 4 in total (2 to choose the
-# support, 2 for the coefficients). `predict()` returns the linear predictor; its
-# sign is the class (`+` for `Yes`).
+# support, 2 for the coefficients). For the hinge loss `predict()` returns the
+# class label; `which="linear"` gives the linear predictor (the margin), whose sign
+# is the class (`+` for `Yes`). For the logistic loss it returns the probability
+# of `Yes`, as statsmodels does.
 
 # %%
 R_BALL = 3.0
 fit = dps.dp_best_subset("type ~ .", pima, eps=4.0, s=3, loss="hinge", bounds=B, r=R_BALL,
                          random_state=1)
 print(fit.summary())
-eta = fit.predict(pima.head(8))
+eta = fit.predict(pima.head(8), which="linear")
 print(pd.DataFrame({"linear predictor": eta.round(3),
-                    "predicted": np.where(eta > 0, "Yes", "No"),
+                    "predicted": fit.predict(pima.head(8)),
                     "observed": pima["type"].head(8)}))
 
 # %% [markdown]
@@ -142,7 +144,7 @@ for rep in range(n_rep):
             for e in eps_grid:
                 f = dps.dp_best_subset("type ~ .", train_df, eps=e, s=3, loss=loss, bounds=B, r=r,
                                        random_state=rng)
-                acc = np.mean((f.predict(test_df).to_numpy() > 0) == y_test)
+                acc = np.mean((f.predict(test_df, which="class") == "Yes").to_numpy() == y_test)
                 rows.append(dict(rep=rep, method=f"DP {loss}, r = {r:g}", eps=e, accuracy=acc,
                                  support=" ".join(f.support)))
 acc = pd.DataFrame(rows)
