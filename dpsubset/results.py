@@ -406,6 +406,21 @@ class DPSubsetResults:
         return None
 
     @property
+    def bounds_derived(self) -> dict:
+        """Bounds derived from the codebook by interval arithmetic: ``{column: (lo, hi)}``.
+
+        Transforms of bounded columns (``I(x ** 2)``, ``np.log(x)``, ``x:z``, ...)
+        that had no entry of their own; public, since they are functions of the
+        given bounds only (see ``dpsubset/bounds.py``).
+        """
+        return dict(getattr(self._predictor, "bounds_derived", None) or {})
+
+    @property
+    def bounds_unused(self) -> list:
+        """Entries of the codebook (``Bounds.x``) that this formula does not use."""
+        return list(getattr(self._predictor, "bounds_unused", None) or [])
+
+    @property
     def bounds_description(self) -> str:
         """The bounds in one line (public numbers only)."""
         if not isinstance(self.bounds, dict):
@@ -643,6 +658,15 @@ class DPSubsetResults:
         elif self.bounds == BOUNDS_FROM_DATA:
             notes.append("Bounds were taken from the data: no differential privacy guarantee "
                          "(the learned values are not shown).")
+        derived = self.bounds_derived
+        if derived:
+            notes.append("Bounds derived from the codebook by interval arithmetic: "
+                         + "; ".join(f"{c} in {_interval(iv)}" for c, iv in derived.items()) + ".")
+        unused = self.bounds_unused
+        if unused:
+            shown = ", ".join(unused) if len(unused) <= 20 else ", ".join(unused[:20]) + ", ..."
+            notes.append(f"{len(unused)} codebook entr{'y' if len(unused) == 1 else 'ies'} not used by "
+                         f"this formula: {shown}.")
         off = [c for c in self.candidates if c not in set(self.support)]
         if off:
             shown = ", ".join(off) if len(off) <= 20 else ", ".join(off[:20]) + ", ..."
