@@ -7,9 +7,10 @@ from .privacy import PrivacyLeakWarning
 from .results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
 from .search.outer_approximation import SearchTimeout
 from .tables import summary_table
+from .usefulness import LowUtilityWarning
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout", "load_hitters",
            "hitters_bounds", "hitters_levels", "summary_table",
-           "best_subset_nonprivate"]
+           "best_subset_nonprivate", "LowUtilityWarning"]

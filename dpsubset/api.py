@@ -22,6 +22,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -137,6 +138,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     Returns
     -------
     DPSubsetResults, or (DPSubsetResults, NonPrivateDiagnostics) with diagnostics=True.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Bounds or levels taken from the data, transforms that learn from the data.
+    LowUtilityWarning
+        Settings under which no data could make the release useful (the selection
+        no better than chance, or the refit's noise larger than the response's
+        range), judged from public quantities only (dpsubset/usefulness.py), with
+        what would help.
     """
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
     # ---- arguments that need no data: checked before anything is built
@@ -201,6 +212,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
     lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
+    # settings under which no data could make the release useful (public inputs only)
+    for msg in release_warnings(design, s=s, loss=loss, loss_options=loss_options, r=r, method=method,
+                                eps_select=eps_select, eps_refit=eps_refit, refit=refit,
+                                refit_delta=refit_delta):
+        warnings.warn(msg, LowUtilityWarning, stacklevel=2)
     bar.update()
 
     # ---- private selection
