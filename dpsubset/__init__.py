@@ -1,6 +1,6 @@
 """dpsubset: differentially private best subset selection."""
 from .api import dp_best_subset
-from .datasets import hitters_bounds, hitters_levels, load_hitters
+from .datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
 from .design import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy import PrivacyLeakWarning
@@ -12,5 +12,5 @@ from .usefulness import LowUtilityWarning
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout", "load_hitters",
-           "hitters_bounds", "hitters_levels", "summary_table",
+           "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
            "best_subset_nonprivate", "LowUtilityWarning"]

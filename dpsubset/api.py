@@ -63,9 +63,26 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         Total privacy budget of the call (selection + refit).
     s : int
         Number of candidate columns to select.
-    method : {"top_r", "mistakes"}
-        ``"top_r"`` (default): exact top-R, pure eps-DP. ``"mistakes"``: the
-        mistakes mechanism; see ``gap_check``.
+    method : {"top_r", "mistakes", "samp_agg", "dp_sis", "exponential", "lei_ic", "mcmc"}
+        The private selection (:data:`dpsubset.selection.METHODS`; their options go
+        in ``method_options``):
+
+        * ``"top_r"`` (default): exact top-R (Prastakos, Behdin and Mazumder 2025),
+          pure eps-DP; every loss.
+        * ``"mistakes"``: their mistakes mechanism, with a private gap check
+          (``gap_check="ptr"``, (eps, delta)-DP) or the paper's conditional
+          guarantee (``gap_check="assume"``); every loss.
+        * ``"samp_agg"``: sample-and-aggregate Lasso (Kifer, Smith and Thakurta
+          2012), block votes and a Laplace top-s; pure eps-DP.
+        * ``"dp_sis"``: DP sure independence screening (Swope et al. 2024), pure eps-DP.
+        * ``"exponential"``: the exponential mechanism over all C(p, s) supports,
+          by enumeration; pure eps-DP; small C(p, s) only.
+        * ``"lei_ic"``: an information criterion with report-noisy-min over a
+          model list (Lei et al. 2018), pure eps-DP; chooses the size up to s.
+        * ``"mcmc"``: Metropolis-Hastings over supports (Roy and Tewari 2023);
+          (eps, delta)-DP only as far as the chain has mixed.
+
+        All but ``"top_r"`` and ``"mistakes"`` are for ``loss="squared"`` only.
     bounds : pair (b_x, b_y), dpsubset.Bounds, dict, or None
         Public bounds. ``(b_x, b_y)`` clips every column to [-b_x, b_x] and y to
         [-b_y, b_y] without rescaling (the paper's setting). Intervals (lo, hi) are
