@@ -54,7 +54,7 @@ WITHHELD = {
         "null_deviance", "pearson_chi2", "rsquared", "rsquared_adj", "prsquared", "ssr", "ess",
         "centered_tss", "uncentered_tss", "mse_resid", "mse_model", "mse_total", "scale",
         "fvalue", "f_pvalue", "condition_number", "eigenvals", "pred_table")},
-    "summary2": ("summary2() is not provided: use res.summary() (a statsmodels Summary, with "
+    "summary2": ("there is no summary2(): use res.summary() (a statsmodels Summary, with "
                  ".as_text(), .as_latex(), .as_html()), res.tidy() and res.glance() (data frames), "
                  "or dpsubset.summary_table([res, ...]) for several fits side by side"),
     "get_prediction": ("prediction intervals need the covariance of the coefficients, which is not "
