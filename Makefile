@@ -19,6 +19,21 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test install clean bench r-system r-install test-r docs
 
+# LaTeX: summary_table(fmt="latex") is compiled by a test (tests/test_results.py),
+# which make test turns from a skip into a failure when pdflatex is missing.
+# booktabs is in texlive-latex-recommended, threeparttable in texlive-latex-extra.
+TEX_APT_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra
+.PHONY: tex-system
+tex-system:
+	@if command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty threeparttable.sty >/dev/null 2>&1; then \
+	  :; \
+	else \
+	  echo "installing LaTeX with apt-get: $(TEX_APT_PACKAGES)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends $(TEX_APT_PACKAGES) >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends $(TEX_APT_PACKAGES) >/dev/null; }; \
+	fi
+
 r-system:
 	@if command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(vapply(strsplit("$(R_NEEDED)", " ")[[1]], requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
 	  :; \
@@ -60,8 +75,8 @@ demo: $(BASE_STAMP)
 test-r: $(RSTAMP)
 	$(R_ENV) DPSUBSET_REQUIRE_PYTHON=true Rscript r-wrapper/run-tests.R r-wrapper/tests/testthat
 
-test: $(STAMP) test-r
-	$(R_ENV) DPSUBSET_REQUIRE_R=true $(PY) -m pytest -n 2 -q
+test: $(STAMP) test-r tex-system
+	$(R_ENV) DPSUBSET_REQUIRE_R=true DPSUBSET_REQUIRE_LATEX=true $(PY) -m pytest -n 2 -q
 
 # The four vignettes at full size, rendered to vignettes/rendered/ (Markdown + PNG).
 # Needs only matplotlib beyond the package (the `vignettes` extra, also in `test`)

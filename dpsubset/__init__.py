@@ -1,15 +1,16 @@
 """dpsubset: differentially private best subset selection."""
 from .api import dp_best_subset
-from .datasets import hitters_bounds, hitters_levels, load_hitters
+from .datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
 from .design import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy import PrivacyLeakWarning
-from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
 from .search.outer_approximation import SearchTimeout
 from .tables import summary_table
+from .usefulness import LowUtilityWarning
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
-           "NonPrivateDiagnostics", "PrivacyReport", "SearchTimeout", "load_hitters",
-           "hitters_bounds", "hitters_levels", "summary_table",
-           "best_subset_nonprivate"]
+           "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout", "load_hitters",
+           "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
+           "best_subset_nonprivate", "LowUtilityWarning"]

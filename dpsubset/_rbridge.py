@@ -39,7 +39,6 @@ guarantee.
 from __future__ import annotations
 
 import base64
-import inspect
 import math
 import pickle
 import warnings
@@ -448,28 +447,11 @@ def result_from_pickle(text):
 
 
 def _predict_which(res, frame, which):
-    """``res.predict(frame, which=which)``, also with a Python API that predates ``which=``.
-
-    Without ``which=`` the API returned the linear predictor for the two-class
-    losses; the probability (logistic) and the class (sign of the linear predictor,
-    positive for the level coded +1) follow from it exactly.
-    """
+    """``res.predict(frame, which=which)`` for a two-class fit, ``res.predict(frame)``
+    (predictions in the response's units) for the regression losses."""
     if which is None or getattr(res, "response_levels", None) is None:
         return res.predict(frame)
-    if "which" in inspect.signature(res.predict).parameters:
-        return res.predict(frame, which=which)
-    eta = np.asarray(res.predict(frame), dtype=float)
-    if which == "linear":
-        return eta
-    if which == "mean":
-        if res.loss != "logistic":
-            raise ValueError(f"which='mean' needs a probability model; loss={res.loss!r} has none")
-        from scipy.special import expit
-        return expit(eta)
-    if which == "class":
-        levels = list(res.response_levels)
-        return [levels[1] if e > 0 else levels[0] for e in eta.tolist()]
-    raise ValueError(f"which: expected 'linear', 'mean' or 'class'; got {which!r}")
+    return res.predict(frame, which=which)
 
 
 def predict(res, cols, which=None):

@@ -22,6 +22,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -62,9 +63,26 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         Total privacy budget of the call (selection + refit).
     s : int
         Number of candidate columns to select.
-    method : {"top_r", "mistakes"}
-        ``"top_r"`` (default): exact top-R, pure eps-DP. ``"mistakes"``: the
-        mistakes mechanism; see ``gap_check``.
+    method : {"top_r", "mistakes", "samp_agg", "dp_sis", "exponential", "lei_ic", "mcmc"}
+        The private selection (:data:`dpsubset.selection.METHODS`; their options go
+        in ``method_options``):
+
+        * ``"top_r"`` (default): exact top-R (Prastakos, Behdin and Mazumder 2025),
+          pure eps-DP; every loss.
+        * ``"mistakes"``: their mistakes mechanism, with a private gap check
+          (``gap_check="ptr"``, (eps, delta)-DP) or the paper's conditional
+          guarantee (``gap_check="assume"``); every loss.
+        * ``"samp_agg"``: sample-and-aggregate Lasso (Kifer, Smith and Thakurta
+          2012), block votes and a Laplace top-s; pure eps-DP.
+        * ``"dp_sis"``: DP sure independence screening (Swope et al. 2024), pure eps-DP.
+        * ``"exponential"``: the exponential mechanism over all C(p, s) supports,
+          by enumeration; pure eps-DP; small C(p, s) only.
+        * ``"lei_ic"``: an information criterion with report-noisy-min over a
+          model list (Lei et al. 2018), pure eps-DP; chooses the size up to s.
+        * ``"mcmc"``: Metropolis-Hastings over supports (Roy and Tewari 2023);
+          (eps, delta)-DP only as far as the chain has mixed.
+
+        All but ``"top_r"`` and ``"mistakes"`` are for ``loss="squared"`` only.
     bounds : pair (b_x, b_y), dpsubset.Bounds, dict, or None
         Public bounds. ``(b_x, b_y)`` clips every column to [-b_x, b_x] and y to
         [-b_y, b_y] without rescaling (the paper's setting). Intervals (lo, hi) are
@@ -137,6 +155,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     Returns
     -------
     DPSubsetResults, or (DPSubsetResults, NonPrivateDiagnostics) with diagnostics=True.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Bounds or levels taken from the data, transforms that learn from the data.
+    LowUtilityWarning
+        Settings under which no data could make the release useful (the selection
+        no better than chance, or the refit's noise larger than the response's
+        range), judged from public quantities only (dpsubset/usefulness.py), with
+        what would help.
     """
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
     # ---- arguments that need no data: checked before anything is built
@@ -201,6 +229,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
     lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
+    # settings under which no data could make the release useful (public inputs only)
+    for msg in release_warnings(design, s=s, loss=loss, loss_options=loss_options, r=r, method=method,
+                                eps_select=eps_select, eps_refit=eps_refit, refit=refit,
+                                refit_delta=refit_delta):
+        warnings.warn(msg, LowUtilityWarning, stacklevel=2)
     bar.update()
 
     # ---- private selection

@@ -1,19 +1,36 @@
 """The ``dpsubset`` command line.
 
-    dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5 [--method top_r]
-                 [--seed 1] [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html]
+    dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --codebook book.csv
+                 [--loss squared|huber|logistic|hinge] [--keep COL ...]
+                 [--eps-select E] [--eps-refit E] [--method top_r] [--seed 1]
+                 [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html|markdown]
+                 [--out result.csv|.json|.tex|.md|.html|.txt]
                  [--search auto|enumeration|outer_approximation|pyomo] [--solver NAME]
                  [--time-limit SECONDS]
+    dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5   # the paper's scalar bounds
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
                    [--out results.csv] [--plot fig.png]
 
 ``fit`` prints the summary of :func:`dpsubset.dp_best_subset` and its privacy
-report; ``study`` runs :func:`dpsubset.experiments.recovery_study` and prints the
-recovery table.
+report, and with ``--out`` writes the result (CSV: one row per term, as
+``tidy()``; JSON: the model, ``glance()``, ``tidy()`` and the privacy report;
+``.tex``/``.md``/``.html``/``.txt``: the table of :func:`dpsubset.summary_table`).
+The public bounds come from a codebook file (``--codebook``, read by
+:func:`dpsubset.bounds.read_codebook`): a CSV with the columns ``column, lo, hi,
+levels`` (``levels``: the categories of a categorical column, separated by
+``|``), or JSON records with the same fields; entries the formula does not use
+are fine. ``study`` runs :func:`dpsubset.experiments.recovery_study` and prints
+the recovery table.
+
+Warnings are printed as one line each on stderr, in the command line's terms
+(which option fixes them), never pointing at Python source.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
 import sys
 import warnings
 
@@ -47,10 +64,24 @@ def build_parser():
     fit.add_argument("--formula", required=True, help='e.g. "y ~ ." (formulaic syntax)')
     fit.add_argument("--eps", type=float, required=True, help="total privacy budget")
     fit.add_argument("--s", type=int, required=True, help="number of columns to select")
+    fit.add_argument("--codebook", metavar="FILE",
+                     help="public bounds and levels per column: a CSV with the columns column,lo,hi,levels "
+                          "(levels separated by |) or JSON records with those fields; the response's "
+                          "row bounds the response")
     fit.add_argument("--bounds", type=float, nargs=2, metavar=("BX", "BY"),
-                     help="public bounds: every column clipped to [-BX, BX], the response to "
-                          "[-BY, BY]; without them the bounds come from the data and the "
-                          "guarantee is void")
+                     help="scalar public bounds (the paper's setting): every column clipped to [-BX, BX], "
+                          "the response to [-BY, BY]; without --codebook or --bounds the bounds come from "
+                          "the data and the guarantee is void")
+    fit.add_argument("--y-bounds", type=float, nargs=2, metavar=("LO", "HI"),
+                     help="with --codebook: the response's interval, if the codebook has no row for it")
+    fit.add_argument("--loss", default="squared", choices=("squared", "huber", "logistic", "hinge"),
+                     help="loss of the scores and the refit; logistic and hinge for two classes")
+    fit.add_argument("--keep", nargs="+", action="extend", default=[], metavar="COL",
+                     help="columns or terms always in the model (repeatable)")
+    fit.add_argument("--eps-select", type=float, default=None,
+                     help="budget of the selection (default: half of --eps)")
+    fit.add_argument("--eps-refit", type=float, default=None,
+                     help="budget of the refit (default: the rest of --eps)")
     fit.add_argument("--method", default="top_r", choices=sorted(METHODS))
     fit.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                      help="a method option (repeatable), e.g. --option blocks=20")
@@ -65,7 +96,11 @@ def build_parser():
     fit.add_argument("--time-limit", type=float, default=None,
                      help="seconds per exact solve; past it nothing is released")
     fit.add_argument("--seed", type=int, default=None)
-    fit.add_argument("--format", choices=("text", "latex", "html"), default="text")
+    fit.add_argument("--format", choices=("text", "latex", "html", "markdown"), default="text",
+                     help="what is printed: the summary (text, latex, html) or a Markdown table")
+    fit.add_argument("--out", metavar="FILE",
+                     help="also write the result: .csv (one row per term), .json (model, glance, tidy, "
+                          "privacy report), .tex, .md, .html or .txt (the summary table)")
 
     st = sub.add_parser("study", help="support-recovery study on the paper's simulated data")
     st.add_argument("--p", type=int, default=100)
@@ -88,28 +123,120 @@ def build_parser():
     return ap
 
 
-def _fit(args, parser):
+OUT_SUFFIXES = (".csv", ".json", ".tex", ".md", ".html", ".htm", ".txt")
+
+# Python-flavoured fixes in the package's messages, and what they are on the command line.
+_CLI_FIXES = [
+    (re.compile(r"pass bounds=\.\.\. to fix.*$", re.S),
+     "give public bounds: --codebook FILE (a CSV with the columns column,lo,hi,levels, limits known in "
+     "advance) or --bounds BX BY"),
+    (re.compile(r"fix: write C\((\w+), levels=\[\.\.\.\]\).*$", re.S),
+     r"fix: list the levels of \1 in the codebook (--codebook, column 'levels', separated by |)"),
+    (re.compile(r"Remove or impute them first, e\.g\..*$", re.S),
+     "Remove or impute those rows in the CSV first (without looking at the other rows' values)."),
+    (re.compile(r"give public bounds and \(explicit levels\)"), "give a codebook"),
+]
+
+
+def cli_message(text):
+    """A package message in the command line's terms (no Python code, no source lines)."""
+    text = str(text)
+    for pattern, repl in _CLI_FIXES:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    # one line per warning, no file name or source line: the user did not write Python
+    print(f"dpsubset: {category.__name__}: {cli_message(message)}", file=file or sys.stderr)
+
+
+def _read_inputs(args, parser):
     import pandas as pd
 
-    from .api import dp_best_subset
+    from .bounds import apply_levels, read_codebook
+    from .design import Bounds
 
     try:
         data = pd.read_csv(args.data)
     except (OSError, ValueError) as exc:
         parser.error(f"argument data: cannot read {args.data!r}: {exc}")
+    if args.codebook and args.bounds:
+        parser.error("argument --bounds: give either --codebook or --bounds, not both")
+    if args.y_bounds and not args.codebook:
+        parser.error("argument --y-bounds: only with --codebook (with --bounds, BY bounds the response)")
+    bounds = None if args.bounds is None else tuple(args.bounds)
+    if args.codebook:
+        try:
+            book = read_codebook(args.codebook)
+        except OSError as exc:
+            parser.error(f"argument --codebook: cannot read {args.codebook!r}: {exc}")
+        except ValueError as exc:
+            parser.error(f"argument --codebook: {exc}")
+        try:
+            data = apply_levels(data, book.levels)
+        except ValueError as exc:
+            parser.error(f"argument --codebook: {exc}")
+        try:
+            bounds = Bounds(x=dict(book.bounds), y=None if args.y_bounds is None else tuple(args.y_bounds))
+        except (TypeError, ValueError) as exc:
+            parser.error(f"argument --y-bounds: {exc}")
+    if args.out and os.path.splitext(args.out)[1].lower() not in OUT_SUFFIXES:
+        parser.error(f"argument --out: {args.out!r} must end in one of {', '.join(OUT_SUFFIXES)}")
+    return data, bounds
+
+
+def _write_out(res, path):
+    from .tables import summary_table
+
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".csv":
+        res.tidy().to_csv(path, index=False)
+    elif ext == ".json":
+        rep = res.privacy
+        doc = dict(model={k: (list(v) if isinstance(v, tuple) else v)
+                          for k, v in ((k, getattr(res.model, k)) for k in res.model.keys())},
+                   glance=json.loads(res.glance().to_json(orient="records"))[0],
+                   tidy=json.loads(res.tidy().to_json(orient="records")),
+                   privacy=dict(guarantee=rep.guarantee, statement=rep.statement, eps=rep.eps,
+                                delta=rep.delta, stages=[dict(st) for st in rep.stages],
+                                neighbours=rep.neighbours),
+                   bounds_derived={k: list(v) for k, v in res.bounds_derived.items()},
+                   bounds_unused=res.bounds_unused)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2, default=str)
+            fh.write("\n")
+    else:
+        summary_table(res, file=path)
+
+
+def _fit(args, parser):
+    from .api import dp_best_subset
+    from .tables import summary_table
+
+    data, bounds = _read_inputs(args, parser)
     try:
         res = dp_best_subset(args.formula, data, eps=args.eps, s=args.s, method=args.method,
-                             bounds=None if args.bounds is None else tuple(args.bounds),
+                             bounds=bounds, loss=args.loss, keep=args.keep or None,
+                             eps_select=args.eps_select, eps_refit=args.eps_refit,
                              r=args.r, lam=args.lam, refit=not args.no_refit,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
                              random_state=args.seed, method_options=dict(args.option) or None)
     except (ValueError, TypeError) as exc:
-        parser.error(str(exc))
-    summ = res.summary()
-    out = {"text": summ.as_text, "latex": summ.as_latex, "html": summ.as_html}[args.format]()
-    print(out)
+        parser.error(cli_message(exc))
+    if args.format == "markdown":
+        print(summary_table(res, fmt="markdown"))
+    else:
+        summ = res.summary()
+        print({"text": summ.as_text, "latex": summ.as_latex, "html": summ.as_html}[args.format]())
     print()
     print(repr(res.privacy))
+    if args.out:
+        try:
+            _write_out(res, args.out)
+        except OSError as exc:
+            parser.error(f"argument --out: cannot write {args.out!r}: {exc}")
+        print(f"wrote {args.out}")
     return 0
 
 
@@ -143,6 +270,7 @@ def main(argv=None):
     sub = parser._subparsers._group_actions[0].choices[args.command]
     with warnings.catch_warnings():
         warnings.simplefilter("default")   # show PrivacyLeakWarning once, on stderr
+        warnings.showwarning = _show_warning
         if args.command == "fit":
             return _fit(args, sub)
         return _study(args, sub)

@@ -13,7 +13,8 @@ Datasets
     careers up to 1986, with 1987 opening-day salaries (322 players).
 :func:`load_pima`
     MASS's ``Pima.tr`` and ``Pima.te``: diabetes status of 532 women of Pima
-    heritage (a small binary classification problem).
+    heritage (a small binary classification problem); public bounds in
+    :func:`pima_bounds`.
 
 See ``dpsubset/data/SOURCES.md`` for provenance, licences and column
 definitions.  The CSV files are read through :mod:`importlib.resources`, so
@@ -31,6 +32,7 @@ __all__ = [
     "hitters_bounds",
     "hitters_levels",
     "load_pima",
+    "pima_bounds",
 ]
 
 HITTERS_NUMERIC = [
@@ -173,6 +175,40 @@ def load_hitters():
     for col, cats in levels.items():
         df[col] = pd.Categorical(df[col], categories=cats)
     return df[HITTERS_COLUMNS]
+
+
+def pima_bounds():
+    """Public interval bounds for the seven Pima predictors.
+
+    Set from medical knowledge and the design of the study, not from the data.
+    Values outside an interval are clipped to it, which is harmless for
+    classification when the interval covers every clinically meaningful value.
+
+    Returns
+    -------
+    dict of str to tuple of (float, float)
+        ``{column: (lower, upper)}`` for ``npreg``, ``glu``, ``bp``, ``skin``,
+        ``bmi``, ``ped`` and ``age``. The response ``type`` is a two-class
+        factor with the public levels ``["No", "Yes"]`` (fixed by the study
+        design), so it takes no interval; for the two-class losses its bound is 1.
+    """
+    return {
+        # number of pregnancies: more than 20 is very rare
+        "npreg": (0.0, 20.0),
+        # plasma glucose 2 h into an oral glucose tolerance test (mg/dL): 200 already
+        # means diabetes by the WHO criteria that define the response
+        "glu": (40.0, 300.0),
+        # diastolic blood pressure (mm Hg): 120 is already a hypertensive emergency
+        "bp": (30.0, 130.0),
+        # triceps skin-fold thickness (mm): about the jaw opening of a standard caliper
+        "skin": (0.0, 80.0),
+        # body-mass index (kg/m^2): from severe thinness to extreme obesity
+        "bmi": (15.0, 70.0),
+        # diabetes pedigree function: a cap fixed in advance; larger scores are clipped
+        "ped": (0.0, 2.5),
+        # age (years): 21, the study's minimum age, to 90
+        "age": (21.0, 90.0),
+    }
 
 
 def load_pima():

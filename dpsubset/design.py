@@ -61,12 +61,15 @@ The no-intercept rule
 
 Where bounds apply
     Bounds apply to model-matrix columns (after the formula's row-wise
-    transforms) and to the materialised response. A ``Bounds.x`` entry may name
-    a model-matrix column, or a term of the formula (a data variable used as
-    it is, such as ``"Hits"``; for a categorical variable the entry then
-    applies to all of its dummy columns). A transformed term (``np.log(x)``,
-    ``x:z``) must be named by its model-matrix column. Clipping happens as soon
-    as the matrix exists, before anything else touches it.
+    transforms) and to the materialised response. ``Bounds.x`` is a codebook
+    for the data set: an entry may name a model-matrix column or a term of the
+    formula, in the formula's spelling or formulaic's (for a categorical
+    variable the entry applies to all of its dummy columns), or a column of the
+    data that this formula does not use (it is then listed as unused). A
+    transform of bounded columns (``I(x**2)``, ``np.log(x)``, ``x:z``) without
+    an entry of its own gets the bound that follows from public interval
+    arithmetic (dpsubset/bounds.py, which lists what it derived). Clipping
+    happens as soon as the matrix exists, before anything else touches it.
 
 Categorical variables
     String, object and pandas Categorical variables expand to dummy columns
@@ -189,9 +192,11 @@ class Bounds:
         taken from the data, which voids the privacy guarantee). A positive
         scalar ``b``: every non-intercept column is clipped to [-b, b] and not
         rescaled, except dummy and bool columns, which keep the public bound of
-        their coding (1 for treatment coding). A dict mapping a model-matrix column name,
-        or a term of the formula such as a data variable used as it is
-        (``"Hits"``), to a scalar ``b`` or an interval ``(lo, hi)``.
+        their coding (1 for treatment coding). A dict (a codebook) mapping a
+        column of the data, a model-matrix column name or a term of the formula
+        (in its own spelling) to a scalar ``b`` or an interval ``(lo, hi)``;
+        entries the formula does not use are listed, not an error, and bounds
+        of transforms of bounded columns are derived (dpsubset/bounds.py).
     y : None, float or (float, float), optional
         Bound of the (materialised) response: a scalar ``b_y`` (clip to
         [-b_y, b_y]) or an interval ``(lo, hi)`` (clip and map to [-1, 1]).
@@ -244,8 +249,12 @@ def as_bounds(bounds):
     bounds : None, Bounds, (b_x, b_y) or dict
         None (bounds missing), a :class:`Bounds`, a pair ``(b_x, b_y)`` (the
         paper's setting: scalars, clip without rescaling; each may also be None,
-        and ``b_y`` may be an interval), or a dict with keys among ``"x"``,
-        ``"y"``, ``"default"``.
+        and ``b_y`` may be an interval), a dict with keys among ``"x"``,
+        ``"y"``, ``"default"``, or a codebook: any other dict
+        ``{column: b or (lo, hi)}`` (such as ``hitters_bounds()``), read as
+        ``Bounds(x=codebook)``, whose entry for the response bounds y. (A
+        codebook whose only columns are named x and y is ambiguous: pass
+        ``Bounds(x=codebook)`` then.)
 
     Returns
     -------
@@ -257,17 +266,14 @@ def as_bounds(bounds):
         If ``bounds`` has another type.
     ValueError
         If a bound is not valid (scalar <= 0, interval with lo >= hi, non-finite
-        numbers) or the dict has other keys.
+        numbers).
     """
     if bounds is None or isinstance(bounds, Bounds):
         return bounds
     if isinstance(bounds, Mapping):
-        extra = set(bounds) - {"x", "y", "default"}
-        if extra:
-            raise ValueError(
-                f"bounds: a dict must have keys among 'x', 'y', 'default'; got {sorted(map(str, extra))}. "
-                "For per-column bounds write bounds=Bounds(x={'col': (lo, hi), ...}, y=...)"
-            )
+        if set(bounds) - {"x", "y", "default"}:
+            # a codebook {column: b or (lo, hi)}; its entry for the response bounds y
+            return Bounds(x=dict(bounds))
         return Bounds(**bounds)
     if isinstance(bounds, (tuple, list)):
         if len(bounds) != 2:
@@ -334,6 +340,11 @@ class Design:
         constants), so that new data are transformed the same way.
     rhs_variables : list of str
         Data columns the right-hand side uses.
+    bounds_derived : dict
+        Column (or response) -> (lo, hi) derived from the codebook by interval
+        arithmetic (public; see :mod:`dpsubset.bounds`).
+    bounds_unused : list of str
+        Entries of the codebook (``Bounds.x``) this formula does not use.
     """
 
     X: np.ndarray = field(repr=False)
@@ -354,6 +365,8 @@ class Design:
     clip_limits: dict = field(default_factory=dict, repr=False)
     eval_context: dict = field(default_factory=dict, repr=False)
     rhs_variables: list = field(default_factory=list, repr=False)
+    bounds_derived: dict = field(default_factory=dict, repr=False)
+    bounds_unused: list = field(default_factory=list, repr=False)
 
     def __getstate__(self):
         # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
@@ -443,10 +456,19 @@ class Design:
         if missing:
             raise ValueError(f"newdata: missing columns {missing} used by the formula")
         _check_finite_columns(frame, self.rhs_variables, "newdata")
-        try:
-            mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
-        except Exception as exc:  # formulaic raises several types; one message for the user
-            raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+        from formulaic.errors import DataMismatchWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
+            except Exception as exc:  # formulaic raises several types; one message for the user
+                raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+        if any(issubclass(w.category, DataMismatchWarning) for w in caught):
+            # formulaic would code an unseen level as the reference level; refuse, like patsy
+            raise ValueError(_unseen_levels_message(self.model_spec, frame))
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
         names = self.forced_names + self.candidate_names
         M = _numeric_matrix(mm, names, "newdata")
         _check_finite_matrix(M, names, "newdata")
@@ -454,6 +476,30 @@ class Design:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _unseen_levels_message(model_spec, frame):
+    """Which categorical variables of ``frame`` have levels the model does not know (no values)."""
+    parts = []
+    for expr, (kind, state) in model_spec.rhs.encoder_state.items():
+        if getattr(kind, "value", kind) != "categorical" or not isinstance(state, dict):
+            continue
+        levels = state.get("categories")
+        var = expr if expr in frame.columns else None
+        if var is None:  # C(x, ...): the first argument names the column
+            m = re.match(r"\s*C\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[,)]", expr)
+            var = m.group(1) if m and m.group(1) in frame.columns else None
+        if var is None or levels is None:
+            parts.append(f"{expr!r} (rows not counted)")
+            continue
+        k = int((~frame[var].isin(list(levels)) & frame[var].notna()).sum())
+        if k:
+            parts.append(f"{var!r} ({k} row{'s' if k != 1 else ''})")
+    where = ", ".join(dict.fromkeys(parts)) or "a categorical variable"
+    return (f"newdata: {where} with a level the model does not know (not among the levels of the "
+            "training data); the model has no coefficient for it. Recode those rows to a known level or "
+            "leave them out; to allow a level, fit with it in C(x, levels=[...]) or the Categorical's categories")
+
 
 
 def _as_frame(data, argname="data"):
@@ -956,12 +1002,14 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
     _check_finite_matrix(np.column_stack([y_raw, M]), [response_name] + names_all, "data")
 
     # ---- structure: terms, intercept, categorical lint, inherent bounds
+    from .bounds import coding_range, product_range
     info_by_expr = {i.expr: i for i in all_info}
     enc = spec.rhs.encoder_state
     term_of = {}           # column -> term label
     term_cols = {}         # term label -> columns
     single_var_cols = {}   # data variable -> columns of terms made of that variable alone
     inherent = {}          # column -> public bound from the coding, or None
+    inherent_range = {}    # column -> (min, max) of its coding (the clip interval shown)
     has_intercept = False
     learned = []
     for st in spec.rhs.structure:
@@ -971,7 +1019,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
             has_intercept = True
             continue
         term_cols.setdefault(label, []).extend(cols)
-        fb = []
+        fb, fr = [], []
         term_vars = set()
         for fac in st.term.factors:
             info = info_by_expr.get(fac.expr) or _FactorInfo(fac, set(columns))
@@ -982,19 +1030,25 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
                 if not _categorical_public(info, env, frame):
                     learned.append((info.data_vars[0] if info.data_vars else fac.expr, fac.expr))
                 fb.append(_coding_bound(state, info, env))
+                fr.append(coding_range(state))
             elif info.tree is None and info.data_vars and pd.api.types.is_bool_dtype(frame[info.data_vars[0]]):
                 fb.append(1.0)
+                fr.append((0.0, 1.0))
             else:
                 fb.append(None)
+                fr.append(None)
         if all(b is not None for b in fb):
             b = fb[0] if len(fb) == 1 else float(np.prod([max(1.0, v) for v in fb]))
         else:
             b = None
         if len(st.term.factors) == 1 and len(term_vars) == 1:
             single_var_cols.setdefault(next(iter(term_vars)), []).extend(cols)
+        rng = product_range(fr) if b is not None else None
         for c in cols:
             term_of[c] = label
             inherent[c] = b
+            if rng is not None and max(abs(rng[0]), abs(rng[1])) <= b:
+                inherent_range[c] = rng
     for var in dict.fromkeys(v for v, _ in learned):
         exprs = sorted({e for v, e in learned if v == var and e != var})
         where = f" (in {_fmt_names(exprs)})" if exprs else ""
@@ -1036,25 +1090,16 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
             "add terms to the formula or force fewer of them with keep="
         )
 
-    # ---- bounds per column
-    xdict = bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {}
-    if xdict:
-        bad = []
-        for key in xdict:
-            if key in xcols or key in term_cols:
-                continue
-            bad.append(key)
-        if bad:
-            hints = []
-            if any(k == _INTERCEPT for k in bad):
-                hints.append("the intercept is the constant 1 and takes no bound")
-            if any(k == response_name or k in lhs_vars for k in bad):
-                hints.append("give the response's bound as y=")
-            if any(k in rhs_vars for k in bad):
-                hints.append("for a transformed term name its model-matrix column, e.g. 'np.log(x)'")
-            hint = ("; " + "; ".join(hints)) if hints else ""
-            raise ValueError(f"bounds: x names {_fmt_names(bad)}, not a column or term of the model{hint}. "
-                             f"Valid names: {list(dict.fromkeys(xcols + list(term_cols)))}")
+    # ---- bounds per column: the codebook resolved against this formula (names in the
+    # formula's spelling, unused entries listed, bounds of transforms derived: bounds.py)
+    from .bounds import resolve_codebook
+    book = resolve_codebook(bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {},
+                            bnds.y if bnds is not None else None, data_columns=columns, xcols=xcols,
+                            term_cols=term_cols, structure=spec.rhs.structure, encoder_state=enc,
+                            factor_info=info_by_expr, env=env, lhs_info=lhs_info,
+                            response_name=response_name, lhs_vars=lhs_vars, rhs_vars=rhs_vars,
+                            inherent=inherent)
+    xdict = book.columns
     column_maps, clip_limits, mapped_bound = {}, {}, {}
     derived = []
 
@@ -1084,18 +1129,23 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
     for j, c in enumerate(names_all):
         if c == _INTERCEPT:
             continue
+        coded = False
         if c in xdict:
             sp = xdict[c]
         elif term_of.get(c) in xdict:
             sp = xdict[term_of[c]]
         elif inherent.get(c) is not None:
-            sp = inherent[c]
+            sp, coded = inherent[c], True
         elif scalar_x is not None:
             sp = scalar_x
         else:
             sp = default
         settle(c, sp, M[:, j])
-    y_spec = bnds.y if bnds is not None else None
+        if coded and c in inherent_range:
+            # a dummy's values lie in its coding's range ({0, 1} for treatment coding): clip to
+            # that interval (the same numbers; the map and the bound b stay those of the coding)
+            clip_limits[c] = inherent_range[c]
+    y_spec = book.y
     if y_spec is None and response_bool:
         y_spec = 1.0
     settle(response_name, y_spec, y_raw)
@@ -1147,4 +1197,6 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         clip_limits=clip_limits,
         eval_context=eval_ctx,
         rhs_variables=rhs_vars,
+        bounds_derived=dict(book.derived),
+        bounds_unused=list(book.unused),
     )

@@ -16,7 +16,53 @@ from statsmodels.iolib.summary import Summary
 from .privacy import GUARANTEES
 
 __all__ = ["PrivacyReport", "DPSubsetResults", "NonPrivateDiagnostics", "ModelInfo", "DPSummary",
-           "describe_bounds", "BOUNDS_FROM_DATA"]
+           "describe_bounds", "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
+
+
+class NotReleasedError(AttributeError):
+    """A statsmodels-style attribute that a private fit deliberately does not release.
+
+    Raised when a results attribute such as ``resid``, ``bse`` or ``aic`` is
+    accessed. It subclasses :class:`AttributeError`, so ``hasattr(res, "resid")``
+    stays False and code that probes for statsmodels attributes keeps working;
+    the message says why the quantity is withheld and what to use instead.
+    """
+
+
+_FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
+              "privacy guarantee. Use res.predict(newdata) on data you may use (public or held-out "
+              "rows) and compare with their response there")
+_NO_INFERENCE = ("dpsubset releases no standard errors, covariances, confidence intervals or tests: "
+                 "none is computed privately, and a non-private one would leak the data. Report the DP "
+                 "coefficients with their privacy report (res.summary(), res.tidy(), res.privacy)")
+_FIT_STAT = ("it is a goodness-of-fit statistic of the private (training) data and is not released "
+             "privately. To compare models, score them on public or held-out data with res.predict(newdata)")
+
+#: Attributes of statsmodels results that a private fit withholds: name -> reason and remedy.
+WITHHELD = {
+    **{name: _FROM_DATA for name in (
+        "resid", "fittedvalues", "wresid", "resid_pearson", "resid_deviance", "resid_response",
+        "resid_working", "resid_anscombe", "resid_generalized", "resid_dev", "mu",
+        "influence", "get_influence", "outlier_test", "weights")},
+    **{name: _NO_INFERENCE for name in (
+        "bse", "conf_int", "pvalues", "tvalues", "zvalues", "cov_params", "normalized_cov_params",
+        "cov_type", "HC0_se", "HC1_se", "HC2_se", "HC3_se", "t_test", "f_test", "wald_test",
+        "wald_test_terms", "t_test_pairwise", "get_robustcov_results", "compare_f_test",
+        "compare_lm_test", "compare_lr_test")},
+    **{name: _FIT_STAT for name in (
+        "llf", "llnull", "llr", "llr_pvalue", "aic", "bic", "aicc", "hqic", "deviance",
+        "null_deviance", "pearson_chi2", "rsquared", "rsquared_adj", "prsquared", "ssr", "ess",
+        "centered_tss", "uncentered_tss", "mse_resid", "mse_model", "mse_total", "scale",
+        "fvalue", "f_pvalue", "condition_number", "eigenvals", "pred_table")},
+    "summary2": ("there is no summary2(): use res.summary() (a statsmodels Summary, with "
+                 ".as_text(), .as_latex(), .as_html()), res.tidy() and res.glance() (data frames), "
+                 "or dpsubset.summary_table([res, ...]) for several fits side by side"),
+    "get_prediction": ("prediction intervals need the covariance of the coefficients, which is not "
+                       "released privately; res.predict(newdata) gives point predictions"),
+}
+
+#: Values of ``which=`` in :meth:`DPSubsetResults.predict`.
+PREDICT_WHICH = ("mean", "linear", "class")
 
 
 @dataclass(frozen=True)
@@ -280,7 +326,11 @@ class DPSubsetResults:
     There is deliberately no ``fittedvalues`` or ``resid``: they would be computed
     from the private data and are not covered by the guarantee. Use
     :meth:`predict` on data you are allowed to use. Nor are there standard errors,
-    t statistics or p-values: none is released privately.
+    t statistics, p-values, likelihoods or information criteria: none is released
+    privately. Accessing any such statsmodels attribute (the names in
+    :data:`WITHHELD`, e.g. ``res.bse``, ``res.conf_int``, ``res.aic``,
+    ``res.summary2``) raises :class:`NotReleasedError`, an AttributeError (so
+    ``hasattr`` is False) whose message says why and what to use instead.
 
     The object holds no data, no clipped data, no scores of candidate supports and
     no noise; pickling it is safe in that sense. The public maps and bounds used by
@@ -322,6 +372,13 @@ class DPSubsetResults:
         if self.bounds is None and self._predictor is not None:
             self.bounds = describe_bounds(self._predictor)
 
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: statsmodels attributes that are
+        # withheld say why; any other name is the usual AttributeError.
+        if name in WITHHELD:
+            raise NotReleasedError(f"res.{name} is not released: {WITHHELD[name]}.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # ---- public description -------------------------------------------------------
     @property
     def p(self) -> int:
@@ -349,6 +406,21 @@ class DPSubsetResults:
         return None
 
     @property
+    def bounds_derived(self) -> dict:
+        """Bounds derived from the codebook by interval arithmetic: ``{column: (lo, hi)}``.
+
+        Transforms of bounded columns (``I(x ** 2)``, ``np.log(x)``, ``x:z``, ...)
+        that had no entry of their own; public, since they are functions of the
+        given bounds only (see ``dpsubset/bounds.py``).
+        """
+        return dict(getattr(self._predictor, "bounds_derived", None) or {})
+
+    @property
+    def bounds_unused(self) -> list:
+        """Entries of the codebook (``Bounds.x``) that this formula does not use."""
+        return list(getattr(self._predictor, "bounds_unused", None) or [])
+
+    @property
     def bounds_description(self) -> str:
         """The bounds in one line (public numbers only)."""
         if not isinstance(self.bounds, dict):
@@ -366,19 +438,47 @@ class DPSubsetResults:
         return "selected" if name in self.support else "not selected"
 
     # ---- predictions ---------------------------------------------------------------
-    def predict(self, newdata):
+    def predict(self, newdata=None, which=None):
         """Predictions for new data from the DP coefficients.
 
         Parameters
         ----------
         newdata : pandas.DataFrame, mapping of columns, or object with ``to_pandas()``
             Must hold the columns the right-hand side of the formula uses (the
-            response is not needed).
+            response is not needed). Required: there are no in-sample
+            predictions (fitted values would be computed from the private data);
+            calling ``predict()`` without it raises a TypeError that says so.
+        which : {"mean", "linear", "class"}, optional
+            What to predict, in statsmodels' spelling (``GLMResults.predict``):
+
+            * ``"mean"``: the mean response. For ``loss="squared"`` and
+              ``"huber"`` this is the prediction in the units of the response
+              (the same as ``"linear"``); for ``loss="logistic"`` it is the
+              probability of the class coded +1, ``response_levels[1]``.
+              Default for every loss except the hinge.
+            * ``"linear"``: the linear predictor ``x'beta`` (the margin for the
+              two-class losses; its sign gives the class).
+            * ``"class"``: class labels (two-class losses only): a pandas
+              Categorical with the levels ``response_levels``, the second level
+              where the linear predictor is > 0. Default for ``loss="hinge"``,
+              whose smoothed hinge loss has no probability model, so its
+              "response" is the label (``which="mean"`` is then an error; use
+              ``"linear"`` for the margin).
 
         Returns
         -------
         pandas.Series
-            Predictions in the units of the response, one per row of ``newdata``.
+            One prediction per row of ``newdata`` (with its index when it has
+            one), named after the response.
+
+        Raises
+        ------
+        TypeError
+            ``newdata`` not given.
+        ValueError
+            ``which`` not valid for the loss; ``refit=False`` (no coefficients);
+            a categorical variable of ``newdata`` with a level the model does not
+            know (the message names the column and the number of rows).
 
         Notes
         -----
@@ -387,17 +487,50 @@ class DPSubsetResults:
         the same public maps as the training data. Predictions are post-processing
         of the released coefficients and cost no privacy budget.
         """
+        if newdata is None:
+            raise TypeError(
+                "predict() needs newdata: dpsubset releases no fitted values, since they would be "
+                "computed from the private data and are not covered by the privacy guarantee. "
+                "Call res.predict(newdata) with data you may use (public or held-out rows holding "
+                "the columns the formula uses)")
+        which = self._check_which(which)
         if self._coef_mapped is None:
             raise ValueError("predict needs coefficients: fit with refit=True")
         M = self._predictor.transform_new(newdata)
         names = self._predictor.forced_names + self._predictor.candidate_names
         idx = [names.index(c) for c in self._used_columns]
         eta = M[:, idx] @ self._coef_mapped
-        centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
         index = getattr(newdata, "index", None)
         if index is None or len(index) != len(eta):
             index = None
-        return pd.Series(centre + half * eta, index=index, name=self.response)
+        levels = getattr(self, "response_levels", None)
+        if levels is None:
+            centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
+            return pd.Series(centre + half * eta, index=index, name=self.response)
+        # two classes coded -1 / +1 (response_levels[1] is +1); the response is not mapped
+        if which == "linear":
+            return pd.Series(eta, index=index, name=self.response)
+        if which == "mean":   # logistic: P(y = +1 | x) = 1 / (1 + exp(-eta))
+            from scipy.special import expit
+            return pd.Series(expit(eta), index=index, name=self.response)
+        labels = pd.Categorical.from_codes((eta > 0).astype(int), categories=list(levels))
+        return pd.Series(labels, index=index, name=self.response)
+
+    def _check_which(self, which):
+        """Resolve ``which=`` of :meth:`predict` for this loss (before any work)."""
+        two_class = getattr(self, "response_levels", None) is not None
+        if which is None:
+            return "class" if self.loss == "hinge" else "mean"
+        if which not in PREDICT_WHICH:
+            raise ValueError(f"which: expected one of {PREDICT_WHICH}; got {which!r}")
+        if which == "class" and not two_class:
+            raise ValueError(f"which='class' is for the two-class losses (logistic, hinge); this fit has "
+                             f"loss={self.loss!r}: use which='mean'")
+        if which == "mean" and self.loss == "hinge":
+            raise ValueError("which='mean': the (smoothed) hinge loss has no probability model, so there "
+                             "is no mean response; use which='class' for labels or which='linear' for "
+                             "the margin (or fit with loss='logistic' for probabilities)")
+        return which
 
     def __repr__(self):
         return (f"DPSubsetResults(method={self.method!r}, support={self.support}, "
@@ -512,8 +645,12 @@ class DPSubsetResults:
                      "Use predict() on data you may use.")
         levels = getattr(self, "response_levels", None)   # set by the API for two-class losses
         if levels is not None:
+            what = ("the class label (which='linear': the margin, whose sign gives the class)"
+                    if self.loss == "hinge" else
+                    f"the probability of {levels[1]!r} (which='linear': the linear predictor; "
+                    "which='class': the label)")
             notes.append(f"Two classes: {self.response} = {levels[0]!r} coded -1, {levels[1]!r} coded +1; "
-                         "predict() returns the linear predictor, whose sign gives the class.")
+                         f"predict() returns {what}.")
         if isinstance(self.bounds, dict):
             rb = self._response_bound()
             notes.append(f"Public bounds: every column is clipped to its interval shown above"
@@ -521,6 +658,15 @@ class DPSubsetResults:
         elif self.bounds == BOUNDS_FROM_DATA:
             notes.append("Bounds were taken from the data: no differential privacy guarantee "
                          "(the learned values are not shown).")
+        derived = self.bounds_derived
+        if derived:
+            notes.append("Bounds derived from the codebook by interval arithmetic: "
+                         + "; ".join(f"{c} in {_interval(iv)}" for c, iv in derived.items()) + ".")
+        unused = self.bounds_unused
+        if unused:
+            shown = ", ".join(unused) if len(unused) <= 20 else ", ".join(unused[:20]) + ", ..."
+            notes.append(f"{len(unused)} codebook entr{'y' if len(unused) == 1 else 'ies'} not used by "
+                         f"this formula: {shown}.")
         off = [c for c in self.candidates if c not in set(self.support)]
         if off:
             shown = ", ".join(off) if len(off) <= 20 else ", ".join(off[:20]) + ", ..."

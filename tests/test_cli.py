@@ -3,6 +3,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -57,10 +60,15 @@ def test_fit_search_choice_gives_the_same_release(csv, capsys):
     assert "all closed (2)" in oa  # the two solves of the outer-approximation route
 
 
-def test_fit_without_bounds_warns(csv, capsys):
-    with pytest.warns(Warning, match="bound"):
-        main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--seed", "1"])
-    assert "void" in capsys.readouterr().out.lower()
+def test_fit_without_bounds_warns_in_command_line_terms(csv, capsys):
+    main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--seed", "1"])
+    out, err = capsys.readouterr()
+    assert "void" in out.lower()
+    line = next(ln for ln in err.splitlines() if "PrivacyLeakWarning" in ln)
+    assert "taken from the data" in line and "--codebook FILE" in line and "--bounds BX BY" in line
+    # no Python: no source file or line, no Bounds(...) or bounds=... code
+    for python in ("Bounds(", "bounds=", ".py:", "warnings.warn", "pd.", "Categorical"):
+        assert python not in err
 
 
 @pytest.mark.parametrize("argv,msg", [
@@ -89,3 +97,113 @@ def test_study_table_csv_and_plot(tmp_path, capsys):
     assert "n(50%)" in text and "dp_sis" in text and "samp_agg" in text
     frame = pd.read_csv(out)
     assert len(frame) == 2 * 2 * 2 and fig.stat().st_size > 1000
+
+
+# ---------------------------------------------------------------- CSV to model (issue 16, item 7)
+
+@pytest.fixture(scope="module")
+def clinic(tmp_path_factory):
+    """A small 'own CSV': numeric columns, a categorical one and a yes/no outcome, with a codebook."""
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame({"age": rng.uniform(20, 80, n).round(), "bmi": rng.uniform(18, 40, n).round(1),
+                       "dose": rng.uniform(0, 10, n).round(2), "noise": rng.uniform(-1, 1, n),
+                       "site": rng.choice(["north", "south", "east"], n),
+                       "height": rng.uniform(150, 200, n).round()})
+    df["chol"] = 150 + 1.2 * df["age"] + 8 * df["dose"] + rng.normal(0, 10, n)
+    df["event"] = np.where(df["dose"] + rng.normal(0, 1, n) > 5, "yes", "no")
+    root = tmp_path_factory.mktemp("clinic")
+    df.to_csv(root / "clinic.csv", index=False)
+    (root / "book.csv").write_text(
+        "column,lo,hi,levels\nage,18,100,\nbmi,10,70,\ndose,0,10,\nnoise,-1,1,\nchol,100,400,\n"
+        "height,100,220,\nsite,,,north|south|east|west\nevent,,,no|yes\n")
+    (root / "book.json").write_text(json.dumps(
+        [{"column": c, "lo": lo, "hi": hi} for c, lo, hi in
+         [("age", 18, 100), ("bmi", 10, 70), ("dose", 0, 10), ("noise", -1, 1), ("chol", 100, 400)]]
+        + [{"column": "site", "levels": ["north", "south", "east", "west"]},
+           {"column": "event", "levels": ["no", "yes"]}]))
+    return root
+
+
+def _fit_args(root, *extra, formula="chol ~ age + bmi + dose + noise + site"):
+    return ["fit", str(root / "clinic.csv"), "--formula", formula, "--eps", "8", "--s", "2",
+            "--seed", "1", *extra]
+
+
+@pytest.mark.parametrize("book", ["book.csv", "book.json"])
+def test_codebook_gives_a_private_fit_without_warnings(clinic, capsys, book):
+    assert main(_fit_args(clinic, "--codebook", str(clinic / book))) == 0
+    out, err = capsys.readouterr()
+    assert "Privacy report: pure" in out and "PrivacyLeakWarning" not in err
+    assert "site[T.south]" in out or "site[T.south]" in _tidy(clinic, book)
+
+
+def _tidy(root, book):
+    path = root / f"tidy-{book}.csv"
+    main(_fit_args(root, "--codebook", str(root / book), "--out", str(path)))
+    return path.read_text()
+
+
+def test_out_formats_by_suffix(clinic, capsys):
+    for suffix, check in [(".csv", lambda t: t.startswith("term,estimate,selected")),
+                          (".json", lambda t: json.loads(t)["privacy"]["guarantee"] == "pure"),
+                          (".tex", lambda t: "\\begin{threeparttable}" in t),
+                          (".md", lambda t: t.startswith("| ")),
+                          (".html", lambda t: t.startswith("<table"))]:
+        path = clinic / f"result{suffix}"
+        assert main(_fit_args(clinic, "--codebook", str(clinic / "book.csv"), "--out", str(path))) == 0
+        assert f"wrote {path}" in capsys.readouterr().out
+        assert check(path.read_text()), suffix
+    doc = json.loads((clinic / "result.json").read_text())
+    assert doc["model"]["formula"].startswith("chol ~") and doc["glance"]["nobs"] == 400
+    assert doc["bounds_unused"] == ["height"]          # a codebook row this formula does not use
+    assert {r["term"] for r in doc["tidy"]} >= {"Intercept", "age", "dose"}
+
+
+def test_markdown_output(clinic, capsys):
+    main(_fit_args(clinic, "--codebook", str(clinic / "book.csv"), "--format", "markdown"))
+    out = capsys.readouterr().out
+    assert out.startswith("| ") and "|:---|" in out and "Privacy report" in out
+
+
+def test_loss_keep_and_budget_split(clinic, capsys):
+    main(_fit_args(clinic, "--codebook", str(clinic / "book.csv"), "--loss", "logistic",
+                   "--keep", "age", "--eps-select", "6", "--eps-refit", "2",
+                   "--out", str(clinic / "logit.json"),
+                   formula="event ~ age + bmi + dose + noise"))
+    out, err = capsys.readouterr()
+    doc = json.loads((clinic / "logit.json").read_text())
+    assert doc["glance"]["loss"] == "logistic" and doc["glance"]["eps_select"] == 6
+    assert doc["glance"]["eps_refit"] == 2
+    forced = {r["term"] for r in doc["tidy"] if r["forced"]}
+    assert forced == {"Intercept", "age"}
+    assert "PrivacyLeakWarning" not in err and "Two classes: event = 'no' coded -1" in out.replace("\n    ", " ")
+
+
+def test_undeclared_levels_warn_in_command_line_terms(clinic, capsys):
+    (clinic / "nolevels.csv").write_text("column,lo,hi\nage,18,100\nbmi,10,70\ndose,0,10\n"
+                                         "noise,-1,1\nchol,100,400\n")
+    main(_fit_args(clinic, "--codebook", str(clinic / "nolevels.csv")))
+    err = capsys.readouterr().err
+    line = next(ln for ln in err.splitlines() if "site" in ln)
+    assert "list the levels of site in the codebook" in line and "C(site" not in line
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--codebook", "{root}/missing.csv"], "--codebook: cannot read"),
+    (["--codebook", "{root}/book.csv", "--bounds", "1", "1"], "either --codebook or --bounds"),
+    (["--y-bounds", "0", "1"], "--y-bounds: only with --codebook"),
+    (["--codebook", "{root}/book.csv", "--out", "{root}/x.pdf"], "--out"),
+    (["--codebook", "{root}/bad.csv"], "lo < hi"),
+    (["--codebook", "{root}/small.csv"], "row(s) with a value not among the 2 levels"),
+    (["--codebook", "{root}/book.csv", "--loss", "nope"], "--loss"),
+])
+def test_cli_input_errors(clinic, capsys, extra, msg):
+    (clinic / "bad.csv").write_text("column,lo,hi\nage,100,18\n")
+    (clinic / "small.csv").write_text("column,lo,hi,levels\nsite,,,north|south\n")
+    with pytest.raises(SystemExit) as exc:
+        main(_fit_args(clinic, *[a.replace("{root}", str(clinic)) for a in extra]))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert msg in err
+    assert "east" not in err   # a value of the data is never printed

@@ -95,3 +95,21 @@ def test_pima():
     assert df["split"].value_counts().to_dict() == {"test": 332, "train": 200}
     assert (df["split"].iloc[:200] == "train").all()
     assert (df["age"] >= 21).all()
+
+
+def test_pima_at_the_top_level_with_public_bounds():
+    import dpsubset as dps
+
+    assert dps.load_pima is load_pima
+    bounds = dps.pima_bounds()
+    df = dps.load_pima()
+    predictors = [c for c in df.columns if c not in ("type", "split")]
+    assert list(bounds) == predictors
+    for col, (lo, hi) in bounds.items():
+        assert lo < hi
+        # public: fixed by knowledge, not the data's range (values outside are clipped)
+        assert (lo, hi) != (df[col].min(), df[col].max())
+        assert ((df[col] >= lo) & (df[col] <= hi)).mean() > 0.99
+    res = dps.dp_best_subset("type ~ .", df.drop(columns="split"), eps=4, s=2, loss="logistic",
+                             bounds=bounds, random_state=0)
+    assert res.privacy.guarantee == "pure"

@@ -348,8 +348,8 @@ def test_as_bounds_forms():
     assert as_bounds((0.5, 0.5)) == b
     assert as_bounds({"x": 0.5, "y": 0.5}) == b
     assert as_bounds({"y": [0, 10]}).y == (0.0, 10.0)
-    with pytest.raises(ValueError, match="bounds: a dict"):
-        as_bounds({"Hits": (0, 250)})
+    # any other dict is a codebook {column: bound}
+    assert as_bounds({"Hits": (0, 250), "y": 3}) == Bounds(x={"Hits": (0, 250), "y": 3})
     with pytest.raises(TypeError, match="bounds x"):
         Bounds(x=(0, 1))
 

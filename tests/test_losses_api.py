@@ -74,7 +74,7 @@ def test_classification_end_to_end(clf, loss, method):
     Delta = convex_sensitivity(lossobj, [0.5] * 8, 1.0, 1.1, 2, [1.0], len(df)) + 2 * SCORE_TOL
     assert res.privacy.sensitivity == pytest.approx(Delta, rel=1e-12)
     assert res.loss_params == ({"hinge_h": 0.5} if loss == "hinge" else {})
-    eta = res.predict(df.head())
+    eta = res.predict(df.head(), which="linear")
     assert eta.shape == (5,) and np.all(np.isfinite(eta))
 
 

@@ -198,8 +198,10 @@ def test_summary_table_formats(fits, fmt):
     for res in fits:
         for term in res.support:
             assert term in out
+    shown = {"html": {"eps": "\u03b5", "delta": "\u03b4"},
+             "latex": {"eps": r"$\varepsilon$", "delta": r"$\delta$", "s": "$s$", "N": "$N$"}}.get(fmt, {})
     for row in PRIVACY_ROWS:
-        assert row in out
+        assert shown.get(row, row) in out
     if fmt == "latex":
         assert r"\begin{tabular}" in out and r"\midrule" in out
     if fmt == "html":
@@ -225,7 +227,7 @@ def test_summary_table_frame_layout(fits):
     for t in terms[1:]:
         for res, col in ((a, "(1)"), (b, "(2)")):
             cell = frame.loc[t, col]
-            assert (cell == "-") == (t not in res.support)
+            assert (cell == dps.tables.NOT_SELECTED == "\u2014") == (t not in res.support)
             if t in res.support:
                 assert float(cell) == pytest.approx(res.params[t], rel=1e-3)
     assert frame.loc["eps", "(2)"] == "16" and frame.loc["N", "(1)"] == "263"
@@ -246,6 +248,14 @@ def test_summary_table_frame_layout(fits):
     (dict(model_names="ab"), TypeError, "model_names"),
     (dict(fmt="pdf"), ValueError, "fmt"),
     (dict(all_terms="yes"), TypeError, "all_terms"),
+    (dict(digits=-1), ValueError, "digits"),
+    (dict(digits="abc"), ValueError, "digits"),
+    (dict(digits=2.5), TypeError, "digits"),
+    (dict(labels=["a"]), TypeError, "labels"),
+    (dict(labels=lambda term: "same"), ValueError, "labels"),
+    (dict(label="tab:x"), ValueError, "title="),
+    (dict(notes=3), TypeError, "notes"),
+    (dict(file=3), TypeError, "file"),
 ])
 def test_summary_table_errors(fits, kw, exc, msg):
     args = dict(results=list(fits[:2]))
@@ -319,3 +329,220 @@ def test_two_class_summary_states_the_coding(hitters):
     text = res.summary().as_text()
     assert "logistic" in text and "Two classes" in text and "coded -1" in text
     assert res.tidy()["estimate"].notna().all() and res.glance()["loss"].iloc[0] == "logistic"
+
+
+# ---------------------------------------------------------------- withheld attributes (issue 16, item 2)
+
+@pytest.mark.parametrize("name,why", [
+    ("resid", "private"), ("fittedvalues", "private"), ("resid_pearson", "private"),
+    ("bse", "standard errors"), ("conf_int", "confidence intervals"), ("pvalues", "tests"),
+    ("tvalues", "standard errors"), ("cov_params", "covariances"), ("t_test", "tests"),
+    ("llf", "goodness-of-fit"), ("aic", "goodness-of-fit"), ("bic", "goodness-of-fit"),
+    ("rsquared", "goodness-of-fit"), ("deviance", "goodness-of-fit"),
+    ("summary2", "summary_table"), ("get_prediction", "covariance"),
+])
+def test_withheld_attributes_say_why_and_what_instead(fits, name, why):
+    res = fits[0]
+    with pytest.raises(dps.NotReleasedError, match=why) as exc:
+        getattr(res, name)
+    msg = str(exc.value)
+    assert msg.startswith(f"res.{name} is not released")
+    assert any(k in msg for k in ("predict(newdata)", "summary()", "summary_table"))
+    assert isinstance(exc.value, AttributeError)
+    assert not hasattr(res, name)          # hasattr semantics kept
+
+
+def test_other_missing_attributes_are_plain_attribute_errors(fits):
+    res = fits[0]
+    with pytest.raises(AttributeError) as exc:
+        res.no_such_thing
+    assert not isinstance(exc.value, dps.NotReleasedError)
+    assert "no_such_thing" in str(exc.value)
+    # copying and pickling go through attribute probes and must keep working
+    import copy
+    import pickle
+    assert copy.deepcopy(res).support == res.support
+    assert pickle.loads(pickle.dumps(res)).support == res.support
+
+
+def test_predict_without_data_says_why(fits):
+    with pytest.raises(TypeError, match="needs newdata.*private data.*predict\\(newdata\\)"):
+        fits[0].predict()
+
+
+# ---------------------------------------------------------------- predict types (issue 16, item 5)
+
+@pytest.fixture(scope="module")
+def two_class_fits(hitters):
+    df, bounds = hitters
+    df = df.assign(High=pd.Categorical(np.where(df["Salary"] > 500, "high", "low"),
+                                       categories=["low", "high"])).drop(columns=["Salary"])
+    out = {loss: dps.dp_best_subset("High ~ .", df, eps=8.0, s=2, loss=loss,
+                                    bounds=dps.Bounds(x=bounds.x), random_state=0)
+           for loss in ("logistic", "hinge")}
+    return df, out
+
+
+def test_logistic_predict_is_a_probability_by_default(two_class_fits):
+    df, fits2 = two_class_fits
+    res, new = fits2["logistic"], df.drop(columns=["High"]).head(20)
+    prob, eta = res.predict(new), res.predict(new, which="linear")
+    assert res.response_levels == ("low", "high")
+    np.testing.assert_allclose(prob.to_numpy(), 1 / (1 + np.exp(-eta.to_numpy())), rtol=1e-12)
+    assert prob.between(0, 1).all() and prob.index.equals(new.index)
+    np.testing.assert_allclose(res.predict(new, which="mean"), prob)
+    cls = res.predict(new, which="class")
+    assert list(cls.cat.categories) == ["low", "high"]
+    assert (cls == "high").tolist() == (eta > 0).tolist() == (prob > 0.5).tolist()
+    assert "probability of 'high'" in res.summary().as_text().replace("\n    ", " ")
+
+
+def test_hinge_predict_is_a_label_by_default(two_class_fits):
+    df, fits2 = two_class_fits
+    res, new = fits2["hinge"], df.drop(columns=["High"]).head(20)
+    cls, eta = res.predict(new), res.predict(new, which="linear")
+    assert isinstance(cls.dtype, pd.CategoricalDtype) and set(cls) <= {"low", "high"}
+    assert (cls == "high").tolist() == (eta > 0).tolist()
+    with pytest.raises(ValueError, match="no probability model.*which='class'"):
+        res.predict(new, which="mean")
+
+
+def test_predict_which_for_regression(fits, hitters):
+    df, _ = hitters
+    res, new = fits[0], df.head(4)
+    np.testing.assert_allclose(res.predict(new, which="linear"), res.predict(new))
+    with pytest.raises(ValueError, match="two-class"):
+        res.predict(new, which="class")
+    with pytest.raises(ValueError, match="which: expected one of"):
+        res.predict(new, which="response")
+
+
+# ---------------------------------------------------------------- unseen levels (issue 16, item 8)
+
+def test_predict_with_an_unseen_level_raises_naming_column_and_count(fits, hitters):
+    df, _ = hitters
+    res = fits[0]
+    new = df.head(5).copy()
+    new["League"] = new["League"].astype(str)
+    new.loc[new.index[[0, 2]], "League"] = "Secret-League"
+    with pytest.raises(ValueError, match=r"'League' \(2 rows\).*level the model does not know") as exc:
+        res.predict(new)
+    assert "Secret-League" not in str(exc.value)     # a value of the data is never printed
+    # known levels only: fine, whichever of them occur
+    ok = df.head(5).copy()
+    ok["League"] = "N"
+    assert res.predict(ok).notna().all()
+
+
+def test_unseen_level_in_explicit_levels():
+    df = pd.DataFrame({"y": np.linspace(0, 9, 30), "g": list("abc") * 10})
+    res = dps.dp_best_subset("y ~ C(g, levels=['a', 'b', 'c'])", df, eps=2, s=1,
+                             bounds=dps.Bounds(y=(0, 10)), random_state=1)
+    with pytest.raises(ValueError, match=r"'g' \(1 row\)"):
+        res.predict(pd.DataFrame({"g": ["a", "zz", "b"]}))
+
+
+# ---------------------------------------------------------------- LaTeX / HTML tables (issue 16, item 3)
+
+LATEX_DOC = r"""\documentclass{article}
+\usepackage{booktabs}
+\usepackage{threeparttable}
+\begin{document}
+Text before the table, see Table~\ref{tab:fits}.
+\input{table.tex}
+\end{document}
+"""
+
+
+def _pdflatex():
+    import os
+    import shutil
+    exe = shutil.which("pdflatex")
+    if exe is None:
+        if os.environ.get("DPSUBSET_REQUIRE_LATEX"):
+            pytest.fail("pdflatex not found but DPSUBSET_REQUIRE_LATEX is set (make test installs "
+                        "the Makefile's TEX_APT_PACKAGES)")
+        pytest.skip("pdflatex not installed (set DPSUBSET_REQUIRE_LATEX to make this a failure)")
+    return exe
+
+
+@pytest.fixture(scope="module")
+def three_fits(fits, hitters):
+    df, bounds = hitters
+    d = dps.dp_best_subset("Salary ~ .", df, eps=4.0, s=4, bounds=bounds, random_state=11,
+                           method="mistakes")
+    return [fits[0], fits[1], d]
+
+
+def test_latex_table_compiles_with_pdflatex_without_overfull_boxes(three_fits, tmp_path):
+    import subprocess
+    exe = _pdflatex()
+    tex = dps.summary_table(three_fits, model_names=["eps = 2", "eps = 16", "mistakes & PTR"],
+                            title="Private fits of Salary (1987) & friends", label="tab:fits",
+                            notes=["Bounds: MLB records, not the data; 100% public."],
+                            labels={"CWalks": "Career walks", "Division[T.W]": "West division"},
+                            file=tmp_path / "table.tex")
+    assert (tmp_path / "table.tex").read_text() == tex
+    (tmp_path / "doc.tex").write_text(LATEX_DOC)
+    for _ in range(2):   # twice, so that the \ref resolves
+        proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    assert "Overfull \\hbox" not in log and "\n! " not in log
+    assert "undefined" not in log.lower()
+    assert (tmp_path / "doc.pdf").stat().st_size > 1000
+
+
+def test_latex_table_structure(three_fits):
+    tex = dps.summary_table(three_fits, fmt="latex", title="DP fits", label="tab:dp", digits=2,
+                            labels={"Intercept": "Constant"}, notes="See the text.")
+    lines = tex.splitlines()
+    assert r"\usepackage{booktabs,threeparttable}" in lines[0]
+    assert lines[1] == r"\begin{table}[htbp]" and lines[-1] == r"\end{table}"
+    # caption and label inside the threeparttable, before the tabular; notes after it
+    order = [tex.index(x) for x in (r"\begin{threeparttable}", r"\caption{DP fits}", r"\label{tab:dp}",
+                                    r"\begin{tabular}", r"\toprule", r"\bottomrule", r"\end{tabular}",
+                                    r"\begin{tablenotes}", r"\item[] See the text.",
+                                    r"\end{tablenotes}", r"\end{threeparttable}")]
+    assert order == sorted(order)
+    assert "%\\caption" not in tex
+    # symbols in math, a true minus, an em dash for "not selected"
+    assert r"$\varepsilon$ &" in tex and r"$\delta$ &" in tex and r"$10^{-6}$" in tex
+    body = tex[tex.index(r"\toprule"):tex.index(r"\bottomrule")]
+    cells = [c.strip(" \\") for ln in body.splitlines() for c in ln.split("&")[1:]]
+    assert "---" in cells and any(c.startswith("$-$") for c in cells)
+    assert not any(re.match(r"-\d", c) for c in cells)      # no hyphen as a minus sign
+    # digits: two decimals everywhere; relabelled term
+    row = next(ln for ln in lines if ln.startswith("Constant &"))
+    cells = [c.strip(" \\").replace("$-$", "-") for c in row.split("&")[1:]]
+    assert all(re.fullmatch(r"-?\d+\.\d\d", c) for c in cells), cells
+    assert not any(ln.startswith("Intercept") for ln in lines)
+
+
+def test_digits_and_format_spec(fits):
+    frame = dps.summary_table(list(fits[:2]), fmt="frame", digits=3)
+    assert frame.loc["Intercept", "(1)"] == f"{fits[0].params['Intercept']:.3f}"
+    frame = dps.summary_table(list(fits[:2]), fmt="frame", digits=".2e")
+    assert frame.loc["Intercept", "(2)"] == f"{fits[1].params['Intercept']:.2e}"
+    renamed = dps.summary_table(list(fits[:2]), fmt="frame", labels=str.lower)
+    assert "intercept" in renamed.index and "Method" in renamed.index
+
+
+def test_html_escapes_and_file_suffix_picks_the_format(three_fits, tmp_path):
+    out = dps.summary_table(three_fits, model_names=["a & b", "<c>", "d"], title="x < y & z",
+                            notes="1 < 2 & 3 > 2", file=tmp_path / "t.html")
+    assert out.startswith("<table") and (tmp_path / "t.html").read_text() == out
+    assert "a &amp; b" in out and "&lt;c&gt;" in out and "x &lt; y &amp; z" in out
+    assert "1 &lt; 2 &amp; 3 &gt; 2" in out
+    body = re.sub(r"&(amp|lt|gt);", "", out)
+    assert "&" not in body.replace("&mdash;", "")
+    assert "\u03b5" in out and "\u03b4" in out        # the symbols, not the words
+    md = dps.summary_table(three_fits, file=tmp_path / "t.md")
+    assert md.startswith("| ") and (tmp_path / "t.md").read_text() == md
+    dps.summary_table(three_fits, file=tmp_path / "t.csv")
+    back = pd.read_csv(tmp_path / "t.csv", index_col=0)
+    assert list(back.columns) == ["(1)", "(2)", "(3)"]
+    # an explicit fmt wins over the suffix
+    text = dps.summary_table(three_fits, fmt="text", file=tmp_path / "t.tex")
+    assert (tmp_path / "t.tex").read_text() == text and r"\begin{table}" not in text

@@ -113,8 +113,8 @@ print(here.round(2))
 # The two do not agree, and the difference goes the wrong way: p = 100 should
 # be *easier* than p = 10,000 (far fewer wrong supports to hide among), yet here
 # top-R and mistakes recover the support in none of the releases at n = 1000 or
-# below, and need a few thousand rows. In the full-size run
-# (`vignettes/rendered/02_paper_comparison.md`) top-R recovers the support in
+# below, and need a few thousand rows. At full size (the table above on the
+# rendered page, `vignettes/rendered/02_paper_comparison.md`) top-R recovers the support in
 # about half of the releases at n = 5000 and in nearly all from n = 6000, which
 # agrees with earlier measurements in this project (about 50 % near n = 5000,
 # 100 % from n = 6000). The paper's own code did no better: run on its stated

@@ -1,0 +1,178 @@
+"""Can this release beat chance? A check from public quantities only, before any selection work.
+
+Differential privacy always holds; usefulness does not. With loose bounds, a large
+radius ``r``, few rows or a small budget, the noise of the release can swamp any
+signal the data could possibly hold, and the user gets a random support and
+coefficients of the size of the noise (the issue's example: mtcars, scalar bounds
+500 and 40, ``r = 50``: Delta of about 3e7 and predicted mpg in the thousands).
+
+This module looks only at what is public before the data are touched: n, p, s, the
+budget split, the public bounds (through the sensitivity Delta and the row bound),
+``r`` and the loss. It never looks at the data, the scores or the noise, so the
+warnings are themselves public and cost no budget. Two checks:
+
+Selection (``top_r`` and ``mistakes``)
+    Both draw a support with probability proportional to ``exp(-eps c(S) / (2 Delta))``
+    (top-R merges the tail into one class, which only lowers the best support's share).
+    Scores lie between the smallest value one row's loss can take on the ball and
+    the loss at beta = 0 (the ball contains 0), so no two supports differ by more
+    than ``g = max_y l(0; y) - row_min``: ``b_y^2 / 2`` for least squares. Even on
+    the most favourable data (one support perfect, every other as bad as possible)
+    the best support is released with probability at most
+
+        P = e^t / (e^t + C(p, s) - 1),    t = eps_select g / (2 Delta).
+
+    When P < 1/2 the released support is more likely wrong than right on *any* data;
+    we warn and say what would help (the factor by which eps_select, or n, would
+    have to grow for P = 1/2 on such data).
+
+Refit
+    Objective perturbation (dpsubset/refit.py) adds ``b'theta`` with public scale;
+    the data's curvature is at most ``n lambda`` (``lambda`` the per-row Hessian
+    bound), so the coefficients move by at least about ``E||b|| / (n lambda + Delta_reg)``
+    in the direction of the noise (capped by the radius ``r``), and a row of norm
+    ``R`` sees about ``R / sqrt(d)`` of that. When this floor on the typical
+    prediction noise exceeds the response's bound (least squares and Huber), we warn.
+
+Both are estimates of the most favourable case, so a warning means the settings
+cannot work, while no warning does not mean that they will.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["LowUtilityWarning", "selection_best_case", "refit_noise_floor", "release_warnings"]
+
+
+class LowUtilityWarning(UserWarning):
+    """The settings make the release noise on any data (privacy is not affected)."""
+
+
+def _fmt(x):
+    return f"{x:.3g}"
+
+
+def selection_best_case(eps_select, Delta, gap, p, s):
+    """Largest probability of releasing the best support, on the most favourable data.
+
+    Parameters
+    ----------
+    eps_select : float
+        Budget of the draw.
+    Delta : float
+        Sensitivity of the scores.
+    gap : float
+        Largest possible difference between two scores.
+    p, s : int
+
+    Returns
+    -------
+    P : float
+        ``e^t / (e^t + C(p, s) - 1)`` with ``t = eps_select gap / (2 Delta)``.
+    t : float
+    needed : float
+        The ``t`` at which ``P = 1/2``: ``ln(C(p, s) - 1)``.
+    """
+    N = math.comb(int(p), int(s))
+    t = float(eps_select) * float(gap) / (2.0 * float(Delta))
+    if N <= 1:
+        return 1.0, t, 0.0
+    log_rest = math.log(N - 1)
+    P = 1.0 / (1.0 + math.exp(min(log_rest - t, 700.0)))
+    return P, t, log_rest
+
+
+def refit_noise_floor(loss, dim, *, eps_refit, row_bound, b_y, r, n, delta=0.0, loss_options=None):
+    """A floor on the typical prediction noise of the refit, in the mapped units of the response.
+
+    Parameters
+    ----------
+    loss : str
+    dim : int
+        Number of refitted coefficients (always-in columns + s).
+    eps_refit, row_bound, b_y, r : float
+        Public refit settings (as passed to objective perturbation).
+    n : int
+    delta : float
+        The refit's delta (0: pure, Gamma-norm noise).
+    loss_options : dict, optional
+        ``huber_h`` / ``hinge_h``.
+
+    Returns
+    -------
+    float
+        ``min(r, E||b|| / (n lambda + Delta_reg)) R / sqrt(d)``.
+    """
+    from .refit import _calibrate
+
+    cal = _calibrate(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+                     **(loss_options or {}))
+    mean_norm = cal.noise_scale * (dim if cal.noise == "gamma" else math.sqrt(dim))
+    shift = min(float(r), mean_norm / (n * cal.lam_hess + cal.regularization))
+    return shift * float(row_bound) / math.sqrt(dim)
+
+
+def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, eps_refit, refit,
+                     refit_delta=None):
+    """Messages for settings under which a release cannot beat chance (public inputs only).
+
+    Parameters
+    ----------
+    design : dpsubset.design.Design
+        Only its public parts are read: n, the bounds of the mapped columns and
+        of the response, and the response's public map.
+    s, loss, loss_options, r, method, eps_select, eps_refit, refit, refit_delta
+        The call's settings.
+
+    Returns
+    -------
+    list of str
+        Empty when nothing is wrong, or when the bounds are not public (then the
+        sensitivity is a statistic of the data and nothing is said about it).
+    """
+    if not design.bounds_public:
+        return []
+    from .losses import make_loss
+
+    n, p = int(design.n), len(design.candidate_names)
+    xb = np.sort(np.asarray(design.x_bounds, dtype=float) ** 2)[::-1]
+    B_s = float(np.sum(xb[:s])) + float(np.sum(np.asarray(design.forced_bounds, dtype=float) ** 2))
+    R = math.sqrt(B_s)
+    a = r * R
+    b_y = float(design.b_y)
+    lossobj = make_loss(loss, b_y=b_y, **(loss_options or {}))
+    scalar_x = bool(np.any(np.asarray(design.x_bounds) > 1.0 + 1e-12))
+    helps_bounds = ("interval bounds (lo, hi) for the columns, which map each column to [-1, 1], instead of "
+                    "a scalar bound above 1" if scalar_x else "tighter public bounds")
+    out = []
+    if method in ("top_r", "mistakes"):
+        Delta = lossobj.row_range(b_y, a) / n
+        y_ends = np.array([-b_y, b_y]) if loss in ("squared", "huber") else np.array([-1.0, 1.0])
+        gap = float(np.max(lossobj.value(np.zeros(2), y_ends))) - lossobj.row_min(b_y, a)
+        P, t, needed = selection_best_case(eps_select, Delta, gap, p, s)
+        if P < 0.5:
+            N = math.comb(p, s)
+            factor = needed / t if t > 0 else float("inf")
+            out.append(
+                f"these settings make the selection no better than chance: with eps_select = {_fmt(eps_select)}, "
+                f"n = {n}, s = {s} and the score sensitivity Delta = {_fmt(Delta)} (from the public bounds and "
+                f"r = {_fmt(r)}), even data on which one support fits perfectly would give that support with "
+                f"probability at most {P:.2%} (chance: {1 / N:.2%} among C({p}, {s}) = {N} supports). "
+                f"What would help: about {_fmt(factor)} times the selection budget (or about that many times "
+                f"the rows), a smaller r, {helps_bounds}, or a smaller s")
+    if refit and loss in ("squared", "huber"):
+        dim = len(design.forced_names) + s
+        noise = refit_noise_floor(loss, dim, eps_refit=eps_refit, row_bound=R, b_y=b_y, r=r, n=n,
+                                  delta=refit_delta or 0.0, loss_options=loss_options)
+        if noise > b_y:
+            _, half = design.column_maps.get(design.response_name, (0.0, 1.0))
+            out.append(
+                f"these settings make the refit noise: with eps_refit = {_fmt(eps_refit)}, n = {n}, "
+                f"r = {_fmt(r)} and the row bound {_fmt(R)} (from the public bounds), objective perturbation "
+                f"moves a typical prediction by at least about {_fmt(noise * half)} (in the units of "
+                f"{design.response_name!r}), more than the response's public half-range {_fmt(b_y * half)}. What would "
+                f"help: a larger eps_refit, more rows, a smaller r (about {_fmt(b_y / R)} lets no prediction "
+                f"leave the response's bound), {helps_bounds}, or refit=False to release the support only")
+    return out
