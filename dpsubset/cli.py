@@ -64,7 +64,9 @@ def build_parser():
                      help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
     fit.add_argument("--time-limit", type=float, default=None,
                      help="seconds per exact solve; past it nothing is released")
-    fit.add_argument("--seed", type=int, default=None)
+    fit.add_argument("--seed", type=int, default=None,
+                     help="seed for a reproducible run; the release is then private only while "
+                          "the seed stays secret (default: fresh OS randomness)")
     fit.add_argument("--format", choices=("text", "latex", "html"), default="text")
 
     st = sub.add_parser("study", help="support-recovery study on the paper's simulated data")

@@ -51,7 +51,9 @@
 #' them: pass `random_state` (a whole number) to repeat a release exactly; the
 #' same `random_state` gives the same result as the Python API on the same data.
 #' With `random_state = NULL` the generator is seeded from the operating
-#' system's entropy, which is what a real release should use.
+#' system's entropy, which is what a real release should use: a seeded release
+#' is private only while the seed stays secret (its privacy report says so,
+#' `fit$privacy$seeded`).
 #'
 #' @param formula A two-sided formula such as `mpg ~ .` or `mpg ~ wt + hp + factor(cyl, levels = c(4, 6, 8))`
 #'   (see Formulas), or the same as a string.
@@ -329,6 +331,7 @@ print.dpsubset_bounds <- function(x, ...) {
                                   delta = "numeric")),
     neighbours = p$neighbours,
     sensitivity = p$sensitivity,
+    seeded = isTRUE(p$seeded),
     bounds_public = p$bounds_public,
     leaks = .chr(p$leaks),
     certificates = .rows_df(p$certificates, c(problem = "character", method = "character", closed = "logical")),
