@@ -204,7 +204,6 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
     # ---- design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
-    response_levels = None
     if loss in CLASSIFICATION_LOSSES:
         # Two classes -> -1/+1 by a public level order; the bound of y is then 1.
         data, response_levels = encode_binary_response(formula, _as_frame(data), response_levels)
