@@ -133,6 +133,10 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            solver = NULL, solver_options = NULL, time_limit = NULL,
                            random_state = NULL, verbose = FALSE, method_options = NULL, ...) {
   cl <- match.call()
+  # do.call() puts the data.frame itself into the call: keep only a placeholder name;
+  # and a formula object in the call would carry its environment (and the data in it).
+  if (!is.null(cl$data) && !is.name(cl$data) && !is.call(cl$data)) cl$data <- as.name("data")
+  if (inherits(cl$formula, "formula")) environment(cl$formula) <- globalenv()
   if (...length()) {
     stop("unknown argument(s) ", paste(setdiff(names(list(...)), ""), collapse = ", "),
          "; see ?dp_best_subset", call. = FALSE)
@@ -162,6 +166,9 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
+  # The formula is read as text; its environment (the caller's frame, which may hold
+  # the data) must not travel with the result into saveRDS().
+  environment(formula) <- globalenv()
 
   ftxt <- .formula_text(formula, names(data))
   cols <- .encode_frame(data, ftxt$vars)
