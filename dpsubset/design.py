@@ -100,7 +100,14 @@ Data
     equal-length columns, or an object with a ``to_pandas()`` method (polars,
     pyarrow). Missing or infinite values in the columns the formula uses are an
     error (never silently dropped: that would change n). A non-numeric response
-    is a TypeError; a bool response is accepted as 0/1.
+    is a TypeError; a bool response is accepted as 0/1. A text column whose
+    entries are mostly numbers is an error naming the column and the number of
+    entries that are not (as text it would become one level per value), and so
+    is a column named ``Intercept`` (it would merge with the intercept). Integer
+    columns used inside transforms are converted to float first, so that
+    ``I(x * x)`` cannot wrap around. Messages name columns and counts, never
+    values: error texts of formulaic or numpy are scrubbed of the values of the
+    text columns used.
 
 Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
 mapped arrays, public maps and the formulaic model spec (for predictions). It
@@ -650,13 +657,14 @@ def _check_stray_strings(frame, columns, all_info, env_for=None):
         present = s.dropna()
         if present.empty:
             continue
-        as_num = pd.to_numeric(present.astype(object), errors="coerce")
-        numeric = int(as_num.notna().sum())
+        counts = present.value_counts(sort=False)  # parse each distinct value once
+        as_num = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce")
+        numeric = int(counts.to_numpy()[as_num.notna().to_numpy()].sum())
         other = int(len(present) - numeric)
         if other and numeric > other:
             raise ValueError(
-                f"data: column {c!r} looks numeric but {other} of its {len(present)} entries are not "
-                "numbers (the values are not shown); as text it would become a categorical variable "
+                f"data: column {c!r} looks numeric but {other} of its {len(present)} entries "
+                f"{'is not a number' if other == 1 else 'are not numbers'} (the values are not shown); as text it would become a categorical variable "
                 f"with a level per value. Fix the column first, e.g. data[{c!r}] = "
                 f"pd.to_numeric(data[{c!r}], errors='coerce') and then drop or impute the missing rows")
 
