@@ -137,10 +137,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         (SearchTimeout).
     random_state : None, int >= 0 or numpy.random.Generator
         None (the default, and what a release should use): fresh randomness from
-        the operating system. An int or a Generator makes the run reproducible,
-        and then the release is private only while the seed stays secret: whoever
-        knows the seed and the other rows can undo the noise. A seeded result's
-        privacy report says so (``result.privacy.seeded``).
+        the operating system. An int (or a Generator you pass, seeded or not) makes
+        the draws reproducible by whoever knows the seed or the generator's state,
+        and then the release is private only while that stays secret: whoever knows
+        it and the other rows can undo the noise. The privacy report of such a
+        result says so (``result.privacy.seeded``). A negative int is an error.
     diagnostics : bool
         Also return a :class:`NonPrivateDiagnostics` (non-private, with a warning).
     verbose : bool
