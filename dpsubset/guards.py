@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["check_sizes", "check_R", "check_budget_representable", "FLOAT_LIMIT", "EPS_FLOOR"]
+__all__ = ["check_sizes", "check_R", "check_budget_representable", "refit_scale", "FLOAT_LIMIT", "EPS_FLOOR"]
 
 #: Largest public constant (noise radius, ridge) the refit may work with: its square,
 #: summed over rows and coordinates, must stay below the float maximum (~1.8e308,

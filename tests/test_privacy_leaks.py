@@ -7,7 +7,6 @@ floating-point caveat, 9 values learned from the data in the result.
 (Item 2, scores in search messages, is guarded in the search tests.)
 """
 import inspect
-import math
 import pickle
 import re
 import struct
