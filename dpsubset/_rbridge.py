@@ -361,7 +361,10 @@ def result_to_plain(res):
         guarantee=str(rep.guarantee), statement=str(rep.statement), eps=float(rep.eps), delta=float(rep.delta),
         stages=[dict(stage=str(st["stage"]), mechanism=str(st["mechanism"]), eps=float(st["eps"]),
                      delta=float(st["delta"])) for st in rep.stages],
-        neighbours=str(rep.neighbours), sensitivity=float(rep.sensitivity),
+        neighbours=str(rep.neighbours),
+        # NaN (NA in R) when the bounds came from the data: Delta is then not kept
+        sensitivity=float("nan") if rep.sensitivity is None else float(rep.sensitivity),
+        seeded=bool(getattr(rep, "seeded", False)),
         bounds_public=bool(rep.bounds_public), leaks=[str(x) for x in rep.leaks],
         certificates=[dict(problem=str(c["problem"]), method=str(c["method"]), closed=bool(c["closed"]))
                       for c in rep.certificates],

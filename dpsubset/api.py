@@ -16,7 +16,8 @@ from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
 from .design import Bounds, _as_frame, as_bounds, build_design
-from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
+from .guards import check_budget_representable, check_R, check_sizes
+from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
@@ -46,7 +47,7 @@ def _positive(name, value, *, allow_none=False):
 
 def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0, lam=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
-                   loss="squared", huber_h=None, hinge_h=None, refit=True,
+                   loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
                    verbose=False, method_options=None, solver=None, solver_options=None):
@@ -93,7 +94,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     lam : float, optional
         Ridge parameter of the scores (> 0); default ``0.1 * n``.
     R : int, optional
-        Length of the top-R list, fixed in advance; default ``2 + (p - s) s``.
+        Length of the top-R list, fixed in advance; default ``2 + (p - s) s``,
+        capped at C(p, s) (then top-R is the exponential mechanism over all
+        supports). A given R above C(p, s) is an error.
     gap_check : {"ptr", "assume"}
         For ``method="mistakes"``: ``"ptr"`` runs a private test of the score gap
         and falls back to top-R, giving (eps0 + eps_mech, delta)-DP unconditionally;
@@ -110,10 +113,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         ``dpsubset/losses.py``). ``"squared"``: least squares. ``"huber"``: the
         pseudo-Huber loss with threshold ``huber_h``, for regression with outliers.
         ``"logistic"`` and ``"hinge"`` (softplus-smoothed, width ``hinge_h``) are
-        for two classes: the response must be bools, 0/1, -1/+1 or a two-level
-        Categorical (an R factor), mapped to -1/+1 with the level order reported in
-        ``result.response_levels``; its bound is then 1 and any y bound given is
-        ignored. The linear predictor's sign gives the class.
+        for two classes, mapped to -1/+1 by a public coding reported in
+        ``result.response_levels`` (see ``response_levels``); the bound of the
+        response is then 1 and any y bound given is ignored. The linear
+        predictor's sign gives the class.
     huber_h : float, optional
         Threshold of the Huber loss in the mapped units of the response (public);
         default ``0.5 * b_y``, about 1.5 standard deviations when y is clipped at
@@ -121,6 +124,14 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     hinge_h : float, optional
         Smoothing width of the hinge (public); default 0.5. The scores and their
         sensitivity are for this smoothed loss. Only with ``loss="hinge"``.
+    response_levels : pair, optional
+        For ``loss="logistic"`` or ``"hinge"``: ``(class coded -1, class coded +1)``,
+        fixed in advance, e.g. ``(-1, 1)`` or ``("control", "case")``. Without it the
+        coding comes from the column's type, never from the values that occur: a
+        two-level Categorical (an R factor) by its declared categories, bools as
+        (False, True), and numbers by the fixed coding (0, 1), so a response coded
+        -1/+1 needs ``response_levels=(-1, 1)``. A value outside the coding is an
+        error (naming the column and the number of such rows).
     refit : bool
         Fit DP coefficients on the released support by objective perturbation.
     eps_select, eps_refit : float, optional
@@ -142,8 +153,13 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     time_limit : float, optional
         Seconds allowed for each exact solve; if reached, nothing is released
         (SearchTimeout).
-    random_state : None, int or numpy.random.Generator
-        The same int gives the same release.
+    random_state : None, int >= 0 or numpy.random.Generator
+        None (the default, and what a release should use): fresh randomness from
+        the operating system. An int (or a Generator you pass, seeded or not) makes
+        the draws reproducible by whoever knows the seed or the generator's state,
+        and then the release is private only while that stays secret: whoever knows
+        it and the other rows can undo the noise. The privacy report of such a
+        result says so (``result.privacy.seeded``). A negative int is an error.
     diagnostics : bool
         Also return a :class:`NonPrivateDiagnostics` (non-private, with a warning).
     verbose : bool
@@ -185,6 +201,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"huber_h is only used with loss='huber' (got loss={loss!r})")
     if hinge_h is not None and loss != "hinge":
         raise ValueError(f"hinge_h is only used with loss='hinge' (got loss={loss!r})")
+    if response_levels is not None and loss not in CLASSIFICATION_LOSSES:
+        raise ValueError(f"response_levels is only used with loss in {CLASSIFICATION_LOSSES} "
+                         f"(got loss={loss!r})")
+    if response_levels is not None:
+        response_levels = check_response_levels(response_levels)
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
@@ -212,10 +233,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
     # ---- design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
-    response_levels = None
     if loss in CLASSIFICATION_LOSSES:
         # Two classes -> -1/+1 by a public level order; the bound of y is then 1.
-        data, response_levels = encode_binary_response(formula, _as_frame(data))
+        data, response_levels = encode_binary_response(formula, _as_frame(data), response_levels)
         given = as_bounds(bounds)
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))
@@ -229,6 +249,17 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
     lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
+    # public sizes and the floating-point range, before any search (dpsubset/guards.py)
+    check_sizes(n, p, s)
+    if method in ("top_r", "mistakes"):
+        check_R(options.get("R"), p, s)
+    largest = np.sort(design.x_bounds)[::-1][:s]
+    check_budget_representable(
+        eps_select=eps_select, eps_refit=eps_refit, selection_parts=[options.get("eps0")],
+        refit=refit, loss=loss, dim=len(design.forced_names) + s,
+        row_bound=math.sqrt(float(np.sum(design.forced_bounds ** 2)) + float(np.sum(largest ** 2))),
+        b_y=design.b_y, r=r, refit_delta=refit_delta or 0.0, loss_options=loss_options,
+        bounds_public=design.bounds_public)
     # settings under which no data could make the release useful (public inputs only)
     for msg in release_warnings(design, s=s, loss=loss, loss_options=loss_options, r=r, method=method,
                                 eps_select=eps_select, eps_refit=eps_refit, refit=refit,
@@ -268,9 +299,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     bar.update()
     bar.close()
 
-    report = _report(stages, sel, design)
-    predictor = replace(design, X=np.empty((0, p)), y=np.empty(0),
-                        forced=np.empty((0, design.forced.shape[1])))
+    report = _report(stages, sel, design, seeded=random_state is not None)
+    predictor = _public_predictor(design)
     res = DPSubsetResults(support=support, params=params, forced=list(design.forced_names),
                           candidates=list(design.candidate_names), method=method, nobs=n,
                           formula=formula, response=design.response_name, privacy=report,
@@ -280,6 +310,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     # classification losses (None otherwise), and the loss's parameters.
     res.response_levels = response_levels
     res.loss_params = dict(loss_options)
+    if huber_h is None and "huber_h" in res.loss_params and design.bounds_from_data:
+        # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
+        res.loss_params["huber_h"] = None
     if not diagnostics:
         return res
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "
@@ -291,6 +324,22 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         certificates=sel.diagnostics.get("certificates", []),
         score_gap=sel.diagnostics.get("score_gap"))
     return res, diag
+
+
+def _public_predictor(design):
+    """What the result keeps of the design to predict: no rows, and no bound that was
+    taken from the data (such a column is not clipped when predicting)."""
+    derived = set(design.bounds_from_data)
+    clip = {c: ((-math.inf, math.inf) if c in derived else lim)
+            for c, lim in design.clip_limits.items()}
+    x_b = np.array([math.nan if c in derived else b
+                    for c, b in zip(design.candidate_names, design.x_bounds)])
+    f_b = np.array([math.nan if c in derived else b
+                    for c, b in zip(design.forced_names, design.forced_bounds)])
+    return replace(design, X=np.empty((0, design.X.shape[1])), y=np.empty(0),
+                   forced=np.empty((0, design.forced.shape[1])), clip_limits=clip,
+                   x_bounds=x_b, forced_bounds=f_b,
+                   b_y=math.nan if design.response_name in derived else design.b_y)
 
 
 def _split_budget(eps, refit, eps_select, eps_refit):
@@ -316,7 +365,7 @@ def _split_budget(eps, refit, eps_select, eps_refit):
     return eps_select, eps_refit
 
 
-def _report(stages, sel, design):
+def _report(stages, sel, design, *, seeded=False):
     eps_total = sum(st["eps"] for st in stages)
     delta_total = sum(st["delta"] for st in stages)
     if not design.bounds_public or design.leaks:
@@ -335,7 +384,11 @@ def _report(stages, sel, design):
     if sel.statement and kind in ("pure", "approximate"):
         statement += " " + sel.statement
     statement += " Neighbouring datasets differ by replacing one row."
+    if seeded:
+        statement += " Seeded: private only while the seed is secret."
     assert kind in GUARANTEES
+    # With bounds from the data, Delta is a statistic of the data: not kept.
+    sensitivity = sel.sensitivity if design.bounds_public else None
     return PrivacyReport(kind, statement, eps_total, delta_total, tuple(stages), NEIGHBOURS,
-                         sel.sensitivity, design.bounds_public, tuple(design.leaks),
-                         tuple(sel.certificates), sel.gap_check_passed)
+                         sensitivity, design.bounds_public, tuple(design.leaks),
+                         tuple(sel.certificates), sel.gap_check_passed, seeded=seeded)

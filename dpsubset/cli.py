@@ -95,7 +95,9 @@ def build_parser():
                      help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
     fit.add_argument("--time-limit", type=float, default=None,
                      help="seconds per exact solve; past it nothing is released")
-    fit.add_argument("--seed", type=int, default=None)
+    fit.add_argument("--seed", type=int, default=None,
+                     help="seed for a reproducible run; the release is then private only while "
+                          "the seed stays secret (default: fresh OS randomness)")
     fit.add_argument("--format", choices=("text", "latex", "html", "markdown"), default="text",
                      help="what is printed: the summary (text, latex, html) or a Markdown table")
     fit.add_argument("--out", metavar="FILE",

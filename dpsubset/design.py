@@ -16,9 +16,10 @@ Formula
     is in the model unless the formula removes it (``0 +``, ``- 1``); it is
     always forced in, never a candidate. Functions and constants the formula
     names that are not columns of ``data`` are looked up in the caller's scope
-    (functions, modules, numbers, lists of levels or knots); a pandas object or
-    a row-aligned array from that scope is refused, since it would bypass the
-    checks and the clipping.
+    (functions, modules, classes and single numbers or strings only); anything
+    else from that scope (an array, list, tuple, Series, dict, ...) is refused,
+    since it could bypass the checks and the clipping and would be kept in the
+    result: write lists of levels or knots literally in the formula.
 
 Neighbours
     Two datasets are neighbours when they differ by **replacing one row**; n is
@@ -102,7 +103,14 @@ Data
     equal-length columns, or an object with a ``to_pandas()`` method (polars,
     pyarrow). Missing or infinite values in the columns the formula uses are an
     error (never silently dropped: that would change n). A non-numeric response
-    is a TypeError; a bool response is accepted as 0/1.
+    is a TypeError; a bool response is accepted as 0/1. A text column whose
+    entries are mostly numbers is an error naming the column and the number of
+    entries that are not (as text it would become one level per value), and so
+    is a column named ``Intercept`` (it would merge with the intercept). Integer
+    columns used inside transforms are converted to float first, so that
+    ``I(x * x)`` cannot wrap around. Messages name columns and counts, never
+    values: error texts of formulaic or numpy are scrubbed of the values of the
+    text columns used.
 
 Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
 mapped arrays, public maps and the formulaic model spec (for predictions). It
@@ -345,6 +353,14 @@ class Design:
         arithmetic (public; see :mod:`dpsubset.bounds`).
     bounds_unused : list of str
         Entries of the codebook (``Bounds.x``) this formula does not use.
+    bounds_from_data : list of str
+        Columns (and the response) whose bounds were taken from the data: their
+        entries in ``clip_limits``, ``x_bounds`` and ``b_y`` are statistics of the
+        data, which the API keeps out of a result.
+    float_columns : list of str
+        Integer data columns used inside transforms, converted to float64 before
+        the formula is evaluated (on new data too), so that ``I(x * x)`` cannot
+        wrap around.
     """
 
     X: np.ndarray = field(repr=False)
@@ -367,6 +383,8 @@ class Design:
     rhs_variables: list = field(default_factory=list, repr=False)
     bounds_derived: dict = field(default_factory=dict, repr=False)
     bounds_unused: list = field(default_factory=list, repr=False)
+    bounds_from_data: list = field(default_factory=list, repr=False)
+    float_columns: list = field(default_factory=list, repr=False)
 
     def __getstate__(self):
         # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
@@ -456,6 +474,7 @@ class Design:
         if missing:
             raise ValueError(f"newdata: missing columns {missing} used by the formula")
         _check_finite_columns(frame, self.rhs_variables, "newdata")
+        frame = _as_float(frame, self.float_columns)
         from formulaic.errors import DataMismatchWarning
 
         with warnings.catch_warnings(record=True) as caught:
@@ -463,7 +482,9 @@ class Design:
             try:
                 mm = self.model_spec.rhs.get_model_matrix(frame, context=dict(self.eval_context), na_action="ignore")
             except Exception as exc:  # formulaic raises several types; one message for the user
-                raise ValueError(f"newdata: could not build the model matrix: {exc}") from exc
+                text = _scrub_values(str(exc), frame, self.rhs_variables)
+                raise ValueError(f"newdata: could not build the model matrix: {type(exc).__name__}: "
+                                 f"{text}") from None
         if any(issubclass(w.category, DataMismatchWarning) for w in caught):
             # formulaic would code an unseen level as the reference level; refuse, like patsy
             raise ValueError(_unseen_levels_message(self.model_spec, frame))
@@ -586,6 +607,145 @@ def _clip_and_map(M, names, clip_limits, column_maps):
     c = np.array([column_maps[nm][0] for nm in names], dtype=float)
     h = np.array([column_maps[nm][1] for nm in names], dtype=float)
     return np.ascontiguousarray((np.clip(M, lo, hi) - c) / h)
+
+
+def _scope_object_allowed(obj):
+    """Whether an object from the caller's scope may be used by the formula.
+
+    Only what cannot hold rows of data: modules, plain functions (pickled by
+    name), classes, numpy ufuncs, and scalars. Arrays, lists, tuples, Series,
+    dicts, ``functools.partial`` objects and other containers are refused: they
+    could carry data past the checks and clipping, and they would be kept in the
+    result (for predictions) and in its pickle.
+    """
+    import inspect
+
+    if isinstance(obj, (ModuleType, np.ufunc)) or inspect.isclass(obj):
+        return True
+    if inspect.isfunction(obj) or inspect.isbuiltin(obj) or _named_callable(obj):
+        return True
+    if obj is None or isinstance(obj, (bool, str, bytes, numbers.Number)):
+        return True
+    return isinstance(obj, np.generic) and np.ndim(obj) == 0
+
+
+def _named_callable(obj):
+    """A callable that its module exposes under its qualified name (numpy's dispatched
+    functions, for instance): pickle stores it by name, with no state of its own."""
+    if not callable(obj):
+        return False
+    mod = sys.modules.get(getattr(obj, "__module__", None) or "")
+    qual = getattr(obj, "__qualname__", None)
+    if mod is None or not isinstance(qual, str):
+        return False
+    target = mod
+    for part in qual.split("."):
+        target = getattr(target, part, None)
+    return target is obj
+
+
+def _scrub_values(text, frame, columns):
+    """``text`` with every value of the used text columns replaced by ``<value>``.
+
+    For error messages from formulaic, pandas or numpy, which may quote the data.
+    Only on the error path (it scans the distinct values of each text column)."""
+    for c in columns:
+        s = frame[c]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        for v in sorted({str(v) for v in pd.unique(s.dropna().astype(object))}, key=len, reverse=True):
+            if v and v in text:  # whole tokens only, so that 'a' does not eat 'argument'
+                text = re.sub(r"(?<!\w)" + re.escape(v) + r"(?!\w)", "<value>", text)
+    return text
+
+
+def _outside_levels_message(spec, all_info, frame):
+    """The error for values outside the levels given in C(x, levels=[...]): the
+    variables and the number of such rows, never the values."""
+    from formulaic.transforms import TRANSFORMS
+
+    enc = spec.rhs.encoder_state
+    parts = []
+    for info in all_info:
+        body = info.tree.body if info.tree is not None else None
+        if not (isinstance(body, ast.Call) and _resolve(body.func, TRANSFORMS) is TRANSFORMS["C"]
+                and info.data_vars and info.expr in enc):
+            continue
+        levels = enc[info.expr][1].get("categories") if isinstance(enc[info.expr][1], dict) else None
+        if levels is None:
+            continue
+        col = frame[info.data_vars[0]]
+        k = int((~col.isin(levels) & col.notna()).sum())
+        if k:
+            parts.append(f"{info.data_vars[0]!r} in {info.expr!r} ({k} row{'s' if k != 1 else ''})")
+    where = "; ".join(parts) if parts else "a variable in C(..., levels=[...])"
+    return (f"data: values outside the levels given in the formula: {where} (the values are not shown). "
+            "Add the missing levels to levels=[...] if they are valid categories, or recode or remove "
+            "those rows")
+
+
+def _check_stray_strings(frame, columns, all_info, env_for=None):
+    """A text column whose entries are mostly numbers is refused, naming the column
+    and the number of entries that are not numbers: taken as a categorical variable
+    it would get one level per distinct value, and the values would become names."""
+    declared = set()
+    for info in all_info:  # variables inside C(..., levels=[...]) have public levels
+        body = info.tree.body if info.tree is not None else None
+        if isinstance(body, ast.Call) and _call_name(body) == "C" and _arg_given(body, None, "levels"):
+            declared.update(info.data_vars)
+    for c in columns:
+        s = frame[c]
+        if c in declared or isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s) \
+                or pd.api.types.is_numeric_dtype(s):
+            continue
+        if not (pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+            continue
+        present = s.dropna()
+        if present.empty:
+            continue
+        counts = present.value_counts(sort=False)  # parse each distinct value once
+        as_num = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce")
+        numeric = int(counts.to_numpy()[as_num.notna().to_numpy()].sum())
+        other = int(len(present) - numeric)
+        if other and numeric > other:
+            raise ValueError(
+                f"data: column {c!r} looks numeric but {other} of its {len(present)} entries "
+                f"{'is not a number' if other == 1 else 'are not numbers'} (the values are not shown); as text it would become a categorical variable "
+                f"with a level per value. Fix the column first, e.g. data[{c!r}] = "
+                f"pd.to_numeric(data[{c!r}], errors='coerce') and then drop or impute the missing rows")
+
+
+def _integers_as_float(frame, all_info, eval_ctx):
+    """Integer columns used inside transforms, as float64: integer arithmetic in a
+    formula (``I(x * x)``) wraps around silently on overflow; float does not.
+
+    Columns used only as they are, or only inside ``C(...)``/``hashed(...)`` (where
+    their values are levels), are left alone."""
+    from formulaic.transforms import TRANSFORMS
+
+    env = dict(TRANSFORMS)
+    env.update(eval_ctx)
+    cast = set()
+    for info in all_info:
+        if info.tree is None:
+            continue
+        body = info.tree.body
+        if isinstance(body, ast.Call) and _resolve(body.func, env) in (TRANSFORMS["C"], TRANSFORMS["hashed"]):
+            continue
+        cast.update(v for v in info.data_vars if pd.api.types.is_integer_dtype(frame[v])
+                    and not pd.api.types.is_bool_dtype(frame[v]))
+    cast = sorted(cast)
+    return _as_float(frame, cast), cast
+
+
+def _as_float(frame, columns):
+    if not columns:
+        return frame
+    out = frame.copy(deep=False)
+    for v in columns:
+        if v in out.columns and pd.api.types.is_integer_dtype(out[v]):
+            out[v] = out[v].astype("float64")
+    return out
 
 
 def _capture_context(depth):
@@ -916,12 +1076,10 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
                 unknown.append(nm)
                 continue
             obj = user_ctx[nm]
-            if isinstance(obj, (pd.Series, pd.DataFrame, pd.Index)) or (
-                isinstance(obj, np.ndarray) and obj.ndim >= 1 and len(obj) == n and n > 2
-            ):
-                outside.append(nm)
-            else:
+            if _scope_object_allowed(obj):
                 eval_ctx[nm] = obj
+            else:
+                outside.append(nm)
     if unknown:
         unknown = list(dict.fromkeys(unknown))
         shown = columns if len(columns) <= 30 else columns[:30] + ["..."]
@@ -929,8 +1087,10 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
                          f"(columns: {shown})")
     if outside:
         raise ValueError(f"formula: {_fmt_names(list(dict.fromkeys(outside)))}: not column(s) of data but "
-                         "array(s) in your session; put them in data so that they are checked and clipped "
-                         "with the rest")
+                         "object(s) in your session (an array, list, Series, ...); only functions, modules "
+                         "and single numbers or strings are taken from there. Put data in data so that "
+                         "they are checked and clipped with the rest, and write lists of levels or knots "
+                         "literally in the formula, e.g. C(x, levels=['a', 'b'])")
     lhs_vars = list(dict.fromkeys(v for i in lhs_info for v in i.data_vars))
     rhs_vars = list(dict.fromkeys(v for i in all_info[len(lhs_info):] for v in i.data_vars))
     if not lhs_vars:
@@ -948,6 +1108,12 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
                         f"{', '.join(str(frame[c].dtype) for c in odd)}, which a model matrix cannot use; convert "
                         "them to numbers (e.g. days since a fixed public date) or leave them out of the formula")
     _check_finite_columns(frame, lhs_vars + rhs_vars, "data")
+    _check_stray_strings(frame, lhs_vars + rhs_vars, all_info, env_for=eval_ctx)
+    if _INTERCEPT in lhs_vars + rhs_vars:
+        raise ValueError(f"data: a column is named {_INTERCEPT!r}, the name of the model's intercept, and "
+                         "the two would be merged; rename the column, e.g. "
+                         f"data = data.rename(columns={{{_INTERCEPT!r}: 'intercept_col'}})")
+    frame, float_columns = _integers_as_float(frame, all_info, eval_ctx)
     lhs_factor = lhs_info[0]
     response_bool = False
     if lhs_factor.tree is None and len(lhs_info) == 1:
@@ -980,10 +1146,14 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         try:
             mm = model_matrix(F, frame, context=dict(eval_ctx), na_action="ignore")
         except (FormulaicError, TypeError, ValueError, NameError, KeyError, AttributeError) as exc:
-            raise ValueError(f"formula: could not build the model matrix for {formula!r}: {exc}") from exc
+            # formulaic's and numpy's texts may quote values of the data: scrubbed, and
+            # the original exception is not chained (its text would print in tracebacks)
+            text = _scrub_values(str(exc), frame, lhs_vars + rhs_vars)
+            raise ValueError(f"formula: could not build the model matrix for {formula!r}: "
+                             f"{type(exc).__name__}: {text}") from None
     for w in caught:
         if issubclass(w.category, DataMismatchWarning):
-            raise ValueError(f"data: {w.message} Check the levels=[...] given in C(...) in the formula.")
+            raise ValueError(_outside_levels_message(mm.model_spec, all_info, frame)) from None
     for w in caught:
         if not issubclass(w.category, (DataMismatchWarning, RuntimeWarning)):
             warnings.warn(w.message, w.category, stacklevel=stacklevel)
@@ -1199,4 +1369,6 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         rhs_variables=rhs_vars,
         bounds_derived=dict(book.derived),
         bounds_unused=list(book.unused),
+        bounds_from_data=list(derived),
+        float_columns=float_columns,
     )

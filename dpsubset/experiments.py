@@ -71,12 +71,15 @@ def _fast_draws(label, method, X, y, st: _Setting, rng):
     n = X.shape[0]
     opts = dict(_options(label, method, st))
     if method in ("top_r", "mistakes"):
+        from .losses import SquaredLoss
         from .scores import LeastSquaresScorer, sensitivity
+        from .selection import search_slack
         from .search.exact import SubsetSearch, default_R
         from .selection import require_closed
         lam = 0.1 * n if st.lam is None else st.lam
         sc = LeastSquaresScorer(X, y, lam, st.r, np.ones((n, 1)))
-        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n)
+        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n) \
+            + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
         search = SubsetSearch(sc, st.s, time_limit=st.time_limit)
         R = opts.get("R") or default_R(st.p, st.s)
         if method == "top_r":
@@ -104,10 +107,13 @@ def _fast_draws(label, method, X, y, st: _Setting, rng):
         # chains, run in lockstep on one scorer (dp_best_subset per draw would rebuild
         # the scorer, the Gram matrix included, fifty times per dataset).
         from .baselines.mcmc import DEFAULT_N_ITER, run_chains
+        from .losses import SquaredLoss
         from .scores import LeastSquaresScorer, sensitivity
+        from .selection import search_slack
         lam = 0.1 * n if st.lam is None else st.lam
         sc = LeastSquaresScorer(X, y, lam, st.r, np.ones((n, 1)))
-        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n)
+        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n) \
+            + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
         chains = run_chains(sc.score, st.p, st.s, st.eps, Delta,
                             opts.get("n_iter", DEFAULT_N_ITER), st.draws, rng)
         return list(chains.states)

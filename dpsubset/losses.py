@@ -57,7 +57,7 @@ from scipy.special import expit, xlogy
 
 __all__ = ["Loss", "SquaredLoss", "HuberLoss", "LogisticLoss", "HingeLoss", "make_loss",
            "LOSS_NAMES", "CLASSIFICATION_LOSSES", "DEFAULT_HUBER_H_FRACTION", "DEFAULT_HINGE_H",
-           "encode_binary_response"]
+           "encode_binary_response", "check_response_levels", "DEFAULT_NUMERIC_LEVELS"]
 
 LOSS_NAMES = ("squared", "huber", "logistic", "hinge")
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
@@ -338,25 +338,37 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
     raise ValueError(f"loss must be one of {LOSS_NAMES}, got {loss!r}")
 
 
-def encode_binary_response(formula, data):
-    """Map the response of a classification loss to -1/+1, with the level order.
+#: The coding of a numeric response when ``response_levels`` is not given: 0 is the
+#: class coded -1 and 1 the class coded +1. Fixed in advance, whatever values occur.
+DEFAULT_NUMERIC_LEVELS = (0, 1)
 
-    The left-hand side of ``formula`` must name one column of ``data`` holding
 
-    * bools (False -> -1, True -> +1),
-    * numbers in {0, 1} (0 -> -1, 1 -> +1) or in {-1, +1} (kept), or
-    * a two-level factor: a pandas Categorical with exactly two categories (an R
-      factor arrives as one); the first category -> -1, the second -> +1.
+def encode_binary_response(formula, data, response_levels=None):
+    """Map the response of a classification loss to -1/+1 by a public coding.
 
-    Every level order is fixed by the column's type or declared categories, never by
-    which values happen to occur in the data, so the mapping is public. Anything
-    else (strings, numbers with other values, a Categorical with another number of
-    categories) is a ValueError that says how to fix it.
+    The left-hand side of ``formula`` must name one column of ``data``. Its two
+    classes, ``(class coded -1, class coded +1)``, are fixed by public information
+    only, never by which values occur in the data (two neighbouring data sets must
+    get the same coding):
+
+    * ``response_levels=(neg, pos)`` given: exactly these two values; any column type;
+    * else a pandas Categorical (an R factor arrives as one) with exactly two
+      declared categories: the first -> -1, the second -> +1 (unused ones count);
+    * else a bool column: False -> -1, True -> +1;
+    * else a numeric column: the fixed coding ``(0, 1)``, i.e. 0 -> -1, 1 -> +1
+      (:data:`DEFAULT_NUMERIC_LEVELS`). A response coded -1/+1 needs
+      ``response_levels=(-1, 1)``: the coding is not guessed from the values.
+
+    A value outside the coding is a ValueError naming the column and the number
+    of such rows, never the values. Strings without ``response_levels`` or declared
+    categories are refused too (their levels would be learned from the data).
 
     Parameters
     ----------
     formula : str
     data : pandas.DataFrame
+    response_levels : sequence of two values, optional
+        ``(class coded -1, class coded +1)``, fixed in advance.
 
     Returns
     -------
@@ -364,7 +376,8 @@ def encode_binary_response(formula, data):
         A shallow copy with the response column replaced by floats -1.0 / +1.0
         (missing values stay missing, and the design reports them).
     levels : tuple
-        ``(level coded -1, level coded +1)``.
+        ``(level coded -1, level coded +1)``: a function of the arguments and of
+        the column's type, never of its values.
     """
     import pandas as pd
 
@@ -376,39 +389,108 @@ def encode_binary_response(formula, data):
             f"a classification loss needs the left-hand side of the formula to be one column of "
             f"data holding the two classes; got {lhs!r}")
     col = data[lhs]
-    hint = (f"make it a two-level Categorical with the levels known in advance, e.g. "
+    hint = (f"pass response_levels=(class coded -1, class coded +1), fixed in advance, or make "
+            f"{lhs!r} a two-level Categorical with its categories known in advance, e.g. "
             f"data[{lhs!r}] = pd.Categorical(data[{lhs!r}], categories=['no', 'yes']) "
             "(the second level is coded +1)")
-    if isinstance(col.dtype, pd.CategoricalDtype):
+    missing = col.isna().to_numpy(dtype=bool)
+    if response_levels is not None:
+        levels = check_response_levels(response_levels)
+        is_neg, is_pos = _matches(col, levels[0]), _matches(col, levels[1])
+    elif isinstance(col.dtype, pd.CategoricalDtype):
         cats = list(col.cat.categories)
         if len(cats) != 2:
-            raise ValueError(f"the response {lhs!r} is a factor with {len(cats)} levels {cats}; "
-                             f"a classification loss needs exactly two. {hint}")
+            raise ValueError(f"the response {lhs!r} is a factor with {len(cats)} declared levels; "
+                             f"a classification loss needs exactly two: {hint}")
         levels = (cats[0], cats[1])
         codes = col.cat.codes.to_numpy()
-        mapped = np.where(codes == 1, 1.0, -1.0)
-        mapped[codes < 0] = np.nan
+        is_neg, is_pos = codes == 0, codes == 1
     elif pd.api.types.is_bool_dtype(col):
         levels = (False, True)
-        mapped = np.where(col.to_numpy(dtype=bool), 1.0, -1.0)
+        vals = col.to_numpy(dtype=object)
+        is_pos = np.array([v is True or v is np.True_ for v in vals], dtype=bool)
+        is_neg = ~is_pos & ~missing
     elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
-        vals = col.to_numpy(dtype=float)
-        seen = set(np.unique(vals[~np.isnan(vals)]).tolist())
-        if seen <= {0.0, 1.0}:
-            levels = (0, 1)
-            mapped = np.where(vals == 1.0, 1.0, -1.0)
-        elif seen <= {-1.0, 1.0}:
-            levels = (-1, 1)
-            mapped = vals.copy()
-        else:
-            shown = sorted(seen)[:6]
-            raise ValueError(f"the response {lhs!r} holds values other than 0/1 or -1/+1 "
-                             f"(e.g. {shown}); a classification loss needs two classes: code them "
-                             f"0/1, or {hint}")
-        mapped[np.isnan(vals)] = np.nan
+        levels = DEFAULT_NUMERIC_LEVELS
+        vals = col.to_numpy(dtype=float, na_value=np.nan)
+        is_neg, is_pos = vals == 0.0, vals == 1.0
     else:
         raise ValueError(f"the response {lhs!r} has dtype {col.dtype}; its levels would be learned "
                          f"from the data, which is not private. {hint}")
+    outside = int(np.sum(~(is_neg | is_pos | missing)))
+    if outside:
+        raise ValueError(
+            f"the response {lhs!r} has {outside} row{'s' if outside != 1 else ''} outside its "
+            f"coding (class coded -1, class coded +1) = {_show_levels(levels)}; "
+            + ("this is the fixed coding of a numeric response: for a response coded -1/+1 pass "
+               "response_levels=(-1, 1), otherwise recode or remove those rows"
+               if response_levels is None and levels == DEFAULT_NUMERIC_LEVELS
+               else "recode or remove those rows, or " + hint))
+    mapped = np.where(is_pos, 1.0, -1.0)
+    mapped[missing] = np.nan
     out = data.copy(deep=False)
     out[lhs] = mapped
     return out, levels
+
+
+def check_response_levels(response_levels):
+    """Validate ``response_levels``: two distinct, non-missing scalars."""
+    if isinstance(response_levels, (str, bytes)) or not hasattr(response_levels, "__len__") \
+            or len(response_levels) != 2:
+        raise ValueError("response_levels must be a pair (class coded -1, class coded +1), "
+                         "e.g. response_levels=(0, 1) or ('control', 'case')")
+    neg, pos = (v.item() if isinstance(v, np.generic) else v for v in response_levels)
+    for v in (neg, pos):
+        if v is None or (isinstance(v, float) and math.isnan(v)) or not np.isscalar(v):
+            raise ValueError("response_levels must hold two scalar values (numbers, strings or "
+                             "bools), not missing values or containers")
+    if _same(neg, pos):
+        raise ValueError("response_levels must name two different classes")
+    return (neg, pos)
+
+
+def _matches(col, level):
+    """Boolean mask of the rows of ``col`` equal to ``level`` (vectorised where the
+    types allow; a number matches a number, a string a string, a bool a bool)."""
+    import pandas as pd
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype(object)
+    is_bool_col = pd.api.types.is_bool_dtype(col)
+    numeric_col = (pd.api.types.is_numeric_dtype(col) and not is_bool_col
+                   and not pd.api.types.is_complex_dtype(col))
+    if isinstance(level, (bool, np.bool_)):
+        if is_bool_col:
+            return col.eq(bool(level)).fillna(False).to_numpy(dtype=bool)
+        if numeric_col:
+            return np.zeros(len(col), dtype=bool)
+    elif isinstance(level, str):
+        if numeric_col or is_bool_col:
+            return np.zeros(len(col), dtype=bool)
+        if not pd.api.types.is_object_dtype(col):  # pandas string dtypes
+            return col.eq(level).fillna(False).to_numpy(dtype=bool)
+    elif numeric_col:
+        return col.to_numpy(dtype=float, na_value=np.nan) == float(level)
+    elif is_bool_col:
+        return np.zeros(len(col), dtype=bool)
+    return np.fromiter((_same(v, level) for v in col.to_numpy(dtype=object)), dtype=bool,
+                       count=len(col))
+
+
+def _same(value, level):
+    """Whether a response value is the given level (1 == 1.0 == True is not mixed up
+    with strings: a number matches a number, a string a string, a bool a bool)."""
+    if isinstance(level, (bool, np.bool_)) or isinstance(value, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_)) and isinstance(level, (bool, np.bool_)) \
+            and bool(value) == bool(level)
+    if isinstance(level, str) or isinstance(value, str):
+        return isinstance(value, str) and isinstance(level, str) and value == level
+    try:
+        return bool(value == level)
+    except Exception:
+        return False
+
+
+def _show_levels(levels):
+    # The levels are public (the column's type, declared categories or an argument).
+    return f"({levels[0]!r}, {levels[1]!r})"

@@ -840,9 +840,9 @@ def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
     raise RuntimeError(
         f"objective perturbation ({lossobj.name}): the solver did not certify "
         f"||theta_hat - theta_exact|| <= d_max = {d_max:.3g} within max_iter = {max_iter} "
-        f"(best certificate {best:.3g}). Nothing is released and the noise is not redrawn. "
-        "If the best certificate is near the round-off floor (about 1e-13 * n * zeta / "
-        "Delta), choose a larger public d_max before seeing the data.")
+        "(the certificate reached is not shown: it depends on the data). Nothing is released "
+        "and the noise is not redrawn. If d_max is near the round-off floor (about "
+        "1e-13 * n * zeta / Delta), choose a larger public d_max before seeing the data.")
 
 
 # --------------------------------------------------------------------------------------

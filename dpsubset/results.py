@@ -15,8 +15,9 @@ from statsmodels.iolib.summary import Summary
 
 from .privacy import GUARANTEES
 
-__all__ = ["PrivacyReport", "DPSubsetResults", "NonPrivateDiagnostics", "ModelInfo", "DPSummary",
-           "describe_bounds", "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
+__all__ = ["PrivacyReport", "SEEDED_CAVEAT", "FLOAT_CAVEAT", "DPSubsetResults",
+           "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "BOUNDS_FROM_DATA",
+           "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
 
 
 class NotReleasedError(AttributeError):
@@ -65,6 +66,15 @@ WITHHELD = {
 PREDICT_WHICH = ("mean", "linear", "class")
 
 
+#: What the report says when the call was seeded (random_state given).
+SEEDED_CAVEAT = ("seeded: private only while the seed is secret (anyone who knows the seed "
+                 "and the other rows can undo the noise); leave random_state=None for a release")
+#: The floating-point caveat every report carries (Mironov 2012).
+FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the coefficients are drawn "
+                "with floating-point samplers, whose low-order bits can in principle leak "
+                "(Mironov 2012)")
+
+
 @dataclass(frozen=True)
 class PrivacyReport:
     """What was spent, on what, and which guarantee holds.
@@ -80,10 +90,11 @@ class PrivacyReport:
         One entry per stage: ``stage``, ``mechanism``, ``eps``, ``delta``.
     neighbours : str
         The neighbour relation the guarantee refers to.
-    sensitivity : float
-        Delta, the sensitivity of every score (public: it depends on bounds, r, s, n).
-        When the bounds were taken from the data it is a statistic of the data, and
-        the printed report, ``summary()`` and ``glance()`` do not show it.
+    sensitivity : float or None
+        Delta, the sensitivity of every score the mechanisms used (public: it
+        depends on bounds, r, s, n and the search's certified tolerance). None
+        when the bounds were taken from the data: it would then be a statistic of
+        the data, and it is not kept in the result.
     bounds_public : bool
     leaks : tuple of str
         Why the guarantee is void, if it is.
@@ -94,6 +105,17 @@ class PrivacyReport:
     gap_check_passed : bool or None
         For the gap-checked mistakes mechanism: whether the private test passed
         (mistakes ran) or not (top-R ran). Covered by the guarantee.
+    seeded : bool
+        True when the call was given ``random_state`` (an int or a Generator): the
+        release is then a function of the data and the seed, and it is private
+        only while the seed is secret. The text of the report says so
+        (:data:`SEEDED_CAVEAT`).
+
+    Notes
+    -----
+    Every printed report ends with :data:`FLOAT_CAVEAT`: the guarantee is proved
+    for exact real-valued noise, and the released coefficients come from numpy's
+    floating-point samplers (Mironov 2012). See docs/guide/privacy-caveats.md.
     """
 
     guarantee: str
@@ -107,6 +129,7 @@ class PrivacyReport:
     leaks: tuple = ()
     certificates: tuple = ()
     gap_check_passed: bool | None = None
+    seeded: bool = False
 
     def _sensitivity_text(self, spec=".4g"):
         # with bounds taken from the data, Delta is a function of max |value|: not shown
@@ -138,6 +161,9 @@ class PrivacyReport:
             lines.append("  bounds: NOT public (taken from the data)")
         for leak in self.leaks:
             lines.append(f"  ! {leak}")
+        if self.seeded:
+            lines.append(f"  ! {SEEDED_CAVEAT}")
+        lines.append(f"  note: {FLOAT_CAVEAT}")
         return "\n".join(lines)
 
 

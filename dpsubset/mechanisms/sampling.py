@@ -48,8 +48,8 @@ def as_generator(random_state=None) -> np.random.Generator:
     Parameters
     ----------
     random_state : None, int or numpy.random.Generator
-        None: fresh OS entropy. An int: a seeded PCG64 generator, so that a run is
-        reproducible bit for bit. A Generator is returned unchanged (and is
+        None: fresh OS entropy. An int >= 0: a seeded PCG64 generator, so that a run is
+        reproducible bit for bit (and private only while the seed is secret). A Generator is returned unchanged (and is
         advanced by whatever draws from it).
 
     Returns
@@ -58,9 +58,13 @@ def as_generator(random_state=None) -> np.random.Generator:
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or (isinstance(random_state, Integral)
-                                and not isinstance(random_state, bool)):
-        return np.random.default_rng(None if random_state is None else int(random_state))
+    if random_state is None:
+        return np.random.default_rng()  # OS entropy: the only choice that keeps a release private
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator; "
+                             f"got the negative int {int(random_state)}")
+        return np.random.default_rng(int(random_state))
     raise TypeError(
         "random_state must be None, an int or a numpy.random.Generator, "
         f"not {type(random_state).__name__}")

@@ -72,7 +72,9 @@
 #' them: pass `random_state` (a whole number) to repeat a release exactly; the
 #' same `random_state` gives the same result as the Python API on the same data.
 #' With `random_state = NULL` the generator is seeded from the operating
-#' system's entropy, which is what a real release should use.
+#' system's entropy, which is what a real release should use: a seeded release
+#' is private only while the seed stays secret (its privacy report says so,
+#' `fit$privacy$seeded`).
 #'
 #' @param formula A two-sided formula such as `mpg ~ .` or `mpg ~ wt + hp + factor(cyl, levels = c(4, 6, 8))`
 #'   (see Formulas), or the same as a string.
@@ -161,6 +163,10 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
                            ...) {
   cl <- match.call()
+  # do.call() puts the data.frame itself into the call: keep only a placeholder name;
+  # and a formula object in the call would carry its environment (and the data in it).
+  if (!is.null(cl$data) && !is.name(cl$data) && !is.call(cl$data)) cl$data <- as.name("data")
+  if (inherits(cl$formula, "formula")) environment(cl$formula) <- globalenv()
   if (...length()) {
     stop("unknown argument(s) ", paste(setdiff(names(list(...)), ""), collapse = ", "),
          "; see ?dp_best_subset", call. = FALSE)
@@ -190,6 +196,9 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
+  # The formula is read as text; its environment (the caller's frame, which may hold
+  # the data) must not travel with the result into saveRDS().
+  environment(formula) <- globalenv()
 
   ftxt <- .formula_text(formula, names(data))
   .check_na_action(na.action)
@@ -420,6 +429,7 @@ print.dpsubset_bounds <- function(x, ...) {
                                   delta = "numeric")),
     neighbours = p$neighbours,
     sensitivity = p$sensitivity,
+    seeded = isTRUE(p$seeded),
     bounds_public = p$bounds_public,
     leaks = .chr(p$leaks),
     certificates = .rows_df(p$certificates, c(problem = "character", method = "character", closed = "logical")),

@@ -180,3 +180,22 @@ test_that("solver arguments are checked", {
   expect_error(fit_mtcars(search = "pyomo", solver_options = 3), "solver_options must be a named list")
   expect_error(fit_mtcars(solver = "gurobi_persistent"), "only used with search = \"pyomo\"")
 })
+
+test_that("the result holds no data: not in its call, not in its formula's environment (issue 17)", {
+  skip_if_no_python()
+  sentinel <- 1234.56789
+  d <- mtcars
+  d$wt[1] <- 6 - 1e-9 * sentinel  # inside the public bounds
+  fit_in <- function(dd) dp_best_subset(mpg ~ ., data = dd, eps = 1, s = 3, bounds = mtcars_bounds())
+  fit <- fit_in(d)
+  expect_identical(environment(fit$formula), globalenv())
+  fit2 <- do.call(dp_best_subset, list(mpg ~ ., data = d, eps = 1, s = 3, bounds = mtcars_bounds()))
+  expect_identical(fit2$call$data, as.name("data"))
+  expect_true(fit2$privacy$seeded == FALSE)
+  expect_true(fit_mtcars()$privacy$seeded)
+  marker <- writeBin(d$wt[1], raw(), size = 8L, endian = "big")  # serialize() writes XDR (big-endian)
+  for (f in list(fit, fit2)) {
+    f$.python <- NULL  # the Python result: checked on the Python side (tests/test_privacy_leaks.py)
+    expect_length(grepRaw(marker, serialize(f, NULL), fixed = TRUE), 0L)
+  }
+})

@@ -1,0 +1,112 @@
+"""Checks of ``dp_best_subset``'s arguments that need the design's public sizes.
+
+They run after the design is built and before any search, so that a call that
+cannot give a meaningful release fails at once with a message naming the argument
+and the fix: too few rows, an ``R`` beyond the number of supports, or a budget so
+small that the noise of the mechanisms is not representable in floating point.
+Every quantity used here is public (n, p, s, the bounds, r, eps): nothing in
+these messages depends on the values of the data.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["check_sizes", "check_R", "check_budget_representable", "refit_scale", "FLOAT_LIMIT", "EPS_FLOOR"]
+
+#: Largest public constant (noise radius, ridge) the refit may work with: its square,
+#: summed over rows and coordinates, must stay below the float maximum (~1.8e308,
+#: square root ~1.3e154); 1e150 leaves a margin of 1e4 for those sums.
+FLOAT_LIMIT = 1e150
+#: Smallest budget of a selection stage: 1/eps (the scale of the gap test's Laplace
+#: noise) must be a finite float with room to spare.
+EPS_FLOOR = 1e-300
+
+
+def check_sizes(n, p, s):
+    """n >= 2 rows and n >= s: fewer rows than selected columns cannot say anything."""
+    if n < 2:
+        raise ValueError(f"data has {n} row; differentially private selection needs at least 2 rows "
+                         "(and in practice many more)")
+    if n < s:
+        raise ValueError(f"data has n = {n} rows, fewer than s = {s} columns to select; choose s <= {n} "
+                         "(and in practice n much larger than s)")
+
+
+def check_R(R, p, s):
+    """A user-given R must not exceed C(p, s), the number of supports of size s.
+
+    R = C(p, s) is the exponential mechanism over all supports (exact, pure eps-DP).
+    The default R = 2 + (p - s) s is capped at C(p, s) by the search, which is the
+    same mechanism; a larger R given by the user is refused rather than silently cut.
+    """
+    if R is None:
+        return
+    total = math.comb(p, s)
+    if R > total:
+        raise ValueError(f"R = {R} exceeds the number of supports C(p, s) = C({p}, {s}) = {total}; "
+                         f"choose R <= {total} (R = {total} is the exponential mechanism over all "
+                         "supports)")
+
+
+def _gamma_upper(dim):
+    """A radius that Gamma(dim, 1) exceeds with negligible probability (< 1e-40)."""
+    return dim + 40.0 * math.sqrt(dim) + 100.0
+
+
+def refit_scale(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, **loss_options):
+    """The largest public constant of a refit (ridge, noise radius at a far quantile).
+
+    Uses the refit's own calibration, so the bound follows whatever the refit does.
+    """
+    from .refit import _calibrate
+
+    cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+                     **loss_options)
+    q = _gamma_upper(dim) if cal.noise == "gamma" else 10.0 * math.sqrt(dim) + 40.0
+    return max(cal.regularization, cal.regularization * r, q * cal.noise_scale,
+               _gamma_upper(dim) * cal.out_scale)
+
+
+def check_budget_representable(*, eps_select, eps_refit, selection_parts=(), refit=True, loss,
+                               dim, row_bound, b_y, r, refit_delta=0.0, loss_options=None,
+                               bounds_public=True):
+    """Refuse budgets whose noise would overflow floating point.
+
+    The scale of every noise is proportional to 1/eps, so the smallest workable
+    eps_refit is ``eps_refit * scale / FLOAT_LIMIT`` at the current setting, and the
+    message gives it.
+
+    Parameters
+    ----------
+    eps_select, eps_refit : float
+    selection_parts : iterable of float
+        Further budgets of the selection (e.g. the gap test's eps0).
+    refit : bool
+    loss : str
+    dim : int
+        Number of refit coefficients (always-in columns + s).
+    row_bound, b_y, r : float
+        Public bounds of the refit.
+    refit_delta : float
+    loss_options : dict
+    bounds_public : bool
+        False when some bound came from the data: the smallest workable eps_refit
+        then depends on the data and is not shown.
+    """
+    for name, e in [("eps_select", eps_select)] + [("eps0", v) for v in selection_parts if v]:
+        if e < EPS_FLOOR:
+            raise ValueError(f"{name} = {e:.3g} is below the smallest budget whose noise floating point "
+                             f"can represent; use {name} >= {EPS_FLOOR:g}")
+    if not refit or dim == 0:
+        return
+    scale = refit_scale(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r,
+                        delta=refit_delta, **(loss_options or {}))
+    if not np.isfinite(scale) or scale > FLOAT_LIMIT:
+        need = eps_refit * scale / FLOAT_LIMIT if np.isfinite(scale) else float("inf")
+        where = (f"with these bounds, r and s the refit needs eps_refit >= {need:.3g}" if bounds_public
+                 else "raise eps_refit")
+        raise ValueError(
+            f"eps_refit = {eps_refit:.3g} is too small to represent: the refit's noise and ridge "
+            f"(proportional to 1/eps_refit) would overflow floating point; {where} (or refit=False)")
