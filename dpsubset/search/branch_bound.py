@@ -123,6 +123,21 @@ def _enumerate(node, s):
     return np.sort(np.asarray(out, dtype=np.intp), axis=1)
 
 
+def _branch_column(node, pt, sel, kf, in_center):
+    """The column to branch on: the free column at the boundary of the relaxation's
+    selection (its k-th largest |u|). Under a family rule the free columns of the
+    centre come first: the relaxation may spread its weight over all of them (a
+    fractional base, which makes a class look as good as the centre), and fixing
+    the base removes that slack."""
+    if node.k1_range != (0, 0) and len(node.free_center):
+        c = sel[in_center[sel]]
+        if len(c):
+            return int(c[np.argmin(pt.u[kf + c] ** 2)])
+        fc = node.free_center
+        return int(fc[np.argmax(pt.u[kf + fc] ** 2)])
+    return int(sel[np.argmin(pt.u[kf + sel] ** 2)])
+
+
 class _KBest:
     """The ``keep`` best supports offered so far (score, then lexicographic order),
     among those scoring at most ``cutoff``."""
@@ -274,10 +289,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
         if len(best.v) < keep or len(best.keys) == 0:
             best.offer(cand, scorer.score(cand))
-        # Branch on the free column at the boundary of the selection (its k-th
-        # largest |u|): in and out.
-        u2 = pt.u[kf + sel] ** 2
-        j = int(sel[np.argmin(u2)])
+        j = _branch_column(node, pt, sel, kf, in_center)
         free = node.free[node.free != j]
         child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside)
         child_out = _make_node(node.fixed, free, s, kf, in_center, inside)

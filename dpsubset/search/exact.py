@@ -2,8 +2,11 @@
 
 `SubsetSearch` finds, for one dataset:
 
-- the best support S_1 (certified by outer approximation, or by enumeration when
-  C(p, s) is small);
+- the best support S_1 (certified by enumeration when C(p, s) is small; else a
+  local optimum certified by class bounds, or, where those do not close, the
+  branch and bound with perspective-relaxation bounds of
+  :mod:`dpsubset.search.branch_bound` for least squares and outer approximation
+  for the other losses; see docs/methods/exact-search.md);
 - its one-swap neighbourhood N1, scored exactly and in batch;
 - the exact top-R list (Algorithm 1 of 002 needs S_1..S_R to be exactly the R best):
   the pool {S_1} + N1 + {best support with >= 2 mistakes} is extended with next-best
@@ -23,6 +26,7 @@ from math import comb
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
+from .branch_bound import branch_and_bound, supports_branch_and_bound
 from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           top_r_by_enumeration)
@@ -34,7 +38,7 @@ __all__ = ["SubsetSearch", "check_search", "default_R"]
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
 #: The values of ``search=``.
-SEARCHES = ("auto", "enumeration", "outer_approximation", "pyomo")
+SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo")
 
 
 def check_search(search, solver, solver_options, loss):
@@ -67,9 +71,10 @@ class SubsetSearch:
     ----------
     scorer : LeastSquaresScorer
     s : int
-    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
-        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and uses outer
-        approximation otherwise. "pyomo" solves the mixed-integer problems as
+    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo"}
+        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
+        branch and bound (least squares) or outer approximation (other losses)
+        where the cheap certificates do not close. "pyomo" solves the mixed-integer problems as
         formulation (9) with an external MIQCP solver (``solver``) instead of the
         HiGHS outer approximation (least-squares scores only).
     time_limit : float or None
@@ -91,7 +96,15 @@ class SubsetSearch:
         self.solver, self.solver_options = solver, solver_options
         total = comb(self.p, self.s)
         if search == "auto":
-            search = "enumeration" if total <= ENUMERATE_BELOW else "outer_approximation"
+            if total <= ENUMERATE_BELOW:
+                search = "enumeration"
+            elif supports_branch_and_bound(scorer):
+                search = "branch_and_bound"
+            else:
+                search = "outer_approximation"
+        if search == "branch_and_bound" and not supports_branch_and_bound(scorer):
+            raise ValueError("search='branch_and_bound' is for loss='squared'; use "
+                             "search='auto' or 'outer_approximation' for the other losses")
         if search == "enumeration" and total > ENUMERATION_LIMIT:
             raise ValueError(f"C({self.p}, {self.s}) = {total} is too many supports to enumerate")
         self.search = search
@@ -105,6 +118,22 @@ class SubsetSearch:
         self.certificates = []
 
     # ------------------------------------------------------------ building blocks
+    def _deadline(self):
+        return None if self.time_limit is None else time.perf_counter() + self.time_limit
+
+    def _moments(self):
+        """Second moments for the branch and bound (built once per search)."""
+        if getattr(self, "_mom", None) is None:
+            from .perspective import Moments
+            self._mom = Moments.from_scorer(self.scorer)
+        return self._mom
+
+    def _branch_and_bound(self, problem, **kw):
+        """:func:`branch_and_bound` with this search's deadline, progress and moments."""
+        return branch_and_bound(self.scorer, self.s, deadline=self._deadline(),
+                                verbose=self.verbose, problem=problem,
+                                moments=self._moments(), **kw)
+
     def _master(self, name, scorer=None):
         """The mixed-integer master of one family: HiGHS outer approximation, or
         formulation (9) through Pyomo when search="pyomo"."""
@@ -142,6 +171,16 @@ class SubsetSearch:
                 self.certificates.append(Certificate(cert.problem, cert.method, cert.lower,
                                                      cert.upper, 1, time.perf_counter() - t0))
                 self._best = (S, v)
+                return self._best
+            if self.search == "branch_and_bound":
+                seeds = [(S[None, :], np.array([v]))] + ([nbhd] if nbhd is not None else [])
+                res = self._branch_and_bound("best support", keep=1, seeds=seeds)
+                if nbhd is not None:
+                    self._nbhd = (S, *nbhd)
+                c = res.certificate
+                self.certificates.append(Certificate(c.problem, c.method, c.lower, c.upper,
+                                                     c.iterations, time.perf_counter() - t0))
+                self._best = (res.supports[0], float(res.scores[0]))
                 return self._best
             oa = self._master("best support", sc)
             oa.add_cut(S, *sc.cut(S))
@@ -257,7 +296,21 @@ class SubsetSearch:
                                          "the R-th (bound >= target proved)", "analytic bound",
                                          float(lb), float(lb), 1, time.perf_counter() - t0))
                 family = range(0)
-        if len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
+        if len(family) and self.search == "branch_and_bound":
+            # One branch and bound over the family keeps its R best members scoring at
+            # most the pool's R-th score: the list is exact by construction.
+            S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+            order = rank_supports(S_all, c_all)
+            v = c_all[order[R - 1]] if len(order) >= R else np.inf
+            res = self._branch_and_bound(
+                f"supports with >= {min_mistakes} mistakes among the R best", keep=R,
+                center=S1, inside=(0, self.s - min_mistakes), cutoff=v,
+                seeds=[(S1[None, :], np.array([c1]))])
+            certs.append(res.certificate)
+            pool_S.append(res.supports)
+            pool_c.append(res.scores)
+            rounds = len(res.scores)
+        elif len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
             oa = self._new_master("top-R completion")
             oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
             bar = progress(self.verbose, desc="top-R completion", unit="round")
@@ -442,6 +495,8 @@ class SubsetSearch:
         exactly in one go; otherwise ordinary best-subset subproblems, else outer
         approximation."""
         state = {}
+        if self.search == "branch_and_bound" and self._ball_binds(S1):
+            return self._class_refiner_bnb(S1, k, start, problem)
         if self.search != "pyomo" and supports_class_search(self.scorer, self.s):
             known = (np.asarray(start), float(self.scorer.score(np.asarray(start)[None, :])[0]))
 
@@ -494,6 +549,32 @@ class SubsetSearch:
             # rounds did (measured at p = 100, n = 1000: 22 feasibility rounds, 69 s).
             S, v, cert = oa.solve(problem, target=target)
             return S, v, cert, S is not None and cert.closed
+        return refine
+
+    def _ball_binds(self, S):
+        """Whether the ball constraint is active at the fit on S (then the ridge
+        values that class_search.py bounds with are loose and the perspective bounds
+        of the branch and bound are the tighter ones)."""
+        _, beta = self.scorer.fit(np.asarray(S)[None, :])
+        return float(beta[0] @ beta[0]) >= self.scorer.r ** 2 * (1.0 - 1e-9)
+
+    def _class_refiner_bnb(self, S1, k, start, problem):
+        """The refiner of class k by the perspective branch and bound restricted to the
+        class (exactly s - k columns of S_1); same contract as refine_bnb in
+        :meth:`_class_refiner`."""
+        known = (np.asarray(start)[None, :], self.scorer.score(np.asarray(start)[None, :]))
+        calls = []
+
+        def refine(target=None, max_iter=None):
+            calls.append(target)
+            cut = np.inf if target is None or len(calls) > 1 else float(target)
+            res = self._branch_and_bound(problem, keep=1, center=S1,
+                                         inside=(self.s - k, self.s - k), cutoff=cut,
+                                         seeds=[known])
+            c = res.certificate
+            if not len(res.scores):  # every member scores above the cut-off
+                return None, None, c, False
+            return res.supports[0], float(res.scores[0]), c, True
         return refine
 
     def _class_start(self, S1, k):
