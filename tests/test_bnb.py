@@ -179,14 +179,16 @@ def test_branch_and_bound_fails_closed_at_the_deadline():
     assert "nothing is released" in str(err.value)
 
 
+@pytest.mark.parametrize("binds", [True, False])
 @pytest.mark.parametrize("seed", [1, 4, 10, 13])
-def test_subset_search_branch_and_bound_equals_enumeration(seed, monkeypatch):
+def test_subset_search_branch_and_bound_equals_enumeration(seed, binds, monkeypatch):
     # SubsetSearch with search="branch_and_bound" (the local-optimum certificate
     # switched off, so that the branch and bound does the certifying, and the class
-    # refiners forced onto it): best, top-R and mistake classes as enumeration's.
+    # refiners forced onto it; with binds=False the exact class solves go to the
+    # ridge-bound search): best, top-R and mistake classes as enumeration's.
     sc, s, rng = _problem(seed)
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
-    monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: True)
+    monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: binds)
     monkeypatch.setattr(sc, "class_lower_bounds", lambda S, ks: {k: -np.inf for k in ks},
                         raising=False)
     ss = SubsetSearch(sc, s, search="branch_and_bound")
