@@ -40,6 +40,9 @@ __all__ = ["Moments", "NodeBound", "psi"]
 # Relative rounding allowance of a bound (the moments are sums of n products; the
 # scorer's exact scores carry errors of the same order; 1e-10 is far above both).
 BOUND_RTOL = 1e-10
+# Dual ascent at a node stops when its steps would take more than 1 / SLOW times the
+# remaining steps to reach the target.
+SLOW = 1.0
 
 
 def psi(tau, lam_n, r):
@@ -306,7 +309,10 @@ class NodeBound:
             cur, cur_v = nxt, hv
             if hv > best:
                 best_pt, best = nxt, hv
-            if gain <= rtol * max(1.0, abs(hv)):
+            # Stop when the steps stall, or when at this pace the bound would not
+            # reach the target within the remaining steps (a child starts from here).
+            if gain <= rtol * max(1.0, abs(hv)) or (
+                    np.isfinite(target) and gain * (iters - it) < SLOW * (target - best)):
                 break
         _, sel = self.tau(best_pt.u, node, want_selection=True)
         return best - self.allowance(best_pt, best), best_pt, sel
@@ -347,7 +353,7 @@ def _psi_vec(tau, lam_n, r):
     return np.where(st <= lam_n * r, tau / (2.0 * lam_n), r * st - 0.5 * lam_n * r * r)
 
 
-def _line_search(h, h0, points=17, rounds=2):
+def _line_search(h, h0, points=9, rounds=2):
     """Maximise a concave function of the step length on [0, 1] by two vectorised
     grids (the second around the best point of the first); returns (step, value),
     never worse than h(0) = h0."""
