@@ -212,3 +212,10 @@ def test_auto_picks_branch_and_bound_for_least_squares():
     assert SubsetSearch(sc, 5).search == "branch_and_bound"
     assert SubsetSearch(sc, 2).search == "enumeration"
     assert bb.supports_branch_and_bound(sc)
+
+
+def test_branch_and_bound_is_refused_for_other_losses():
+    from dpsubset.search.exact import check_search
+    with pytest.raises(ValueError, match="loss='squared'"):
+        check_search("branch_and_bound", None, None, "logistic")
+    assert check_search("branch_and_bound", None, None, "squared") == (None, None)

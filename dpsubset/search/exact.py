@@ -46,6 +46,9 @@ def check_search(search, solver, solver_options, loss):
     with the Pyomo solver resolved when search="pyomo", else (None, None)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    if search == "branch_and_bound" and loss is not None and loss != "squared":
+        raise ValueError(f"search='branch_and_bound' is for loss='squared' (got loss={loss!r}); "
+                         "use search='auto' for the other losses")
     if search != "pyomo":
         if solver is not None or solver_options is not None:
             raise ValueError("solver= and solver_options= are only used with search='pyomo' "
