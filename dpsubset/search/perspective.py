@@ -105,6 +105,8 @@ class Moments:
         columns of A'A/n computed from X on demand (and cached)."""
         kf = sc.k_forced
         gy = np.concatenate([sc.Fy, sc.Xy])
+        if sc._gram is not None and kf == 0:
+            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=sc._gram)  # no copy
         if sc._gram is not None:
             P = kf + sc.p
             G = np.empty((P, P))
