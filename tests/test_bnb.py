@@ -219,3 +219,23 @@ def test_branch_and_bound_is_refused_for_other_losses():
     with pytest.raises(ValueError, match="loss='squared'"):
         check_search("branch_and_bound", None, None, "logistic")
     assert check_search("branch_and_bound", None, None, "squared") == (None, None)
+
+
+@pytest.mark.parametrize("seed", [2, 7])
+def test_node_budget_falls_back_to_enumeration(seed, monkeypatch):
+    # Where the relaxation is weak the search gives up after its node budget and
+    # scores every support: the answers are still enumeration's.
+    sc, s, _ = _problem(seed)
+    monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
+    monkeypatch.setattr(SubsetSearch, "_node_budget", lambda self: 0)
+    orig = SubsetSearch._branch_and_bound
+    monkeypatch.setattr(SubsetSearch, "_branch_and_bound",
+                        lambda self, problem, **kw: orig(self, problem, leaf_max=1, **kw))
+    R = 7
+    t = SubsetSearch(sc, s, search="branch_and_bound").top_r(R)
+    np.testing.assert_array_equal(t.supports, top_r_by_enumeration(sc, s, R).supports)
+    assert t.certificates[-1].method == "enumeration"
+    m = SubsetSearch(sc, s, search="branch_and_bound").mistake_classes()
+    np.testing.assert_allclose(m.scores, mistakes_by_enumeration(sc, s).scores, rtol=1e-12)
+    with pytest.raises(bb.NodeBudgetExceeded):
+        branch_and_bound(sc, s, keep=3, leaf_max=1, max_nodes=0)

@@ -37,7 +37,8 @@ from .enumeration import rank_supports
 from .outer_approximation import SearchTimeout, progress
 from .perspective import DualPoint, Moments, NodeBound
 
-__all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult"]
+__all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
+           "NodeBudgetExceeded"]
 
 # Nodes with at most this many completions are scored exactly in one batch.
 LEAF_MAX = 200
@@ -49,6 +50,10 @@ def supports_branch_and_bound(scorer) -> bool:
     X'X/n the search touches are computed from X and cached.)"""
     return getattr(scorer, "loss", None) == "squared" and hasattr(scorer, "Xy") \
         and hasattr(scorer, "yy")
+
+
+class NodeBudgetExceeded(RuntimeError):
+    """The search expanded more nodes than its budget (the caller then enumerates)."""
 
 
 class BranchAndBoundResult:
@@ -179,7 +184,7 @@ class _KBest:
 
 def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.inf,
                      seeds=(), deadline=None, verbose=False, problem="best support",
-                     moments=None, leaf_max=LEAF_MAX, iters=12):
+                     moments=None, leaf_max=LEAF_MAX, iters=12, max_nodes=None):
     """The ``keep`` best supports of size s (in a family), exactly, by branch and bound.
 
     Parameters
@@ -209,6 +214,10 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         Nodes with at most this many completions are scored exactly.
     iters : int
         Dual ascent steps per node at most.
+    max_nodes : int, optional
+        Raise NodeBudgetExceeded after expanding this many nodes (where the
+        relaxation is weak, e.g. pure noise with a small ridge, scoring every
+        support is cheaper; the caller decides).
 
     Returns
     -------
@@ -282,6 +291,9 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         if bound > best.threshold:
             break  # best first: every open node is above the threshold
         nodes += 1
+        if max_nodes is not None and nodes > max_nodes:
+            bar.close()
+            raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
         if verbose:
             bar.update()
             bar.set_postfix(open=len(heap), scored=scored)

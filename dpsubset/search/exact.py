@@ -26,10 +26,10 @@ from math import comb
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
-from .branch_bound import branch_and_bound, supports_branch_and_bound
+from .branch_bound import NodeBudgetExceeded, branch_and_bound, supports_branch_and_bound
 from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
-                          top_r_by_enumeration)
+                          score_all, top_r_by_enumeration)
 from .heuristics import iht_support, local_search
 from .outer_approximation import OuterApproximation, progress
 
@@ -37,6 +37,11 @@ __all__ = ["SubsetSearch", "check_search", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
+# A branch-and-bound node (bound and dual ascent) costs about as much as scoring this
+# many supports (measured at p = 40-100, s = 5-8): where C(p, s) <= ENUMERATION_LIMIT the
+# search gives up for enumeration after C(p, s) / NODE_COST nodes (pure noise with a
+# small ridge, where the relaxation is weak: 17,800 nodes against C(40, 5) = 658,008).
+NODE_COST = 500
 #: The values of ``search=``.
 SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo")
 
@@ -131,6 +136,11 @@ class SubsetSearch:
             self._mom = Moments.from_scorer(self.scorer)
         return self._mom
 
+    def _node_budget(self):
+        """Nodes after which enumeration is cheaper (None: enumeration is refused)."""
+        total = comb(self.p, self.s)
+        return None if total > ENUMERATION_LIMIT else max(100, total // NODE_COST)
+
     def _branch_and_bound(self, problem, **kw):
         """:func:`branch_and_bound` with this search's deadline, progress and moments."""
         return branch_and_bound(self.scorer, self.s, deadline=self._deadline(),
@@ -177,7 +187,18 @@ class SubsetSearch:
                 return self._best
             if self.search == "branch_and_bound":
                 seeds = [(S[None, :], np.array([v]))] + ([nbhd] if nbhd is not None else [])
-                res = self._branch_and_bound("best support", keep=1, seeds=seeds)
+                try:
+                    res = self._branch_and_bound("best support", keep=1, seeds=seeds,
+                                                 max_nodes=self._node_budget())
+                except NodeBudgetExceeded:  # a weak relaxation: score every support
+                    S_all, c_all = score_all(sc, self.s)
+                    j = int(rank_supports(S_all, c_all)[0])
+                    self.__dict__["_enumerated"] = True
+                    self.certificates.append(Certificate(
+                        "best support", "enumeration", float(c_all[j]), float(c_all[j]),
+                        1, time.perf_counter() - t0))
+                    self._best = (S_all[j], float(c_all[j]))
+                    return self._best
                 if nbhd is not None:
                     self._nbhd = (S, *nbhd)
                 c = res.certificate
@@ -265,6 +286,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return top_r_by_enumeration(self.scorer, self.s, R)
         S1, c1 = self.best()
+        if getattr(self, "_enumerated", False):
+            return top_r_by_enumeration(self.scorer, self.s, R)
         nb, vals = self.neighbourhood()
         pool_S = [S1[None, :], nb]
         pool_c = [np.array([c1]), vals]
@@ -305,10 +328,13 @@ class SubsetSearch:
             S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
             order = rank_supports(S_all, c_all)
             v = c_all[order[R - 1]] if len(order) >= R else np.inf
-            res = self._branch_and_bound(
-                f"supports with >= {min_mistakes} mistakes among the R best", keep=R,
-                center=S1, inside=(0, self.s - min_mistakes), cutoff=v,
-                seeds=[(S1[None, :], np.array([c1]))])
+            try:
+                res = self._branch_and_bound(
+                    f"supports with >= {min_mistakes} mistakes among the R best", keep=R,
+                    center=S1, inside=(0, self.s - min_mistakes), cutoff=v,
+                    seeds=[(S1[None, :], np.array([c1]))], max_nodes=self._node_budget())
+            except NodeBudgetExceeded:  # a weak relaxation: score every support
+                return top_r_by_enumeration(self.scorer, self.s, R)
             certs.append(res.certificate)
             pool_S.append(res.supports)
             pool_c.append(res.scores)
@@ -362,6 +388,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return mistakes_by_enumeration(self.scorer, self.s)
         S1, c1 = self.best()
+        if getattr(self, "_enumerated", False):
+            return mistakes_by_enumeration(self.scorer, self.s)
         nb, vals = self.neighbourhood()
         j = int(rank_supports(nb, vals)[0])
         supports, scores = [S1, nb[j]], [c1, float(vals[j])]
