@@ -193,7 +193,7 @@ class SubsetSearch:
                 except NodeBudgetExceeded:  # a weak relaxation: score every support
                     S_all, c_all = score_all(sc, self.s)
                     j = int(rank_supports(S_all, c_all)[0])
-                    self.__dict__["_enumerated"] = True
+                    self.__dict__["_enumerated"] = (S_all, c_all)  # for top-R, mistakes
                     self.certificates.append(Certificate(
                         "best support", "enumeration", float(c_all[j]), float(c_all[j]),
                         1, time.perf_counter() - t0))
@@ -286,8 +286,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return top_r_by_enumeration(self.scorer, self.s, R)
         S1, c1 = self.best()
-        if getattr(self, "_enumerated", False):
-            return top_r_by_enumeration(self.scorer, self.s, R)
+        if getattr(self, "_enumerated", None) is not None:
+            return top_r_by_enumeration(self.scorer, self.s, R, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         pool_S = [S1[None, :], nb]
         pool_c = [np.array([c1]), vals]
@@ -388,8 +388,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return mistakes_by_enumeration(self.scorer, self.s)
         S1, c1 = self.best()
-        if getattr(self, "_enumerated", False):
-            return mistakes_by_enumeration(self.scorer, self.s)
+        if getattr(self, "_enumerated", None) is not None:
+            return mistakes_by_enumeration(self.scorer, self.s, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         j = int(rank_supports(nb, vals)[0])
         supports, scores = [S1, nb[j]], [c1, float(vals[j])]
