@@ -239,3 +239,25 @@ def test_node_budget_falls_back_to_enumeration(seed, monkeypatch):
     np.testing.assert_allclose(m.scores, mistakes_by_enumeration(sc, s).scores, rtol=1e-12)
     with pytest.raises(bb.NodeBudgetExceeded):
         branch_and_bound(sc, s, keep=3, leaf_max=1, max_nodes=0)
+
+
+@pytest.mark.parametrize("seed", [4, 13])
+def test_class_search_hands_over_past_its_budget(seed, monkeypatch):
+    # A class search by perspective bounds that passes its node budget hands over to
+    # the ridge-bound search: class minima and the second best still enumeration's.
+    from dpsubset.search import exact
+    sc, s, _ = _problem(seed)
+    monkeypatch.setattr(exact, "CLASS_NODE_BUDGET", 0)
+    monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: True)
+    monkeypatch.setattr(sc, "class_lower_bounds", lambda S, ks: {k: -np.inf for k in ks},
+                        raising=False)
+    orig = SubsetSearch._branch_and_bound
+    monkeypatch.setattr(SubsetSearch, "_branch_and_bound",
+                        lambda self, problem, **kw: orig(self, problem, leaf_max=1, **kw))
+    m = SubsetSearch(sc, s, search="branch_and_bound").mistake_classes()
+    for k in list(m.open_classes):
+        m.close(k)
+    me = mistakes_by_enumeration(sc, s)
+    np.testing.assert_allclose(m.scores, me.scores, rtol=1e-12)
+    np.testing.assert_allclose(m.second_best, me.second_best, rtol=1e-12)
+    assert s >= 3 and any(c.method == "branch and bound" for c in m.certificates)

@@ -42,6 +42,11 @@ ENUMERATE_BELOW = 50_000
 # search gives up for enumeration after C(p, s) / NODE_COST nodes (pure noise with a
 # small ridge, where the relaxation is weak: 17,800 nodes against C(40, 5) = 658,008).
 NODE_COST = 500
+# Nodes after which a class search by perspective bounds hands over to the ridge-bound
+# search of class_search.py (measured at p = 100, r = 0.2, lam = 1, rho = 0.1: the class
+# with no column of S_1 took 11,600 perspective nodes, 93 s, against 5 s for the
+# ridge-bound search; classes 3 and 4 took 30 and 91 nodes against 37 and 112 s).
+CLASS_NODE_BUDGET = 300
 #: The values of ``search=``.
 SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo")
 
@@ -535,7 +540,8 @@ class SubsetSearch:
             # there), the perspective bounds where it does (the ridge values are loose:
             # class 4 at r = 0.45, lam = 1 took 6.5 s against 1.0 s).
             exact = None if ridge_bnb and not self._ball_binds(S1) else "perspective"
-            return self._class_refiner_bnb(S1, k, start, problem, exact=exact)
+            return self._class_refiner_bnb(S1, k, start, problem, exact=exact,
+                                           fallback=ridge_bnb)
         if ridge_bnb:
             known = (np.asarray(start), float(self.scorer.score(np.asarray(start)[None, :])[0]))
 
@@ -597,27 +603,38 @@ class SubsetSearch:
         _, beta = self.scorer.fit(np.asarray(S)[None, :])
         return float(beta[0] @ beta[0]) >= self.scorer.r ** 2 * (1.0 - 1e-9)
 
-    def _class_refiner_bnb(self, S1, k, start, problem, exact="perspective"):
+    def _class_refiner_bnb(self, S1, k, start, problem, exact="perspective", fallback=False):
         """The refiner of class k by the perspective branch and bound restricted to the
         class (exactly s - k columns of S_1); same contract as refine_bnb in
         :meth:`_class_refiner`. With exact=None the exact solves (no target, or a
-        class asked about again) go to the ridge-bound search of class_search.py."""
+        class asked about again) go to the ridge-bound search of class_search.py;
+        with fallback=True a perspective search that passes CLASS_NODE_BUDGET nodes
+        hands over to it too."""
         known = (np.asarray(start)[None, :], self.scorer.score(np.asarray(start)[None, :]))
         calls = []
+
+        def ridge_search(cut):
+            t0 = time.perf_counter()
+            S, v, nodes = class_minimum(self.scorer, S1, k, cut,
+                                        incumbent=(known[0][0], float(known[1][0])),
+                                        deadline=self._deadline(), verbose=self.verbose)
+            secs = time.perf_counter() - t0
+            if S is None:  # every member scores >= the cut-off
+                return None, None, Certificate(problem + " (>= target proved)",
+                                               "branch and bound", cut, cut, nodes, secs), False
+            return S, v, Certificate(problem, "branch and bound", v, v, nodes, secs), True
 
         def refine(target=None, max_iter=None):
             calls.append(target)
             cut = np.inf if target is None or len(calls) > 1 else float(target)
             if not np.isfinite(cut) and exact is None:
-                t0 = time.perf_counter()
-                S, v, nodes = class_minimum(self.scorer, S1, k, np.inf,
-                                            incumbent=(known[0][0], float(known[1][0])),
-                                            deadline=self._deadline(), verbose=self.verbose)
-                return S, v, Certificate(problem, "branch and bound", v, v, nodes,
-                                         time.perf_counter() - t0), True
-            res = self._branch_and_bound(problem, keep=1, center=S1,
-                                         inside=(self.s - k, self.s - k), cutoff=cut,
-                                         seeds=[known])
+                return ridge_search(cut)
+            try:
+                res = self._branch_and_bound(
+                    problem, keep=1, center=S1, inside=(self.s - k, self.s - k), cutoff=cut,
+                    seeds=[known], max_nodes=CLASS_NODE_BUDGET if fallback else None)
+            except NodeBudgetExceeded:
+                return ridge_search(cut)
             c = res.certificate
             if not len(res.scores):  # every member scores above the cut-off
                 return None, None, c, False
