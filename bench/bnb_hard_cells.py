@@ -18,6 +18,7 @@ routes that certified (certificate methods), and the branch-and-bound nodes.
     python bench/bnb_hard_cells.py                 # p = 100, 3 seeds per cell
     python bench/bnb_hard_cells.py --p 1000 --seeds 1
     python bench/bnb_hard_cells.py --noise --seeds 2  # p = 40, n = 200, pure noise
+    python bench/bnb_hard_cells.py --extra            # n = 1000, rho = 0.1, r = 0.2
 
 The --noise cell: one common factor (correlation 0.6) in the columns, y pure noise,
 bounds (2, 2), r = 1, lam = 1, s = 5 (a tiny ridge and an inactive ball: the
@@ -41,16 +42,18 @@ from dpsubset.simulate import make_regression
 B = 0.5
 
 
-def cells(p):
+def cells(p, extra=False):
     r_small = B / (B * math.sqrt(5))
+    if extra:  # the cell with n = 1000, rho = 0.1 and r = 0.2
+        return [dict(p=p, s=5, snr=5.0, r=0.2, lam=1.0, n=1000, rho=0.1)]
     return [dict(p=p, s=5, snr=2.0, r=r_small, lam=1.0),
             dict(p=p, s=5, snr=5.0, r=r_small, lam=1.0),
             dict(p=p, s=8, snr=2.0, r=1.1, lam=120.0)]
 
 
-def scorer_for(cell, seed, n=3000, rho=0.5):
-    X, y, _ = make_regression(n, cell["p"], cell["s"], rho=rho, snr=cell["snr"],
-                              random_state=seed)
+def scorer_for(cell, seed):
+    X, y, _ = make_regression(cell.get("n", 3000), cell["p"], cell["s"],
+                              rho=cell.get("rho", 0.5), snr=cell["snr"], random_state=seed)
     X, y = np.clip(X, -B, B), np.clip(y, -B, B)
     return LeastSquaresScorer(X, y, cell["lam"], cell["r"])
 
@@ -92,6 +95,8 @@ def main():
     ap.add_argument("--search", default="auto")
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("--noise", action="store_true", help="the pure-noise cell instead")
+    ap.add_argument("--extra", action="store_true",
+                    help="the cell n = 1000, rho = 0.1, SNR = 5, r = 0.2, lam = 1 instead")
     args = ap.parse_args()
     if args.noise:
         print("p = 40, n = 200, s = 5, common factor 0.6, pure noise, bounds (2, 2), "
@@ -103,11 +108,12 @@ def main():
                 print(f"seed {seed} {mode:>8} {secs:8.2f} s {status:>7} {nodes:>6}  {how}",
                       flush=True)
         return
-    print(f"p = {args.p}, n = 3000, rho = 0.5, bounds (0.5, 0.5), search = {args.search}, "
+    print(f"p = {args.p}, n = 3000, rho = 0.5 (--extra: n = 1000, rho = 0.1), "
+          f"bounds (0.5, 0.5), search = {args.search}, "
           f"time_limit = {args.time_limit:g} s per solve")
     print(f"{'s':>2} {'SNR':>4} {'r':>5} {'lam':>5} {'seed':>4} {'call':>12} {'seconds':>8} "
           f"{'status':>7} {'nodes':>6}  routes")
-    for cell in cells(args.p):
+    for cell in cells(args.p, args.extra):
         times = {"top_r": [], "mistakes": []}
         for seed in range(args.seeds):
             sc = scorer_for(cell, seed)

@@ -87,8 +87,9 @@ class SubsetSearch:
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo"}
         "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
         branch and bound (least squares) or outer approximation (other losses)
-        where the cheap certificates do not close. "pyomo" solves the mixed-integer problems as
-        formulation (9) with an external MIQCP solver (``solver``) instead of the
+        where the cheap certificates do not close. "pyomo" solves the
+        mixed-integer problems as formulation (9) with an external MIQCP solver
+        (``solver``) instead of the
         HiGHS outer approximation (least-squares scores only).
     time_limit : float or None
         Limit in seconds for each exact solve; a solve that hits it raises
@@ -128,6 +129,8 @@ class SubsetSearch:
         self._best = None
         self._class2_best = None  # (supports, scores, bound) of the best two-mistake member
         self._nbhd = None
+        self._mom = None  # second moments for the branch and bound (built on first use)
+        self._enumerated = None  # every support and score, when the search fell back
         self.certificates = []
 
     # ------------------------------------------------------------ building blocks
@@ -136,7 +139,7 @@ class SubsetSearch:
 
     def _moments(self):
         """Second moments for the branch and bound (built once per search)."""
-        if getattr(self, "_mom", None) is None:
+        if self._mom is None:
             from .perspective import Moments
             self._mom = Moments.from_scorer(self.scorer)
         return self._mom
@@ -198,7 +201,7 @@ class SubsetSearch:
                 except NodeBudgetExceeded:  # a weak relaxation: score every support
                     S_all, c_all = score_all(sc, self.s)
                     j = int(rank_supports(S_all, c_all)[0])
-                    self.__dict__["_enumerated"] = (S_all, c_all)  # for top-R, mistakes
+                    self._enumerated = (S_all, c_all)  # for top-R and mistakes
                     self.certificates.append(Certificate(
                         "best support", "enumeration", float(c_all[j]), float(c_all[j]),
                         1, time.perf_counter() - t0))
@@ -291,7 +294,7 @@ class SubsetSearch:
         if self.search == "enumeration":
             return top_r_by_enumeration(self.scorer, self.s, R)
         S1, c1 = self.best()
-        if getattr(self, "_enumerated", None) is not None:
+        if self._enumerated is not None:
             return top_r_by_enumeration(self.scorer, self.s, R, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         pool_S = [S1[None, :], nb]
@@ -393,7 +396,7 @@ class SubsetSearch:
         if self.search == "enumeration":
             return mistakes_by_enumeration(self.scorer, self.s)
         S1, c1 = self.best()
-        if getattr(self, "_enumerated", None) is not None:
+        if self._enumerated is not None:
             return mistakes_by_enumeration(self.scorer, self.s, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         j = int(rank_supports(nb, vals)[0])
