@@ -261,3 +261,12 @@ def test_class_search_hands_over_past_its_budget(seed, monkeypatch):
     np.testing.assert_allclose(m.scores, me.scores, rtol=1e-12)
     np.testing.assert_allclose(m.second_best, me.second_best, rtol=1e-12)
     assert s >= 3 and any(c.method == "branch and bound" for c in m.certificates)
+
+
+def test_progress_shows_counts_and_gap_but_no_scores(capsys):
+    sc, s, _ = _problem(4)
+    res = branch_and_bound(sc, s, keep=3, leaf_max=1, verbose=True)
+    err = capsys.readouterr().err
+    assert "branch and bound" in err
+    for v in res.scores:
+        assert f"{v:.4f}" not in err and f"{v:.3g}" not in err

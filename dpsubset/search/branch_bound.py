@@ -294,9 +294,11 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         if max_nodes is not None and nodes > max_nodes:
             bar.close()
             raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
-        if verbose:
+        if verbose:  # counts and the relative gap only, never a score
+            thr = best.threshold
+            gap = (thr - bound) / max(1.0, abs(thr)) if np.isfinite(thr) else np.inf
             bar.update()
-            bar.set_postfix(open=len(heap), scored=scored)
+            bar.set_postfix(open=len(heap), scored=scored, gap=f"{gap:.1e}")
         # A cheap incumbent: the relaxation's own selection, scored exactly.
         cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
         if len(best.v) < keep or len(best.keys) == 0:
