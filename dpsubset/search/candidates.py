@@ -25,12 +25,14 @@ class Certificate:
     problem : str
         What was solved, in words ("best support", "best with >= 2 mistakes", ...).
     method : str
-        "enumeration", "neighbourhood" (exhaustive over the one-swap neighbours)
-        or "outer_approximation".
+        "enumeration", "neighbourhood" (exhaustive over the one-swap neighbours),
+        "branch_and_bound" (perspective-relaxation bounds, see
+        docs/methods/branch-and-bound.md), "branch and bound" (the ridge-bound class
+        search), "outer_approximation", among others.
     lower, upper : float
         Certified lower bound and attained value of the minimum score.
     iterations : int
-        Outer-approximation iterations (1 for enumeration).
+        Outer-approximation iterations or branch-and-bound nodes (1 for enumeration).
     seconds : float
         Wall time of the solve.
     """

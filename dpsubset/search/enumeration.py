@@ -48,20 +48,22 @@ def rank_supports(supports: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return np.lexsort(keys + [scores])
 
 
-def top_r_by_enumeration(scorer, s: int, R: int) -> TopRCandidates:
-    """The exact R best supports by scoring all of them (R is capped at C(p, s))."""
+def top_r_by_enumeration(scorer, s: int, R: int, scored=None) -> TopRCandidates:
+    """The exact R best supports by scoring all of them (R is capped at C(p, s)).
+    ``scored``: the output of :func:`score_all` when already computed."""
     t0 = time.perf_counter()
-    S, c = score_all(scorer, s)
+    S, c = score_all(scorer, s) if scored is None else scored
     order = rank_supports(S, c)[:R]
     cert = Certificate("top-R list", "enumeration", float(c[order[-1]]), float(c[order[-1]]),
                        1, time.perf_counter() - t0)
     return TopRCandidates(S[order], c[order], scorer.p, s, [cert], 0)
 
 
-def mistakes_by_enumeration(scorer, s: int) -> MistakeCandidates:
-    """Best support in each mistake class around the best support, by enumeration."""
+def mistakes_by_enumeration(scorer, s: int, scored=None) -> MistakeCandidates:
+    """Best support in each mistake class around the best support, by enumeration.
+    ``scored``: the output of :func:`score_all` when already computed."""
     t0 = time.perf_counter()
-    S, c = score_all(scorer, s)
+    S, c = score_all(scorer, s) if scored is None else scored
     order = rank_supports(S, c)
     center = S[order[0]]
     in_center = np.isin(S, center).sum(axis=1)

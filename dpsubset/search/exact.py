@@ -2,8 +2,11 @@
 
 `SubsetSearch` finds, for one dataset:
 
-- the best support S_1 (certified by outer approximation, or by enumeration when
-  C(p, s) is small);
+- the best support S_1 (certified by enumeration when C(p, s) is small; else a
+  local optimum certified by class bounds, or, where those do not close, the
+  branch and bound with perspective-relaxation bounds of
+  :mod:`dpsubset.search.branch_bound` for least squares and outer approximation
+  for the other losses; see docs/methods/branch-and-bound.md);
 - its one-swap neighbourhood N1, scored exactly and in batch;
 - the exact top-R list (Algorithm 1 of Prastakos et al. 2025 needs S_1..S_R to be exactly the R best):
   the pool {S_1} + N1 + {best support with >= 2 mistakes} is extended with next-best
@@ -23,9 +26,10 @@ from math import comb
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate, MistakeCandidates, TopRCandidates
+from .branch_bound import NodeBudgetExceeded, branch_and_bound, supports_branch_and_bound
 from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
-                          top_r_by_enumeration)
+                          score_all, top_r_by_enumeration)
 from .heuristics import iht_support, local_search
 from .outer_approximation import OuterApproximation, progress
 
@@ -33,8 +37,18 @@ __all__ = ["SubsetSearch", "check_search", "default_R"]
 
 # Enumerate when there are at most this many supports (it is then the faster exact route).
 ENUMERATE_BELOW = 50_000
+# A branch-and-bound node (bound and dual ascent) costs about as much as scoring this
+# many supports (measured at p = 40-100, s = 5-8): where C(p, s) <= ENUMERATION_LIMIT the
+# search gives up for enumeration after C(p, s) / NODE_COST nodes (pure noise with a
+# small ridge, where the relaxation is weak: 17,800 nodes against C(40, 5) = 658,008).
+NODE_COST = 500
+# Nodes after which a class search by perspective bounds hands over to the ridge-bound
+# search of class_search.py (measured at p = 100, r = 0.2, lam = 1, rho = 0.1: the class
+# with no column of S_1 took 11,600 perspective nodes, 93 s, against 5 s for the
+# ridge-bound search; classes 3 and 4 took 30 and 91 nodes against 37 and 112 s).
+CLASS_NODE_BUDGET = 300
 #: The values of ``search=``.
-SEARCHES = ("auto", "enumeration", "outer_approximation", "pyomo")
+SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo")
 
 
 def check_search(search, solver, solver_options, loss):
@@ -42,6 +56,9 @@ def check_search(search, solver, solver_options, loss):
     with the Pyomo solver resolved when search="pyomo", else (None, None)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    if search == "branch_and_bound" and loss is not None and loss != "squared":
+        raise ValueError(f"search='branch_and_bound' is for loss='squared' (got loss={loss!r}); "
+                         "use search='auto' for the other losses")
     if search != "pyomo":
         if solver is not None or solver_options is not None:
             raise ValueError("solver= and solver_options= are only used with search='pyomo' "
@@ -67,10 +84,12 @@ class SubsetSearch:
     ----------
     scorer : LeastSquaresScorer
     s : int
-    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
-        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and uses outer
-        approximation otherwise. "pyomo" solves the mixed-integer problems as
-        formulation (9) with an external MIQCP solver (``solver``) instead of the
+    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo"}
+        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
+        branch and bound (least squares) or outer approximation (other losses)
+        where the cheap certificates do not close. "pyomo" solves the
+        mixed-integer problems as formulation (9) with an external MIQCP solver
+        (``solver``) instead of the
         HiGHS outer approximation (least-squares scores only).
     time_limit : float or None
         Limit in seconds for each exact solve; a solve that hits it raises
@@ -91,7 +110,15 @@ class SubsetSearch:
         self.solver, self.solver_options = solver, solver_options
         total = comb(self.p, self.s)
         if search == "auto":
-            search = "enumeration" if total <= ENUMERATE_BELOW else "outer_approximation"
+            if total <= ENUMERATE_BELOW:
+                search = "enumeration"
+            elif supports_branch_and_bound(scorer):
+                search = "branch_and_bound"
+            else:
+                search = "outer_approximation"
+        if search == "branch_and_bound" and not supports_branch_and_bound(scorer):
+            raise ValueError("search='branch_and_bound' is for loss='squared'; use "
+                             "search='auto' or 'outer_approximation' for the other losses")
         if search == "enumeration" and total > ENUMERATION_LIMIT:
             raise ValueError(f"C({self.p}, {self.s}) = {total} is too many supports to enumerate")
         self.search = search
@@ -102,9 +129,32 @@ class SubsetSearch:
         self._best = None
         self._class2_best = None  # (supports, scores, bound) of the best two-mistake member
         self._nbhd = None
+        self._mom = None  # second moments for the branch and bound (built on first use)
+        self._enumerated = None  # every support and score, when the search fell back
         self.certificates = []
 
     # ------------------------------------------------------------ building blocks
+    def _deadline(self):
+        return None if self.time_limit is None else time.perf_counter() + self.time_limit
+
+    def _moments(self):
+        """Second moments for the branch and bound (built once per search)."""
+        if self._mom is None:
+            from .perspective import Moments
+            self._mom = Moments.from_scorer(self.scorer)
+        return self._mom
+
+    def _node_budget(self):
+        """Nodes after which enumeration is cheaper (None: enumeration is refused)."""
+        total = comb(self.p, self.s)
+        return None if total > ENUMERATION_LIMIT else max(100, total // NODE_COST)
+
+    def _branch_and_bound(self, problem, **kw):
+        """:func:`branch_and_bound` with this search's deadline, progress and moments."""
+        return branch_and_bound(self.scorer, self.s, deadline=self._deadline(),
+                                verbose=self.verbose, problem=problem,
+                                moments=self._moments(), **kw)
+
     def _master(self, name, scorer=None):
         """The mixed-integer master of one family: HiGHS outer approximation, or
         formulation (9) through Pyomo when search="pyomo"."""
@@ -142,6 +192,27 @@ class SubsetSearch:
                 self.certificates.append(Certificate(cert.problem, cert.method, cert.lower,
                                                      cert.upper, 1, time.perf_counter() - t0))
                 self._best = (S, v)
+                return self._best
+            if self.search == "branch_and_bound":
+                seeds = [(S[None, :], np.array([v]))] + ([nbhd] if nbhd is not None else [])
+                try:
+                    res = self._branch_and_bound("best support", keep=1, seeds=seeds,
+                                                 max_nodes=self._node_budget())
+                except NodeBudgetExceeded:  # a weak relaxation: score every support
+                    S_all, c_all = score_all(sc, self.s)
+                    j = int(rank_supports(S_all, c_all)[0])
+                    self._enumerated = (S_all, c_all)  # for top-R and mistakes
+                    self.certificates.append(Certificate(
+                        "best support", "enumeration", float(c_all[j]), float(c_all[j]),
+                        1, time.perf_counter() - t0))
+                    self._best = (S_all[j], float(c_all[j]))
+                    return self._best
+                if nbhd is not None:
+                    self._nbhd = (S, *nbhd)
+                c = res.certificate
+                self.certificates.append(Certificate(c.problem, c.method, c.lower, c.upper,
+                                                     c.iterations, time.perf_counter() - t0))
+                self._best = (res.supports[0], float(res.scores[0]))
                 return self._best
             oa = self._master("best support", sc)
             oa.add_cut(S, *sc.cut(S))
@@ -223,6 +294,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return top_r_by_enumeration(self.scorer, self.s, R)
         S1, c1 = self.best()
+        if self._enumerated is not None:
+            return top_r_by_enumeration(self.scorer, self.s, R, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         pool_S = [S1[None, :], nb]
         pool_c = [np.array([c1]), vals]
@@ -257,7 +330,24 @@ class SubsetSearch:
                                          "the R-th (bound >= target proved)", "analytic bound",
                                          float(lb), float(lb), 1, time.perf_counter() - t0))
                 family = range(0)
-        if len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
+        if len(family) and self.search == "branch_and_bound":
+            # One branch and bound over the family keeps its R best members scoring at
+            # most the pool's R-th score: the list is exact by construction.
+            S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+            order = rank_supports(S_all, c_all)
+            v = c_all[order[R - 1]] if len(order) >= R else np.inf
+            try:
+                res = self._branch_and_bound(
+                    f"supports with >= {min_mistakes} mistakes among the R best", keep=R,
+                    center=S1, inside=(0, self.s - min_mistakes), cutoff=v,
+                    seeds=[(S1[None, :], np.array([c1]))], max_nodes=self._node_budget())
+            except NodeBudgetExceeded:  # a weak relaxation: score every support
+                return top_r_by_enumeration(self.scorer, self.s, R)
+            certs.append(res.certificate)
+            pool_S.append(res.supports)
+            pool_c.append(res.scores)
+            rounds = len(res.scores)
+        elif len(family) and self.s - min_mistakes >= 0 and self.p - self.s >= min_mistakes:
             oa = self._new_master("top-R completion")
             oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
             bar = progress(self.verbose, desc="top-R completion", unit="round")
@@ -306,6 +396,8 @@ class SubsetSearch:
         if self.search == "enumeration":
             return mistakes_by_enumeration(self.scorer, self.s)
         S1, c1 = self.best()
+        if self._enumerated is not None:
+            return mistakes_by_enumeration(self.scorer, self.s, scored=self._enumerated)
         nb, vals = self.neighbourhood()
         j = int(rank_supports(nb, vals)[0])
         supports, scores = [S1, nb[j]], [c1, float(vals[j])]
@@ -442,7 +534,18 @@ class SubsetSearch:
         exactly in one go; otherwise ordinary best-subset subproblems, else outer
         approximation."""
         state = {}
-        if self.search != "pyomo" and supports_class_search(self.scorer, self.s):
+        ridge_bnb = self.search != "pyomo" and supports_class_search(self.scorer, self.s)
+        if self.search == "branch_and_bound":
+            # Deciding a target: the perspective bounds (measured at p = 100, s = 8,
+            # r = 1.1, lam = 120: 1.8 s against 6.3 s for the ridge-bound search over
+            # the bases). Solving a class exactly: the ridge-bound search where the ball
+            # does not bind at S_1 (its rank-one nodes are cheaper: 6.5 s against 36 s
+            # there), the perspective bounds where it does (the ridge values are loose:
+            # class 4 at r = 0.45, lam = 1 took 6.5 s against 1.0 s).
+            exact = None if ridge_bnb and not self._ball_binds(S1) else "perspective"
+            return self._class_refiner_bnb(S1, k, start, problem, exact=exact,
+                                           fallback=ridge_bnb)
+        if ridge_bnb:
             known = (np.asarray(start), float(self.scorer.score(np.asarray(start)[None, :])[0]))
 
             calls = []
@@ -494,6 +597,51 @@ class SubsetSearch:
             # rounds did (measured at p = 100, n = 1000: 22 feasibility rounds, 69 s).
             S, v, cert = oa.solve(problem, target=target)
             return S, v, cert, S is not None and cert.closed
+        return refine
+
+    def _ball_binds(self, S):
+        """Whether the ball constraint is active at the fit on S (then the ridge
+        values that class_search.py bounds with are loose and the perspective bounds
+        of the branch and bound are the tighter ones)."""
+        _, beta = self.scorer.fit(np.asarray(S)[None, :])
+        return float(beta[0] @ beta[0]) >= self.scorer.r ** 2 * (1.0 - 1e-9)
+
+    def _class_refiner_bnb(self, S1, k, start, problem, exact="perspective", fallback=False):
+        """The refiner of class k by the perspective branch and bound restricted to the
+        class (exactly s - k columns of S_1); same contract as refine_bnb in
+        :meth:`_class_refiner`. With exact=None the exact solves (no target, or a
+        class asked about again) go to the ridge-bound search of class_search.py;
+        with fallback=True a perspective search that passes CLASS_NODE_BUDGET nodes
+        hands over to it too."""
+        known = (np.asarray(start)[None, :], self.scorer.score(np.asarray(start)[None, :]))
+        calls = []
+
+        def ridge_search(cut):
+            t0 = time.perf_counter()
+            S, v, nodes = class_minimum(self.scorer, S1, k, cut,
+                                        incumbent=(known[0][0], float(known[1][0])),
+                                        deadline=self._deadline(), verbose=self.verbose)
+            secs = time.perf_counter() - t0
+            if S is None:  # every member scores >= the cut-off
+                return None, None, Certificate(problem + " (>= target proved)",
+                                               "branch and bound", cut, cut, nodes, secs), False
+            return S, v, Certificate(problem, "branch and bound", v, v, nodes, secs), True
+
+        def refine(target=None, max_iter=None):
+            calls.append(target)
+            cut = np.inf if target is None or len(calls) > 1 else float(target)
+            if not np.isfinite(cut) and exact is None:
+                return ridge_search(cut)
+            try:
+                res = self._branch_and_bound(
+                    problem, keep=1, center=S1, inside=(self.s - k, self.s - k), cutoff=cut,
+                    seeds=[known], max_nodes=CLASS_NODE_BUDGET if fallback else None)
+            except NodeBudgetExceeded:
+                return ridge_search(cut)
+            c = res.certificate
+            if not len(res.scores):  # every member scores above the cut-off
+                return None, None, c, False
+            return res.supports[0], float(res.scores[0]), c, True
         return refine
 
     def _class_start(self, S1, k):

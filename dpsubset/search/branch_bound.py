@@ -1,0 +1,323 @@
+"""Best-first branch and bound over size-s supports for the least-squares score.
+
+The search keeps the ``keep`` best supports of a family (every support, a mistake
+class, or the supports with at least m mistakes) and is exact by construction:
+
+* a node fixes columns in and out; its bound is the certified dual bound of
+  :mod:`dpsubset.search.perspective` (the perspective relaxation with the ball,
+  valid at any dual point, lowered by a rounding allowance);
+* nodes are expanded lowest bound first; a node is dropped only when its certified
+  bound is strictly above the current threshold (the ``keep``-th best score found
+  so far, or the caller's cut-off), so every support that could enter the list,
+  ties included, is reached;
+* a node with few completions (at most ``leaf_max``) has them all scored exactly in
+  one batch by the scorer; only exact scores enter the list, ranked by score with
+  ties broken lexicographically (the rule of :class:`TopRCandidates`);
+* the branching column is the free column at the boundary of the relaxation's top-k
+  selection (the k-th largest |x_j' alpha| among the free columns): the two children
+  move the bound most there.
+
+When the queue is empty every support outside the list scores above the threshold,
+so the certificate closes (lower = upper). A deadline raises SearchTimeout, which
+reports counts, times and the relative gap, never a score.
+
+Every value here is a score of the private data and stays inside the call.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from .candidates import Certificate
+from .enumeration import rank_supports
+from .outer_approximation import SearchTimeout, progress
+from .perspective import DualPoint, Moments, NodeBound
+
+__all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
+           "NodeBudgetExceeded"]
+
+# Nodes with at most this many completions are scored exactly in one batch.
+LEAF_MAX = 200
+
+
+def supports_branch_and_bound(scorer) -> bool:
+    """Whether :func:`branch_and_bound` applies: the least-squares score. (With a
+    stored Gram matrix the moments are sliced from it; without, the columns of
+    X'X/n the search touches are computed from X and cached.)"""
+    return getattr(scorer, "loss", None) == "squared" and hasattr(scorer, "Xy") \
+        and hasattr(scorer, "yy")
+
+
+class NodeBudgetExceeded(RuntimeError):
+    """The search expanded more nodes than its budget (the caller then enumerates)."""
+
+
+class BranchAndBoundResult:
+    """The ``keep`` best supports of a family found by :func:`branch_and_bound`.
+
+    Attributes
+    ----------
+    supports : ndarray, shape (m, s)
+        Best first (ties by index); m <= keep, fewer when fewer members score at most
+        the cut-off.
+    scores : ndarray, shape (m,)
+    certificate : Certificate
+    nodes : int
+        Nodes expanded.
+    """
+
+    def __init__(self, supports, scores, certificate, nodes):
+        self.supports, self.scores = supports, scores
+        self.certificate, self.nodes = certificate, nodes
+
+
+class _Node:
+    __slots__ = ("fixed", "fixed_aug", "free", "free_center", "free_other", "k",
+                 "k1_range", "n_center")
+
+
+def _make_node(fixed, free, s, kf, in_center, inside):
+    """A node with candidate columns ``fixed`` in and ``free`` free (the rest out), or
+    None when no completion satisfies the family rule."""
+    node = _Node()
+    node.fixed = fixed
+    node.fixed_aug = np.concatenate([np.arange(kf), kf + fixed]).astype(np.intp)
+    node.free = free
+    node.k = s - len(fixed)
+    if node.k < 0 or node.k > len(free):
+        return None
+    node.n_center = int(np.count_nonzero(in_center[fixed]))
+    if inside is None:
+        node.free_center = free[:0]
+        node.free_other = free
+        node.k1_range = (0, 0)
+        return node
+    fc = free[in_center[free]]
+    fo = free[~in_center[free]]
+    lo = max(0, inside[0] - node.n_center, node.k - len(fo))
+    hi = min(inside[1] - node.n_center, node.k, len(fc))
+    if lo > hi:
+        return None
+    node.free_center, node.free_other, node.k1_range = fc, fo, (lo, hi)
+    return node
+
+
+def _completions(node):
+    """Number of completions of a node."""
+    if node.k1_range == (0, 0):
+        return comb(len(node.free_other), node.k)
+    lo, hi = node.k1_range
+    return sum(comb(len(node.free_center), k1) * comb(len(node.free_other), node.k - k1)
+               for k1 in range(lo, hi + 1))
+
+
+def _enumerate(node, s):
+    """All completions of a node, one sorted support per row."""
+    out = []
+    lo, hi = node.k1_range
+    for k1 in range(lo, hi + 1):
+        for a in combinations(node.free_center.tolist(), k1):
+            for b in combinations(node.free_other.tolist(), node.k - k1):
+                out.append(node.fixed.tolist() + list(a) + list(b))
+    if not out:
+        return np.empty((0, s), dtype=np.intp)
+    return np.sort(np.asarray(out, dtype=np.intp), axis=1)
+
+
+def _branch_column(node, pt, sel, kf, in_center):
+    """The column to branch on: the free column at the boundary of the relaxation's
+    selection (its k-th largest |u|). Under a family rule the free columns of the
+    centre come first: the relaxation may spread its weight over all of them (a
+    fractional base, which makes a class look as good as the centre), and fixing
+    the base removes that slack."""
+    if node.k1_range != (0, 0) and len(node.free_center):
+        c = sel[in_center[sel]]
+        if len(c):
+            return int(c[np.argmin(pt.u[kf + c] ** 2)])
+        fc = node.free_center
+        return int(fc[np.argmax(pt.u[kf + fc] ** 2)])
+    return int(sel[np.argmin(pt.u[kf + sel] ** 2)])
+
+
+class _KBest:
+    """The ``keep`` best supports offered so far (score, then lexicographic order),
+    among those scoring at most ``cutoff``."""
+
+    def __init__(self, keep, cutoff, s):
+        self.keep, self.cutoff = int(keep), float(cutoff)
+        self.S = np.empty((0, s), dtype=np.intp)
+        self.v = np.empty(0)
+        self.keys = set()
+
+    @property
+    def threshold(self):
+        """Only supports scoring at most this can still enter the list."""
+        if len(self.v) >= self.keep:
+            return min(self.cutoff, float(self.v[self.keep - 1]))
+        return self.cutoff
+
+    def offer(self, S, v):
+        ok = v <= self.threshold
+        if not np.any(ok):
+            return
+        S, v = S[ok], v[ok]
+        new = []
+        for i in range(len(v)):
+            key = S[i].tobytes()
+            if key not in self.keys:
+                self.keys.add(key)
+                new.append(i)
+        if not new:
+            return
+        S = np.vstack([self.S, S[new]])
+        v = np.concatenate([self.v, v[new]])
+        order = rank_supports(S, v)
+        for i in order[self.keep:]:
+            self.keys.discard(S[i].tobytes())
+        order = order[:self.keep]
+        self.S, self.v = S[order], v[order]
+
+
+def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.inf,
+                     seeds=(), deadline=None, verbose=False, problem="best support",
+                     moments=None, leaf_max=LEAF_MAX, iters=12, max_nodes=None):
+    """The ``keep`` best supports of size s (in a family), exactly, by branch and bound.
+
+    Parameters
+    ----------
+    scorer : LeastSquaresScorer
+    s : int
+    keep : int
+        How many of the best supports to return (1: the best support; R: top-R).
+    center, inside : array_like of int, (int, int), optional
+        Family rule: only supports S with inside[0] <= |S & center| <= inside[1]
+        (a mistake class k: inside = (s - k, s - k); at least m mistakes:
+        inside = (0, s - m)).
+    cutoff : float
+        Only supports scoring at most this are of interest (the R-th score of a pool
+        the result will be merged with).
+    seeds : iterable of (supports, scores)
+        Supports with exact scores (incumbents); those outside the family are ignored.
+    deadline : float, optional
+        ``time.perf_counter()`` value past which SearchTimeout is raised.
+    verbose : bool
+        A progress bar (nodes, open nodes, relative gap).
+    problem : str
+        What is solved, in words, for the certificate and the messages.
+    moments : Moments, optional
+        The second moments (built from the scorer when not given).
+    leaf_max : int
+        Nodes with at most this many completions are scored exactly.
+    iters : int
+        Dual ascent steps per node at most.
+    max_nodes : int, optional
+        Raise NodeBudgetExceeded after expanding this many nodes (where the
+        relaxation is weak, e.g. pure noise with a small ridge, scoring every
+        support is cheaper; the caller decides).
+
+    Returns
+    -------
+    BranchAndBoundResult
+    """
+    t0 = time.perf_counter()
+    p, kf = scorer.p, scorer.k_forced
+    mom = Moments.from_scorer(scorer) if moments is None else moments
+    nb = NodeBound(mom, center)
+    in_center = nb.in_center
+    if inside is not None:
+        inside = (int(inside[0]), int(inside[1]))
+    best = _KBest(keep, cutoff, s)
+
+    def in_family(S):
+        if inside is None:
+            return np.ones(len(S), dtype=bool)
+        m = in_center[S].sum(axis=1)
+        return (m >= inside[0]) & (m <= inside[1])
+
+    start = None
+    for S, v in seeds:
+        S = np.atleast_2d(np.asarray(S, dtype=np.intp))
+        v = np.atleast_1d(np.asarray(v, dtype=float))
+        if len(v) == 0:
+            continue
+        ok = in_family(S)
+        best.offer(np.sort(S[ok], axis=1), v[ok])
+        j = int(np.argmin(v))
+        if start is None or v[j] < start[1]:
+            start = (np.sort(S[j]), float(v[j]))
+    # The root's dual point: the fit on the best seed (the exact dual of that leaf).
+    if start is not None:
+        _, beta = scorer.fit(start[0][None, :])
+        pt = DualPoint.from_fit(mom, np.concatenate([np.arange(kf), kf + start[0]]), beta[0])
+    else:
+        pt = DualPoint(1.0, np.zeros(mom.P), mom.gy.copy(), 0.0, 0.0)
+
+    nodes = scored = 0
+    counter = 0
+    heap = []
+    bar = progress(verbose, desc=problem + ": branch and bound", unit="node")
+
+    def visit(node, pt):
+        """Score a small node's completions, or bound it and queue it."""
+        nonlocal counter, scored
+        if _completions(node) <= leaf_max:
+            S = _enumerate(node, s)
+            if len(S):
+                best.offer(S, scorer.score(S))
+                scored += len(S)
+            return
+        bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
+        if bound <= best.threshold:
+            counter += 1
+            heapq.heappush(heap, (bound, counter, node, pt, sel))
+
+    root = _make_node(np.empty(0, dtype=np.intp), np.arange(p), s, kf, in_center, inside)
+    if root is not None:
+        visit(root, pt)
+    while heap:
+        if deadline is not None and time.perf_counter() > deadline:
+            thr = best.threshold
+            gap = (thr - heap[0][0]) / max(1.0, abs(thr)) if np.isfinite(thr) else np.inf
+            bar.close()
+            raise SearchTimeout(
+                f"time limit reached while solving '{problem}' by branch and bound "
+                f"({nodes} nodes expanded, {len(heap)} open, relative gap {gap:.2g}, "
+                f"{time.perf_counter() - t0:.1f} s); nothing is released")
+        bound, _, node, pt, sel = heapq.heappop(heap)
+        if bound > best.threshold:
+            break  # best first: every open node is above the threshold
+        nodes += 1
+        if max_nodes is not None and nodes > max_nodes:
+            bar.close()
+            raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
+        if verbose:  # counts and the relative gap only, never a score
+            thr = best.threshold
+            gap = (thr - bound) / max(1.0, abs(thr)) if np.isfinite(thr) else np.inf
+            bar.update()
+            bar.set_postfix(open=len(heap), scored=scored, gap=f"{gap:.1e}")
+        # A cheap incumbent: the relaxation's own selection, scored exactly.
+        cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
+        if len(best.v) < keep or len(best.keys) == 0:
+            best.offer(cand, scorer.score(cand))
+        j = _branch_column(node, pt, sel, kf, in_center)
+        free = node.free[node.free != j]
+        child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside)
+        child_out = _make_node(node.fixed, free, s, kf, in_center, inside)
+        for child in (child_in, child_out):
+            if child is not None:
+                visit(child, pt)
+    bar.close()
+    thr = best.threshold
+    secs = time.perf_counter() - t0
+    if len(best.v):
+        last = float(best.v[-1])
+        cert = Certificate(problem, "branch_and_bound", last if len(best.v) >= keep else
+                           min(last, thr), last, nodes, secs)
+    else:  # no member scores at most the cut-off: proved
+        cert = Certificate(problem + " (>= target proved)", "branch_and_bound", thr, thr,
+                           nodes, secs)
+    return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes)

@@ -1,0 +1,379 @@
+"""Certified lower bounds on the least-squares score over a node of the branch and bound.
+
+A node fixes some candidate columns in (F1, which also holds the always-in columns),
+some out, and leaves k columns to choose from the free set U (possibly with a family
+rule: between lo and hi of the chosen columns inside a centre set, for the mistake
+classes and the top-R completion). With everything divided by n, the score is
+
+    c(S) = min over ||b|| <= r, b on S + K of  yy/2 - b'g + b'(G + lam_n I) b / 2,
+
+with G = A'A/n, g = A'y/n, yy = y'y/n for the augmented design A = [K, X] and
+lam_n = lam/n. For ANY dual point alpha = c y - A b (a scalar c and a vector b), with
+u = A'alpha/n = c g - G b, a1 = alpha'y/n and a2 = ||alpha||^2/n, every completion S of
+the node satisfies
+
+    c(S) >= a1 - a2/2 - psi(tau),
+    tau  = sum_{i in F1} u_i^2 + (the largest sum of u_i^2 over k free columns allowed
+           by the family rule),
+    psi(t) = t / (2 lam_n)               if sqrt(t) <= lam_n r,
+             r sqrt(t) - lam_n r^2 / 2    otherwise.
+
+Derivation (docs/methods/branch-and-bound.md): relax the ball with a multiplier mu >= 0,
+dualise the ridge fit on S (weak duality: the bound holds for every alpha), bound
+||A_S'alpha||^2 by tau (the only place the support enters), and take the best mu in
+closed form. No step needs the relaxation to be solved accurately, so the bound is
+certified whatever the ascent below achieves; only floating-point rounding is
+accounted for, by a relative allowance subtracted before any comparison.
+
+The bound needs only X'alpha and ||alpha||^2, which for alpha = c y - A b come from the
+second moments (G, g, yy): :class:`Moments` holds them, built from a scorer (X in
+memory) or from a Gram matrix directly.
+
+Every value here is a score bound of the private data and stays inside the call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Moments", "NodeBound", "psi"]
+
+# Relative rounding allowance of a bound (the moments are sums of n products; the
+# scorer's exact scores carry errors of the same order; 1e-10 is far above both).
+BOUND_RTOL = 1e-10
+# Dual ascent at a node stops when its steps would take more than 1 / SLOW times the
+# remaining steps to reach the target.
+SLOW = 1.0
+
+
+def psi(tau, lam_n, r):
+    """psi(tau) and the effective ridge gamma = lam_n + mu at the best multiplier."""
+    st = np.sqrt(tau)
+    if st <= lam_n * r:
+        return tau / (2.0 * lam_n), lam_n
+    return r * st - 0.5 * lam_n * r * r, st / r
+
+
+class Moments:
+    """Second moments of the augmented design A = [always-in columns, candidates] over n.
+
+    Index i < k_forced is an always-in column; candidate j has index k_forced + j.
+
+    Parameters
+    ----------
+    gy : ndarray, shape (P,)
+        A'y/n.
+    yy : float
+        y'y/n.
+    lam_n, r : float
+        Ridge weight lam/n and ball radius.
+    k_forced : int
+    gram : ndarray, shape (P, P), optional
+        A'A/n. Without it ``column_fn(idx)`` must return the columns A'A_idx/n.
+    """
+
+    def __init__(self, gy, yy, lam_n, r, k_forced, *, gram=None, column_fn=None):
+        self.gy = np.asarray(gy, dtype=float)
+        self.yy, self.lam_n, self.r = float(yy), float(lam_n), float(r)
+        self.k_forced = int(k_forced)
+        self.P = len(self.gy)
+        self.p = self.P - self.k_forced
+        if gram is None and column_fn is None:
+            raise ValueError("Moments needs gram= or column_fn=")
+        self.gram = gram
+        self._column_fn = column_fn
+        self._cache = {}
+        #: The diagonal of A'A/n (for the rounding allowance); from_scorer sets it
+        #: when there is no Gram matrix.
+        self.diag = np.diag(gram).copy() if gram is not None else None
+
+    def cols(self, idx):
+        """A'A_idx/n, shape (P, len(idx))."""
+        idx = np.asarray(idx, dtype=np.intp)
+        if self.gram is not None:
+            return self.gram[:, idx]
+        missing = [int(i) for i in idx if int(i) not in self._cache]
+        if missing:
+            block = self._column_fn(np.asarray(missing, dtype=np.intp))
+            for a, i in enumerate(missing):
+                self._cache[i] = block[:, a]
+        return np.column_stack([self._cache[int(i)] for i in idx]) if len(idx) \
+            else np.empty((self.P, 0))
+
+    @classmethod
+    def from_scorer(cls, sc):
+        """From a LeastSquaresScorer: its stored Gram matrix when it has one, else
+        columns of A'A/n computed from X on demand (and cached)."""
+        kf = sc.k_forced
+        gy = np.concatenate([sc.Fy, sc.Xy])
+        if sc._gram is not None and kf == 0:
+            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=sc._gram)  # no copy
+        if sc._gram is not None:
+            P = kf + sc.p
+            G = np.empty((P, P))
+            G[:kf, :kf] = sc.FF
+            G[kf:, :kf] = sc.XF
+            G[:kf, kf:] = sc.XF.T
+            G[kf:, kf:] = sc._gram
+            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=G)
+        A_cols = lambda j: (sc.forced[:, j] if j < kf else sc.X[:, j - kf])  # noqa: E731
+
+        def column_fn(idx):
+            B = np.column_stack([A_cols(int(i)) for i in idx])
+            return np.concatenate([sc.forced.T @ B, sc.X.T @ B]) / sc.n
+        mom = cls(gy, sc.yy, sc.lam_n, sc.r, kf, column_fn=column_fn)
+        mom.diag = np.concatenate([np.diag(sc.FF), sc.Xdiag])
+        return mom
+
+    @classmethod
+    def from_gram(cls, G, Xy, yy, lam, n, r, *, FF=None, XF=None, Fy=None):
+        """From sufficient statistics: G = X'X/n, Xy = X'y/n, yy = y'y/n, and for the
+        always-in columns F: FF = F'F/n, XF = X'F/n, Fy = F'y/n."""
+        G = np.asarray(G, dtype=float)
+        p = len(G)
+        kf = 0 if FF is None else len(FF)
+        if kf:
+            P = kf + p
+            A = np.empty((P, P))
+            A[:kf, :kf] = FF
+            A[kf:, :kf] = XF
+            A[:kf, kf:] = np.asarray(XF).T
+            A[kf:, kf:] = G
+            gy = np.concatenate([np.asarray(Fy, float), np.asarray(Xy, float)])
+        else:
+            A, gy = G, np.asarray(Xy, dtype=float)
+        return cls(gy, yy, lam / n, r, kf, gram=A)
+
+
+class DualPoint:
+    """alpha = c y - A b, stored through c, b (dense, augmented index), u = A'alpha/n,
+    b'g and b'Gb."""
+
+    __slots__ = ("c", "b", "u", "bg", "bGb")
+
+    def __init__(self, c, b, u, bg, bGb):
+        self.c, self.b, self.u, self.bg, self.bGb = c, b, u, bg, bGb
+
+    @classmethod
+    def from_fit(cls, mom, support_aug, beta):
+        """The dual point of a fit beta on the augmented columns ``support_aug``."""
+        b = np.zeros(mom.P)
+        b[support_aug] = beta
+        Gb = mom.cols(support_aug) @ beta
+        u = mom.gy - Gb
+        bg = float(beta @ mom.gy[support_aug])
+        return cls(1.0, b, u, bg, float(beta @ Gb[support_aug]))
+
+    def a12(self, yy):
+        """a1 - a2/2 = alpha'y/n - ||alpha||^2/(2n)."""
+        c = self.c
+        return c * yy - self.bg - 0.5 * (c * c * yy - 2.0 * c * self.bg + self.bGb)
+
+
+class NodeBound:
+    """Bounds of the nodes of one search: the moments and the family rule.
+
+    Parameters
+    ----------
+    mom : Moments
+    center : array_like of int, optional
+        Candidate indices of the centre set (the best support) for a family rule.
+    """
+
+    def __init__(self, mom, center=None):
+        self.mom = mom
+        self.in_center = np.zeros(mom.p, dtype=bool)
+        if center is not None:
+            self.in_center[np.asarray(center, dtype=np.intp)] = True
+
+    # ---------------------------------------------------------------- tau
+    def tau(self, u, node, want_selection=False):
+        """tau at u for a node; with want_selection also the chosen free columns
+        (candidate indices) that attain the top sum."""
+        kf = self.mom.k_forced
+        fixed_aug = node.fixed_aug
+        t0 = float(u[fixed_aug] @ u[fixed_aug])
+        k = node.k
+        if k == 0:
+            return t0, np.empty(0, dtype=np.intp)
+        v = u[kf:] ** 2
+        free_c, free_o = node.free_center, node.free_other
+        lo, hi = node.k1_range
+        if hi == 0:  # no family rule, or nothing left to take from the centre
+            cand = free_o
+            top = _top_k(v[cand], k)
+            sel = cand[top] if want_selection else None
+            return t0 + float(v[cand][top].sum()), sel
+        vc, vo = v[free_c], v[free_o]
+        oc = np.argsort(-vc, kind="stable")[:hi]
+        oo = np.argsort(-vo, kind="stable")[:k - lo]
+        cc = np.concatenate([[0.0], np.cumsum(vc[oc])])
+        co = np.concatenate([[0.0], np.cumsum(vo[oo])])
+        best, k1b = -1.0, lo
+        for k1 in range(lo, hi + 1):
+            if k - k1 > len(oo) or k1 > len(oc):
+                continue
+            val = cc[k1] + co[k - k1]
+            if val > best:
+                best, k1b = val, k1
+        sel = None
+        if want_selection:
+            sel = np.concatenate([free_c[oc[:k1b]], free_o[oo[:k - k1b]]])
+        return t0 + float(best), sel
+
+    def tau_batch(self, U, node):
+        """tau at each row of U (m, P) for a node (the selection is not returned)."""
+        kf = self.mom.k_forced
+        F = U[:, node.fixed_aug]
+        t0 = np.einsum("mi,mi->m", F, F)
+        k = node.k
+        if k == 0:
+            return t0
+        lo, hi = node.k1_range
+        if hi == 0:
+            V = U[:, kf + node.free_other] ** 2
+            if k < V.shape[1]:
+                V = np.partition(V, V.shape[1] - k, axis=1)[:, V.shape[1] - k:]
+            return t0 + V.sum(axis=1)
+        Vc = -np.sort(-(U[:, kf + node.free_center] ** 2), axis=1)[:, :hi]
+        Vo = -np.sort(-(U[:, kf + node.free_other] ** 2), axis=1)[:, :k - lo]
+        cc = np.concatenate([np.zeros((len(U), 1)), np.cumsum(Vc, axis=1)], axis=1)
+        co = np.concatenate([np.zeros((len(U), 1)), np.cumsum(Vo, axis=1)], axis=1)
+        best = np.full(len(U), -np.inf)
+        for k1 in range(lo, hi + 1):
+            if k - k1 <= Vo.shape[1] and k1 <= Vc.shape[1]:
+                best = np.maximum(best, cc[:, k1] + co[:, k - k1])
+        return t0 + best
+
+    def value(self, pt, node):
+        """The bound (not yet lowered by the rounding allowance) at a dual point."""
+        tau, _ = self.tau(pt.u, node)
+        return pt.a12(self.mom.yy) - psi(tau, self.mom.lam_n, self.mom.r)[0]
+
+    def allowance(self, pt, value):
+        """Rounding allowance for a bound computed at ``pt``: relative to the size of
+        the terms that were added up, and to the moment matrix's rounding (it must be
+        positive semi-definite for weak duality; rounding can break that at the level
+        of n * eps * its diagonal)."""
+        mom = self.mom
+        c = pt.c
+        nb = float(np.sqrt(pt.b @ pt.b))
+        dmax = float(np.max(mom.diag)) if mom.diag is not None else 1.0
+        terms = (abs(c) * mom.yy * (1.0 + abs(c)) + abs(pt.bg) * (1.0 + 2.0 * abs(c))
+                 + abs(pt.bGb) + abs(value))
+        psd = (mom.yy + dmax * mom.P) * ((1.0 - c) ** 2 + (mom.r + nb) ** 2)
+        return BOUND_RTOL * terms + 1e-13 * psd
+
+    # ---------------------------------------------------------------- ascent
+    def improve(self, pt, node, *, target=np.inf, iters=12, rtol=1e-7):
+        """Ascend the (concave) dual from ``pt``; returns (certified bound, point,
+        selection). Stops early once the certified bound exceeds ``target`` or the
+        gains become small. Every iterate gives a valid bound; the best is kept."""
+        mom = self.mom
+        yy, lam_n, r = mom.yy, mom.lam_n, mom.r
+        kf = mom.k_forced
+        best_pt, best = pt, self.value(pt, node)
+        cur, cur_v = pt, best
+        for it in range(iters):
+            tau, sel = self.tau(cur.u, node, want_selection=True)
+            if best - self.allowance(best_pt, best) > target:
+                break
+            _, gamma = psi(tau, lam_n, r)
+            W = np.concatenate([node.fixed_aug, kf + sel]).astype(np.intp)
+            dW = cur.u[W] / gamma
+            GdW = mom.cols(W) @ dW  # (P,)
+            du = mom.gy - GdW - cur.u
+            dg = float(dW @ mom.gy[W])
+            dGd = float(dW @ GdW[W])
+            bGd = float(dW @ (cur.c * mom.gy[W] - cur.u[W]))
+            c0, bg0, bGb0 = cur.c, cur.bg, cur.bGb
+
+            def h(eta):
+                """The bound along the step, for an array of step lengths."""
+                c = c0 + eta * (1.0 - c0)
+                bg = bg0 + eta * (dg - bg0)
+                bGb = bGb0 + 2.0 * eta * (bGd - bGb0) + eta * eta * (dGd - 2.0 * bGd + bGb0)
+                a12 = c * yy - bg - 0.5 * (c * c * yy - 2.0 * c * bg + bGb)
+                t = self.tau_batch(cur.u[None, :] + eta[:, None] * du[None, :], node)
+                return a12 - _psi_vec(t, lam_n, r)
+
+            eta, hv = _line_search(h, cur_v)
+            if eta > 0:
+                b = cur.b * (1.0 - eta)
+                b[W] += eta * dW
+                c = c0 + eta * (1.0 - c0)
+                nxt = DualPoint(c, b, cur.u + eta * du, bg0 + eta * (dg - bg0),
+                                bGb0 + 2.0 * eta * (bGd - bGb0)
+                                + eta * eta * (dGd - 2.0 * bGd + bGb0))
+            else:
+                nxt = cur
+            nxt, hv = self._rescale(nxt, node)
+            gain = hv - cur_v
+            cur, cur_v = nxt, hv
+            if hv > best:
+                best_pt, best = nxt, hv
+            # Stop when the steps stall, or when at this pace the bound would not
+            # reach the target within the remaining steps (a child starts from here).
+            if gain <= rtol * max(1.0, abs(hv)) or (
+                    np.isfinite(target) and gain * (iters - it) < SLOW * (target - best)):
+                break
+        _, sel = self.tau(best_pt.u, node, want_selection=True)
+        return best - self.allowance(best_pt, best), best_pt, sel
+
+    def _rescale(self, pt, node):
+        """The best multiple t * alpha (closed form: the bound is concave in t)."""
+        mom = self.mom
+        yy, lam_n, r = mom.yy, mom.lam_n, mom.r
+        c = pt.c
+        A1 = c * yy - pt.bg
+        A2 = max(c * c * yy - 2.0 * c * pt.bg + pt.bGb, 0.0)
+        tau0, _ = self.tau(pt.u, node)
+        st = np.sqrt(max(tau0, 0.0))
+
+        def h(t):
+            return t * A1 - 0.5 * t * t * A2 - psi(t * t * tau0, lam_n, r)[0]
+
+        cands = [1.0, 0.0]
+        if A2 + tau0 / lam_n > 0:
+            tq = A1 / (A2 + tau0 / lam_n)
+            if st > 0:
+                tq = min(tq, lam_n * r / st)
+            cands.append(max(tq, 0.0))
+        if A2 > 0 and st > 0:
+            cands.append(max((A1 - r * st) / A2, lam_n * r / st))
+        vals = [h(t) for t in cands]
+        j = int(np.argmax(vals))
+        t = cands[j]
+        if t == 1.0:
+            return pt, vals[j]
+        return DualPoint(t * c, t * pt.b, t * pt.u, t * pt.bg, t * t * pt.bGb), vals[j]
+
+
+def _psi_vec(tau, lam_n, r):
+    """psi for an array of tau."""
+    tau = np.maximum(tau, 0.0)
+    st = np.sqrt(tau)
+    return np.where(st <= lam_n * r, tau / (2.0 * lam_n), r * st - 0.5 * lam_n * r * r)
+
+
+def _line_search(h, h0, points=9, rounds=2):
+    """Maximise a concave function of the step length on [0, 1] by two vectorised
+    grids (the second around the best point of the first); returns (step, value),
+    never worse than h(0) = h0."""
+    lo, hi = 0.0, 1.0
+    best_x, best_f = 0.0, h0
+    for _ in range(rounds):
+        x = np.linspace(lo, hi, points)
+        f = h(x)
+        i = int(np.argmax(f))
+        if f[i] > best_f:
+            best_x, best_f = float(x[i]), float(f[i])
+        step = (hi - lo) / (points - 1)
+        lo, hi = max(0.0, x[i] - step), min(1.0, x[i] + step)
+    return best_x, best_f
+
+
+def _top_k(v, k):
+    """Positions of the k largest entries of v (all if k >= len(v))."""
+    if k >= len(v):
+        return np.arange(len(v))
+    return np.argpartition(v, len(v) - k)[len(v) - k:]
