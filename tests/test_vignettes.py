@@ -142,4 +142,6 @@ def test_r_vignette_knits_in_quick_mode(tmp_path):
     # the only errors are the two the page shows on purpose (residuals, confint: not released)
     errors = [line for line in text.splitlines() if "Error" in line]
     assert len(errors) == 2 and all("is not released for a dpsubset fit" in line for line in errors), errors
+    # the LowUtilityWarning is shown once, on purpose, before the page follows its advice
+    assert text.count("LowUtilityWarning") == 1, "the R vignette should show the low-utility warning once"
     assert len(_figures(md)) >= 1
