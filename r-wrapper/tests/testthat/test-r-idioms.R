@@ -89,6 +89,13 @@ test_that("Python's messages are rewritten in R's voice", {
   expect_equal(v("refit must be True or False"), "refit must be TRUE or FALSE")
   expect_equal(v("use I(x**2)"), "use I(x^2)")
   expect_equal(v("eps must be a finite number > 0, got -1.0"), "eps must be a finite number > 0, got -1")
+  expect_equal(v(paste0("or make 'y' a two-level Categorical with its categories known in advance, e.g. ",
+                        "data['y'] = pd.Categorical(data['y'], categories=['no', 'yes'])")),
+               paste0("or make 'y' a two-level factor with its levels set in advance, e.g. ",
+                      "data$y <- factor(data$y, levels = c('no', 'yes'))"))
+  expect_equal(v("the response 'y' has dtype str; its levels"), "the response 'y' is a character column; its levels")
+  expect_equal(v("response_levels is only used with loss in ('logistic', 'hinge')"),
+               "response_levels is only used with loss in c('logistic', 'hinge')")
   expect_false(grepl("dropna|pd\\.|np\\.", v(paste0(
     "data: 'wt' (1 rows). Remove or impute them first, e.g. data = data.replace([np.inf, -np.inf], np.nan)",
     ".dropna(subset=['wt'])"))))
