@@ -223,8 +223,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(keep) && !is.character(keep)) stop("keep must be a character vector of column names", call. = FALSE)
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
-  response_levels <- .check_response_levels(response_levels, formula, data)
   if (is.character(formula)) formula <- stats::as.formula(formula)
+  response_levels <- .check_response_levels(response_levels, formula, data)
   # The formula is read as text; its environment (the caller's frame, which may hold
   # the data) must not travel with the result into saveRDS().
   environment(formula) <- globalenv()

@@ -243,6 +243,9 @@ test_that("response_levels fixes the coding of a two-class response in advance (
   fit <- dp_best_subset(y01 ~ x1 + x2 + x3, data = d, eps = 4, s = 2, loss = "hinge",
                         bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
   expect_equal(fit$response_levels, c("0", "1"))
+  fit_s <- dp_best_subset("y01 ~ x1 + x2 + x3", data = d, eps = 4, s = 2, loss = "hinge",   # formula as a string
+                          bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
+  expect_identical(fit_s$coefficients, fit$coefficients)
   # bad values are refused in R, before any work
   for (bad in list(1, c(1, 2, 3), c(NA, 1), c(1, 1), list(0, 1))) {
     expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", response_levels = bad),
