@@ -279,6 +279,19 @@ def _bounds_from_r(b):
     return Bounds(x=x, y=y, default=default)
 
 
+def _response_levels_from_r(levels):
+    """``response_levels`` from R: a list of two values as a tuple.
+
+    R sends ``c(-1, 1)`` as doubles; whole doubles become ints, so that the
+    released ``response_levels`` (and the class labels of ``predict``) read
+    ``-1`` and ``1`` in R, as the user wrote them, not ``-1.0`` and ``1.0``.
+    Strings and logicals pass as they are; ``dp_best_subset`` validates the pair.
+    """
+    if not isinstance(levels, (list, tuple)):
+        return levels
+    return tuple(int(v) if isinstance(v, float) and v.is_integer() else v for v in levels)
+
+
 def _call_dp_best_subset(formula, data, kwargs):
     # dp_best_subset resolves formula names that are not columns in its caller's
     # scope: this frame, whose globals hold R_FORMULA_FUNCTIONS. Keep locals few.
@@ -320,6 +333,8 @@ def fit(formula, cols, args):
             args[k] = _as_int(k, args[k])
     if isinstance(args.get("keep"), list) and not args["keep"]:
         args["keep"] = None
+    if args.get("response_levels") is not None:
+        args["response_levels"] = _response_levels_from_r(args["response_levels"])
     if args.get("diagnostics"):
         raise ValueError("diagnostics=TRUE is not available from R: the non-private values would cross "
                          "into the R session unlabelled; use the Python API")

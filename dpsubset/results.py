@@ -608,8 +608,11 @@ class DPSubsetResults:
             Columns ``nobs``, ``n_candidates`` (p), ``n_forced``, ``s``,
             ``method``, ``loss``, ``refit`` (the refit mechanism, or None),
             ``eps`` and ``delta`` (totals), ``eps_select``, ``eps_refit``,
-            ``guarantee``, ``sensitivity`` (score sensitivity Delta; NaN when the
-            bounds were taken from the data, since it is then a statistic of the data),
+            ``guarantee``, ``seeded`` (bool: the call was given ``random_state``, so
+            the release is private only while the seed is secret; see
+            :attr:`PrivacyReport.seeded`), ``sensitivity`` (score sensitivity Delta;
+            NaN when the bounds were taken from the data, since it is then a
+            statistic of the data),
             ``certificates_closed`` (bool), ``n_certificates``, ``gap_check_passed``,
             ``bounds_public``, ``r``, ``lam``, ``formula``, ``response``. No
             goodness-of-fit statistics: they would be computed from the private data.
@@ -621,7 +624,7 @@ class DPSubsetResults:
             eps=float(rep.eps), delta=float(rep.delta),
             eps_select=float("nan") if self.eps_select is None else float(self.eps_select),
             eps_refit=float("nan") if self.eps_refit is None else float(self.eps_refit),
-            guarantee=rep.guarantee,
+            guarantee=rep.guarantee, seeded=bool(rep.seeded),
             sensitivity=(float("nan") if rep.sensitivity is None or not rep.bounds_public
                          else float(rep.sensitivity)),
             certificates_closed=bool(rep.all_certificates_closed),

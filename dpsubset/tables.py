@@ -1,7 +1,7 @@
 r"""Several private fits side by side, the way papers show them: :func:`summary_table`.
 
 Terms are rows and fits are columns; the privacy accounting of each fit (method,
-loss, s, n, eps, delta, guarantee) closes the table. Only released quantities go
+loss, s, n, eps, delta, guarantee, seeded) closes the table. Only released quantities go
 in: DP coefficients, the released supports and the public budget.
 
 The text rendering is statsmodels' own (``SimpleTable`` inside a ``Summary``, as
@@ -38,7 +38,7 @@ SELECTED_NO_COEF = "selected"
 FORCED_NO_COEF = "forced"
 
 _PRIVACY_ROWS = ("Method", "Loss", "Refit", "s", "p", "N", "eps", "eps (select + refit)",
-                 "delta", "Guarantee", "Certificates")
+                 "delta", "Guarantee", "Seeded", "Certificates")
 
 
 def _check_results(results):
@@ -129,7 +129,8 @@ def _privacy_column(res):
     er = "" if res.eps_refit is None else f"{res.eps_refit:.4g}"
     return [res.method, res.loss, (res.refit_mechanism or "none").split(" (")[0], str(res.s),
             str(res.p), str(res.nobs), f"{rep.eps:.4g}", f"{es} + {er}", f"{rep.delta:.3g}",
-            rep.guarantee, "closed" if rep.all_certificates_closed else "OPEN"]
+            rep.guarantee, "yes" if rep.seeded else "no",
+            "closed" if rep.all_certificates_closed else "OPEN"]
 
 
 def _markdown(frame, n_terms, title, notes):
@@ -322,7 +323,9 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, title
     released privately. The rows below the coefficients are the privacy
     accounting of each fit: selection method, loss, refit mechanism, s, number
     of candidates p, n, total eps, its split between selection and refit, delta,
-    the guarantee and whether every exact solve was certified.
+    the guarantee, whether the fit was seeded (``random_state`` given: private
+    only while the seed is secret; a note under the table says so) and whether
+    every exact solve was certified.
 
     The LaTeX table is a ``table`` float (``[htbp]``, centred) holding a
     ``threeparttable`` with the caption, the label, a ``tabular`` with
@@ -384,6 +387,9 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, title
         table_notes.append("At least one fit has NO privacy guarantee (guarantee 'void'): see its privacy report.")
     if "conditional" in guarantees:
         table_notes.append("'conditional': eps-DP only on data satisfying a condition that is not checked.")
+    if any(res.privacy.seeded for res in results):
+        table_notes.append("Seeded 'yes': the fit was given random_state, so it is private only "
+                           "while the seed is secret.")
     if fmt == "latex":
         # the automatic notes are ours: escape them, then write the symbols as math
         own = [_latex_escape(n).replace(NOT_SELECTED, "---").replace("eps-DP", r"$\varepsilon$-DP")

@@ -26,6 +26,7 @@ sim <- local({
   data.frame(y = y, X, g = g, flag = X[, 3] > 0)
 })
 mt <- mtcars
+simc <- within(sim, yc <- ifelse(y > 0, 1, -1))   # a two-class response coded -1/+1
 """
 
 MT_INTERVALS = dict(cyl=(2, 12), disp=(50, 500), hp=(40, 400), drat=(2, 5.5), wt=(1, 6), qsec=(12, 25),
@@ -39,8 +40,8 @@ def _r_list(d):
 # (name, R formula, Python formula, data, R arguments, Python arguments)
 CASES = [
     ("mtcars intervals, top_r", "mpg ~ .", "mpg ~ .", "mt",
-     f"eps = 1, s = 3, bounds = dpsubset_bounds(x = {_r_list(MT_INTERVALS)}, y = c(5, 50)), random_state = 11",
-     dict(eps=1.0, s=3, bounds=dps.Bounds(x=MT_INTERVALS, y=(5, 50)), random_state=11)),
+     f"eps = 6, s = 3, bounds = dpsubset_bounds(x = {_r_list(MT_INTERVALS)}, y = c(5, 50)), random_state = 11",
+     dict(eps=6.0, s=3, bounds=dps.Bounds(x=MT_INTERVALS, y=(5, 50)), random_state=11)),
     ("simulated with factor and logical, scalar bounds", "y ~ .", "y ~ .", "sim",
      "eps = 3, s = 2, bounds = c(1, 2), random_state = 5",
      dict(eps=3.0, s=2, bounds=(1.0, 2.0), random_state=5)),
@@ -51,6 +52,10 @@ CASES = [
     ("no intercept, keep, refit split", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "sim",
      "eps = 2, s = 2, keep = 'x5', eps_select = 1.5, bounds = c(1, 2), r = 2, lam = 3, random_state = 3",
      dict(eps=2.0, s=2, keep="x5", eps_select=1.5, bounds=(1.0, 2.0), r=2.0, lam=3.0, random_state=3)),
+    ("logistic, response coded -1/+1 with response_levels", "yc ~ x1 + x2 + x3 + x4", "yc ~ x1 + x2 + x3 + x4",
+     "simc", "eps = 4, s = 2, loss = 'logistic', response_levels = c(-1, 1), bounds = dpsubset_bounds(x = 1), "
+     "random_state = 6",
+     dict(eps=4.0, s=2, loss="logistic", response_levels=(-1, 1), bounds=dps.Bounds(x=1.0), random_state=6)),
 ]
 
 
@@ -89,7 +94,7 @@ def test_rpy2_refuses_columns_it_cannot_map(ro):
 def test_python_api_takes_an_r_data_frame(ro):
     r_mt = ro.r("mtcars")
     pd_mt = pd.DataFrame({str(k): np.asarray(v, dtype=float) for k, v in zip(r_mt.names, r_mt)})
-    kw = dict(eps=1.0, s=3, bounds=dps.Bounds(x=MT_INTERVALS, y=(5, 50)), random_state=4)
+    kw = dict(eps=6.0, s=3, bounds=dps.Bounds(x=MT_INTERVALS, y=(5, 50)), random_state=4)
     a = dps.dp_best_subset("mpg ~ .", r_mt, **kw)
     b = dps.dp_best_subset("mpg ~ .", pd_mt, **kw)
     assert a.support == b.support

@@ -270,6 +270,24 @@ def test_summary_table_rejects_other_objects(fits):
     assert dps.summary_table(fits[0]).count("Intercept") == 1   # a single result is fine
 
 
+def test_seeded_flag_in_glance_and_summary_table(fits):
+    """glance() and summary_table() carry the report's seeded flag and say what it means."""
+    seeded = fits[0]
+    df, _ = make_regression(120, 5, s=1, random_state=0, as_frame=True)
+    unseeded = dps.dp_best_subset("y ~ .", df, eps=2.0, s=1, bounds=(0.5, 0.5))
+    assert seeded.privacy.seeded is True and unseeded.privacy.seeded is False
+    assert seeded.glance()["seeded"].tolist() == [True]
+    assert unseeded.glance()["seeded"].tolist() == [False]
+    assert seeded.glance()["seeded"].dtype == bool
+    frame = dps.summary_table([seeded, unseeded], fmt="frame")
+    assert frame.loc["Seeded"].tolist() == ["yes", "no"]
+    # the note explaining "yes" appears when (and only when) a fit was seeded
+    assert "private only while the seed is secret" in dps.summary_table([seeded, unseeded], fmt="markdown")
+    assert "seed is secret" not in dps.summary_table([unseeded], fmt="markdown")
+    tex = dps.summary_table([seeded], fmt="latex")
+    assert "Seeded & yes" in tex and r"random\_state" in tex
+
+
 # ---------------------------------------------------------------- void guarantee
 
 def test_bounds_from_data_are_not_shown():

@@ -29,7 +29,7 @@ PYTHON_VIGNETTES = {
     "01_hitters.py": (["Differentially Private Best Subset Selection", "PrivacyLeakWarning",
                        "best subset for the private score", r"\begin{tabular}",
                        "share of releases equal to the best-score support",
-                       "spends its own privacy"], 1),
+                       "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 1"], 1),
     "02_paper_comparison.py": (["n(50%)", "Seed 001 (p = 10,000", "This page (p = 100)",
                                 "top_r", "mistakes_assume", "samp_agg", "dp_sis"], 1),
     "03_hinge_classification.py": ([re.compile(r"Loss:\s+hinge"),
@@ -142,4 +142,6 @@ def test_r_vignette_knits_in_quick_mode(tmp_path):
     # the only errors are the two the page shows on purpose (residuals, confint: not released)
     errors = [line for line in text.splitlines() if "Error" in line]
     assert len(errors) == 2 and all("is not released for a dpsubset fit" in line for line in errors), errors
+    # the LowUtilityWarning is shown once, on purpose, before the page follows its advice
+    assert text.count("LowUtilityWarning") == 1, "the R vignette should show the low-utility warning once"
     assert len(_figures(md)) >= 1

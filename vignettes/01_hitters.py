@@ -71,7 +71,8 @@ print(dps.hitters_levels())
 # split in half: `eps = 1` for choosing the support (the exact top-R mechanism)
 # and `eps = 1` for the coefficients (objective perturbation on the chosen
 # support). `random_state` fixes the private randomness, so that this page is
-# reproducible; in a real release it should be left at `None`.
+# reproducible; in a real release it should be left at `None`: a seeded
+# release is private only while the seed is secret, and the report below says so.
 
 # %%
 import dpsubset as dps
@@ -190,16 +191,21 @@ for e, f in zip(eps_grid, fits):
     print(f"eps = {e:>5g}: released {f.support}; {agree} of 5 in the best-score support")
 
 # %% [markdown]
-# The first three columns are non-private. The supports released at eps = 1
-# and 16 have little to do with the best subset. At the very large budgets the
-# support is the best-score one, and the coefficients approach the
-# least-squares fit on that support (third column), not the ridge fit of the
-# score (second column): the refit minimises the squared loss with only the
-# regularisation its privacy calibration needs. Its noise is scaled to the public
-# bounds, which are wide (a career-at-bats bound of 15,000 against typical
-# values of a few thousand), so at usual budgets the coefficients are far off.
-# The best-score support is not the least-squares best subset (first column)
-# either: the private score has a large ridge (`lam = 0.1 n`) and a ball
+# The first three columns are non-private. The warning above is the eps = 1
+# fit's: before touching the data, `dp_best_subset` checks from public
+# quantities alone (n, p, s, the budget, the bounds and `r`) whether the
+# selection could beat chance even on the most favourable data, and with
+# eps = 0.5 for the selection it could not. At eps = 16 no warning is raised,
+# which does not mean that the release works on these data: the supports
+# released at eps = 1 and 16 both have little to do with the best subset. At the
+# very large budgets the support is the best-score one, and the coefficients
+# approach the least-squares fit on that support (third column), not the ridge
+# fit of the score (second column): the refit minimises the squared loss with
+# only the regularisation its privacy calibration needs. Its noise is scaled to
+# the public bounds, which are wide (a career-at-bats bound of 15,000 against
+# typical values of a few thousand), so at usual budgets the coefficients are
+# far off. The best-score support is not the least-squares best subset (first
+# column) either: the private score has a large ridge (`lam = 0.1 n`) and a ball
 # constraint, and with them the correlated career totals replace `AtBat` and
 # `Division`. `bench/refit_mse.py` measures the prediction error of the private
 # refit on Hitters.

@@ -83,7 +83,9 @@ B = dps.Bounds(x=pima_bounds, y=1.0)
 # support, 2 for the coefficients). For the hinge loss `predict()` returns the
 # class label; `which="linear"` gives the linear predictor (the margin), whose sign
 # is the class (`+` for `Yes`). For the logistic loss it returns the probability
-# of `Yes`, as statsmodels does.
+# of `Yes`, as statsmodels does. The `random_state` of this page's calls is
+# there to make the page reproducible, nothing else: a release leaves it unset,
+# since a seeded release is private only while the seed is secret.
 
 # %%
 R_BALL = 3.0

@@ -67,6 +67,15 @@
 #' number `b` a symmetric bound. Missing bounds are taken from the data with a
 #' warning of class `"dpsubset_privacy_leak"`, and the guarantee is void.
 #'
+#' @section Settings that cannot beat chance:
+#' Before any work on the data, the call checks from public quantities only (n,
+#' the number of candidates, `s`, the budget, the bounds and `r`) whether the
+#' release can be better than chance on any data, and if not warns with class
+#' `"dpsubset_low_utility"`, saying what would help (a larger `eps`, more rows,
+#' tighter bounds, a smaller `r` or `s`). The privacy guarantee is not affected:
+#' the warning is about usefulness. On `mtcars` (32 rows, 10 candidates), `s = 3`
+#' needs `eps` of about 6 with bounds from a codebook and the default radius 1.
+#'
 #' @section Randomness:
 #' The private draws use Python's random generator. `set.seed()` does not affect
 #' them: pass `random_state` (a whole number) to repeat a release exactly; the
@@ -100,10 +109,22 @@
 #' @param loss `"squared"` (default), `"huber"` (regression with outliers), or a
 #'   classification loss, `"logistic"` or `"hinge"`. For a classification loss the
 #'   response is a two-level factor (first level coded -1, second +1; the levels
-#'   must be fixed in advance), a logical, or 0/1; `fit$response_levels` then
-#'   names the two classes, and `predict()` gives the linear predictor
-#'   (`type = "link"`, positive: the second level), the probability of the
-#'   second level (`type = "response"`, logistic only) or the class (`type = "class"`).
+#'   must be fixed in advance), a logical (`FALSE` coded -1), or a numeric column
+#'   coded 0/1; any other coding needs `response_levels`. `fit$response_levels`
+#'   then names the two classes, and `predict()` gives the linear predictor
+#'   (`type = "link"`, positive: the second class), the probability of the
+#'   second class (`type = "response"`, logistic only) or the class (`type = "class"`).
+#' @param response_levels For `loss = "logistic"` or `"hinge"`: the two classes
+#'   as `c(class coded -1, class coded +1)`, fixed in advance, e.g. `c(-1, 1)`
+#'   for a numeric response coded -1/+1, or `c("control", "case")`. `NULL` (the
+#'   default) takes the coding from the column's type only, never from the values
+#'   that occur (which would differ between neighbouring data sets and break the
+#'   guarantee): a factor by its declared levels, a logical as `c(FALSE, TRUE)`,
+#'   and a numeric column by the fixed coding `c(0, 1)`, so a -1/+1 response
+#'   needs `response_levels = c(-1, 1)`. For a factor response the values are
+#'   its level labels (`c(0, 1)` means the levels `"0"` and `"1"`). A row whose
+#'   value is neither class is an error that names the column and the number of
+#'   such rows.
 #' @param huber_h,hinge_h Threshold of the Huber loss / smoothing of the hinge
 #'   loss, in the mapped units of the response (`NULL`: the Python default).
 #'   Only with that loss.
@@ -147,8 +168,14 @@
 #' @seealso [dpsubset_python], [dpsubset_bounds()], [predict.dpsubset()], [tidy.dpsubset()]
 #' @export
 #' @examplesIf dpsubset_available()
-#' fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3,
-#'                       bounds = c(500, 40), r = 50, random_state = 1)
+#' # public bounds from what cars of the 1970s can be, not from the data
+#' b <- dpsubset_bounds(x = list(cyl = c(2, 12), disp = c(50, 500), hp = c(40, 400),
+#'                               drat = c(2, 5.5), wt = c(1, 6), qsec = c(12, 25),
+#'                               vs = c(0, 1), am = c(0, 1), gear = c(3, 6), carb = c(1, 8)),
+#'                      y = c(5, 50))
+#' # a release: random_state stays NULL (a seeded release is private only while
+#' # the seed is secret)
+#' fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3, bounds = b)
 #' fit
 #' summary(fit)
 #' coef(fit)
@@ -156,7 +183,8 @@
 #' tidy(fit)
 dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = 1,
                            lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
-                           keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL, refit = TRUE,
+                           keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
+                           response_levels = NULL, refit = TRUE,
                            eps_select = NULL, eps_refit = NULL,
                            search = c("auto", "enumeration", "outer_approximation", "pyomo"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
@@ -196,6 +224,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
+  response_levels <- .check_response_levels(response_levels, formula, data)
   # The formula is read as text; its environment (the caller's frame, which may hold
   # the data) must not travel with the result into saveRDS().
   environment(formula) <- globalenv()
@@ -216,6 +245,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(solver_options)) args$solver_options <- solver_options
   if (!is.null(huber_h)) args$huber_h <- huber_h
   if (!is.null(hinge_h)) args$hinge_h <- hinge_h
+  if (!is.null(response_levels)) args$response_levels <- as.list(unname(response_levels))
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   .replay_warnings(plain$warnings)
@@ -310,6 +340,25 @@ print.dpsubset_bounds <- function(x, ...) {
   n <- length(pf$columns[[1]]$values)
   cols <- lapply(cols, function(v) if (length(v)) v else rep(NA, n))
   as.data.frame(stats::setNames(cols, nms), stringsAsFactors = FALSE, optional = TRUE)
+}
+
+# response_levels: two classes given as an R vector. A factor response reaches Python
+# as a Categorical whose categories are the level labels (strings), so the classes of
+# a factor are compared as strings: c(0, 1) names the levels "0" and "1".
+.check_response_levels <- function(response_levels, formula, data) {
+  if (is.null(response_levels)) return(NULL)
+  if (is.factor(response_levels)) response_levels <- as.character(response_levels)
+  if (!(is.numeric(response_levels) || is.character(response_levels) || is.logical(response_levels)) ||
+      length(response_levels) != 2L || anyNA(response_levels)) {
+    stop("response_levels must be two values, c(class coded -1, class coded +1), fixed in advance, ",
+         "e.g. c(-1, 1) or c(\"control\", \"case\")", call. = FALSE)
+  }
+  if (response_levels[1] == response_levels[2]) {
+    stop("response_levels must name two different classes", call. = FALSE)
+  }
+  lhs <- if (is.call(formula) && length(formula) == 3L) all.vars(formula[[2L]]) else character()
+  if (length(lhs) == 1L && is.factor(data[[lhs]])) response_levels <- as.character(response_levels)
+  response_levels
 }
 
 # na.action: only "fail" is private (see the section "Missing values" of ?dp_best_subset).

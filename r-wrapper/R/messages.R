@@ -15,6 +15,10 @@
     "Remove or impute them first, with public values (see na.action in ?dp_best_subset)"),
   c("wrap arrays as pd\\.DataFrame\\([^)]*\\)", "use a data.frame"),
   c("(a )?pandas DataFrame( \\(or a dict of columns\\))?", "a data.frame"),
+  c("data\\['([^']+)'\\] = pd\\.Categorical\\(data\\['[^']+'\\], categories=\\[([^]]*)\\]\\)",
+    "data$\\1 <- factor(data$\\1, levels = c(\\2))"),
+  c("with its categories known in advance", "with its levels set in advance"),
+  c("has dtype (str|object|string)\\b", "is a character column"),
   c("make (\\S+) a pandas Categorical with explicit categories",
     "make \\1 a factor with its levels set in advance"),
   c("a pandas Categorical", "a factor"),
@@ -46,6 +50,7 @@
   c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default)=", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
+  c("\\bin \\(((?:'[^']*'(?:, )?)+)\\)", "in c(\\1)"),
   c("\\b(got|given|is) (-?[0-9]+)\\.0\\b", "\\1 \\2"),
   c("\\[((?:'[^'\\]]*'(?:, )?)+)\\]", "c(\\1)"),
   c("\\bTrue\\b", "TRUE"),

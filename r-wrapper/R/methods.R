@@ -240,7 +240,8 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   for the intercept and when the bounds were taken from the data).
 #'   `glance()`: one row with `nobs`, `n_candidates`, `n_forced`, `s`, `method`,
 #'   `loss`, `refit`, `eps`, `delta`, `eps_select`, `eps_refit`, `guarantee`,
-#'   `sensitivity`, `certificates_closed`, `n_certificates`,
+#'   `seeded` (`TRUE` when `random_state` was given: the release is then private
+#'   only while the seed is secret), `sensitivity`, `certificates_closed`, `n_certificates`,
 #'   `gap_check_passed`, `bounds_public`, `r`, `lam`, `formula` (the R
 #'   formula) and `response`. `augment()`: `newdata` plus `.fitted`.
 #' @name tidy.dpsubset
@@ -276,7 +277,7 @@ augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "respon
 #'
 #' Terms in rows (R's names), fits in columns, and the privacy accounting of
 #' each fit (method, loss, refit, s, p, n, eps and its split, delta, guarantee,
-#' certificates) in the rows at the bottom: the Python package's
+#' seeded, certificates) in the rows at the bottom: the Python package's
 #' `summary_table()`, called on the fits.
 #'
 #' @param fits A `"dpsubset"` fit or a list of them (names of the list are

@@ -131,12 +131,16 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
 }
 
 # Re-raise, on the R side, the warnings Python recorded during a call, in R's
-# voice (see messages.R). A
-# PrivacyLeakWarning becomes an R warning of class "dpsubset_privacy_leak", so
-# that it can be caught on its own (withCallingHandlers / tryCatch).
+# voice (see messages.R). A PrivacyLeakWarning becomes an R warning of class
+# "dpsubset_privacy_leak" and a LowUtilityWarning one of class
+# "dpsubset_low_utility" (and "dpsubset_warning"), so that each can be caught on
+# its own (withCallingHandlers / tryCatch); the others are "dpsubset_warning".
 .replay_warnings <- function(ws) {
   for (w in ws) {
-    cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpsubset_privacy_leak" else "dpsubset_warning"
+    cls <- switch(w$category,
+                  PrivacyLeakWarning = "dpsubset_privacy_leak",
+                  LowUtilityWarning = c("dpsubset_low_utility", "dpsubset_warning"),
+                  "dpsubset_warning")
     cond <- structure(class = c(cls, "warning", "condition"),
                       list(message = paste0(w$category, ": ", .r_voice(w$message)), call = NULL))
     warning(cond)

@@ -1,6 +1,8 @@
 # End to end through Python: the fit, its fields and its methods.
+# eps = 6 on mtcars (n = 32, s = 3 of 10): with a smaller budget the settings cannot
+# beat chance and every fit raises a LowUtilityWarning (tested on its own below).
 fit_mtcars <- function(...) {
-  dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds(), random_state = 1, ...)
+  dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3, bounds = mtcars_bounds(), random_state = 1, ...)
 }
 
 test_that("a fit has R-native fields", {
@@ -19,7 +21,7 @@ test_that("a fit has R-native fields", {
   p <- fit$privacy
   expect_type(p, "list")
   expect_equal(p$guarantee, "pure")
-  expect_equal(p$eps, 1)
+  expect_equal(p$eps, 6)
   expect_equal(p$delta, 0)
   expect_s3_class(p$stages, "data.frame")
   expect_equal(p$stages$stage, c("selection", "refit"))
@@ -30,7 +32,7 @@ test_that("a fit has R-native fields", {
 test_that("the same random_state gives the same release; s may be a double", {
   skip_if_no_python()
   a <- fit_mtcars()
-  b <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3L, bounds = mtcars_bounds(), random_state = 1L)
+  b <- dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3L, bounds = mtcars_bounds(), random_state = 1L)
   expect_identical(a$support, b$support)
   expect_identical(a$coefficients, b$coefficients)
 })
@@ -92,6 +94,38 @@ test_that("missing bounds warn with class dpsubset_privacy_leak and void the gua
   expect_false(fit$privacy$bounds_public)
   expect_true(length(fit$privacy$leaks) > 0)
   expect_output(print(fit), "NO differential privacy guarantee")
+})
+
+test_that("settings that cannot beat chance warn with class dpsubset_low_utility, naming settings only", {
+  skip_if_no_python()
+  # the settings of the first version of ?dp_best_subset's example: scalar bounds and a
+  # large r make the score sensitivity huge; the warning comes from public settings alone
+  ws <- list()
+  withCallingHandlers(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = c(500, 40), r = 50),
+                      warning = function(w) {
+                        ws[[length(ws) + 1L]] <<- w
+                        invokeRestart("muffleWarning")
+                      })
+  expect_length(ws, 2L)   # the selection and the refit, each on its own
+  for (w in ws) {
+    expect_s3_class(w, "dpsubset_low_utility")
+    expect_s3_class(w, "dpsubset_warning")
+  }
+  msgs <- vapply(ws, conditionMessage, "")
+  expect_match(msgs[1], "no better than chance")
+  expect_match(msgs[1], "eps_select = 0.5, n = 32, s = 3", fixed = TRUE)
+  expect_match(msgs[2], "refit noise")
+  expect_match(msgs[2], "eps_refit = 0.5, n = 32, r = 50", fixed = TRUE)
+  expect_true(all(grepl("What would help", msgs)))
+  # no value of the data: none of mtcars' fractional mpg values is in the text
+  for (v in unique(mtcars$mpg[mtcars$mpg %% 1 != 0])) expect_false(grepl(format(v), paste(msgs, collapse = " "), fixed = TRUE))
+  # the same budget on a codebook's bounds and r = 1 still cannot: at eps = 6 it can
+  expect_warning(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds()),
+                 class = "dpsubset_low_utility")
+  expect_no_warning(dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3, bounds = mtcars_bounds()))
+  # the warning says nothing about privacy: the fit is released and pure
+  fit <- suppressWarnings(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds()))
+  expect_equal(fit$privacy$guarantee, "pure")
 })
 
 test_that("factors carry their levels; character columns learn theirs and warn", {
@@ -161,6 +195,66 @@ test_that("a classification loss takes a two-level factor response", {
   expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "nope"), "loss must be one of")
 })
 
+test_that("response_levels fixes the coding of a two-class response in advance (issue 17)", {
+  skip_if_no_python()
+  d <- sim_data(160)
+  d$y <- ifelse(d$y > 0, 1, -1)   # a numeric response coded -1/+1
+  n_neg <- sum(d$y == -1)
+  # without response_levels a numeric response has the fixed coding c(0, 1), whatever
+  # values occur: the -1 rows are outside it, and the error counts them, naming no value
+  err <- expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic",
+                                     bounds = dpsubset_bounds(x = 1)),
+                      class = "dpsubset_ValueError")
+  msg <- conditionMessage(err)
+  expect_match(msg, "'y'", fixed = TRUE)
+  expect_match(msg, sprintf("%d rows outside its coding", n_neg), fixed = TRUE)
+  expect_match(msg, "response_levels = c(-1, 1)", fixed = TRUE)
+  expect_false(grepl("pd\\.|Categorical|\\[", msg))
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
+                        response_levels = c(-1, 1), random_state = 6)
+  expect_identical(fit$response_levels, c("-1", "1"))   # as written, not "-1.0"
+  expect_equal(fit$privacy$guarantee, "pure")
+  cl <- predict(fit, d[1:10, ], type = "class")
+  expect_equal(levels(cl), c("-1", "1"))
+  expect_equal(as.numeric(as.character(cl)), unname(ifelse(predict(fit, d[1:10, ]) > 0, 1, -1)))
+  # the same coding as a factor with the levels c(-1, 1) declared: the same release
+  df <- d
+  df$y <- factor(df$y, levels = c(-1, 1))
+  ff <- dp_best_subset(y ~ ., data = df, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
+                       random_state = 6)
+  expect_identical(ff$response_levels, c("-1", "1"))
+  expect_identical(ff$coefficients, fit$coefficients)
+  # a value that is neither class: the column and the count, never the value
+  d$y[3] <- 0.424242
+  err <- expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic",
+                                     bounds = dpsubset_bounds(x = 1), response_levels = c(-1, 1)),
+                      "'y' has 1 row outside its coding")
+  expect_false(grepl("0.42", conditionMessage(err), fixed = TRUE))
+  expect_match(conditionMessage(err), "factor(data$y, levels = c(", fixed = TRUE)
+  # a factor keeps working through its declared levels; response_levels may reorder them
+  d$y <- factor(ifelse(d$y > 0, "up", "down"), levels = c("down", "up"))
+  expect_equal(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
+                              random_state = 6)$response_levels, c("down", "up"))
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
+                        response_levels = c("up", "down"), random_state = 6)
+  expect_equal(fit$response_levels, c("up", "down"))
+  # a factor's classes are its level labels: c(0, 1) names the levels "0" and "1"
+  d$y01 <- factor(as.integer(d$y == "up"), levels = c(0, 1))
+  fit <- dp_best_subset(y01 ~ x1 + x2 + x3, data = d, eps = 4, s = 2, loss = "hinge",
+                        bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
+  expect_equal(fit$response_levels, c("0", "1"))
+  fit_s <- dp_best_subset("y01 ~ x1 + x2 + x3", data = d, eps = 4, s = 2, loss = "hinge",   # formula as a string
+                          bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
+  expect_identical(fit_s$coefficients, fit$coefficients)
+  # bad values are refused in R, before any work
+  for (bad in list(1, c(1, 2, 3), c(NA, 1), c(1, 1), list(0, 1))) {
+    expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", response_levels = bad),
+                 "response_levels must")
+  }
+  expect_error(dp_best_subset(y01 ~ x1, data = d, eps = 4, s = 1, bounds = c(1, 1), response_levels = c(0, 1)),
+               "only used with loss in c\\('logistic', 'hinge'\\)")
+})
+
 test_that("search = \"pyomo\" goes through with a solver, and releases what the default search does", {
   skip_if_no_python()
   ok <- tryCatch({
@@ -186,10 +280,10 @@ test_that("the result holds no data: not in its call, not in its formula's envir
   sentinel <- 1234.56789
   d <- mtcars
   d$wt[1] <- 6 - 1e-9 * sentinel  # inside the public bounds
-  fit_in <- function(dd) dp_best_subset(mpg ~ ., data = dd, eps = 1, s = 3, bounds = mtcars_bounds())
+  fit_in <- function(dd) dp_best_subset(mpg ~ ., data = dd, eps = 6, s = 3, bounds = mtcars_bounds())
   fit <- fit_in(d)
   expect_identical(environment(fit$formula), globalenv())
-  fit2 <- do.call(dp_best_subset, list(mpg ~ ., data = d, eps = 1, s = 3, bounds = mtcars_bounds()))
+  fit2 <- do.call(dp_best_subset, list(mpg ~ ., data = d, eps = 6, s = 3, bounds = mtcars_bounds()))
   expect_identical(fit2$call$data, as.name("data"))
   expect_true(fit2$privacy$seeded == FALSE)
   expect_true(fit_mtcars()$privacy$seeded)

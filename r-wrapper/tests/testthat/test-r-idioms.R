@@ -89,6 +89,13 @@ test_that("Python's messages are rewritten in R's voice", {
   expect_equal(v("refit must be True or False"), "refit must be TRUE or FALSE")
   expect_equal(v("use I(x**2)"), "use I(x^2)")
   expect_equal(v("eps must be a finite number > 0, got -1.0"), "eps must be a finite number > 0, got -1")
+  expect_equal(v(paste0("or make 'y' a two-level Categorical with its categories known in advance, e.g. ",
+                        "data['y'] = pd.Categorical(data['y'], categories=['no', 'yes'])")),
+               paste0("or make 'y' a two-level factor with its levels set in advance, e.g. ",
+                      "data$y <- factor(data$y, levels = c('no', 'yes'))"))
+  expect_equal(v("the response 'y' has dtype str; its levels"), "the response 'y' is a character column; its levels")
+  expect_equal(v("response_levels is only used with loss in ('logistic', 'hinge')"),
+               "response_levels is only used with loss in c('logistic', 'hinge')")
   expect_false(grepl("dropna|pd\\.|np\\.", v(paste0(
     "data: 'wt' (1 rows). Remove or impute them first, e.g. data = data.replace([np.inf, -np.inf], np.nan)",
     ".dropna(subset=['wt'])"))))
@@ -101,12 +108,12 @@ test_that("Python's messages are rewritten in R's voice", {
 
 test_that("tidy() and glance() have the Python API's columns and are tibbles when tibble is installed", {
   skip_if_no_python()
-  fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds(), random_state = 1)
+  fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3, bounds = mtcars_bounds(), random_state = 1)
   td <- tidy(fit)
   gl <- glance(fit)
   expect_equal(names(td), c("term", "estimate", "selected", "forced", "status", "clip_lo", "clip_hi"))
   expect_equal(names(gl), c("nobs", "n_candidates", "n_forced", "s", "method", "loss", "refit", "eps", "delta",
-                            "eps_select", "eps_refit", "guarantee", "sensitivity", "certificates_closed",
+                            "eps_select", "eps_refit", "guarantee", "seeded", "sensitivity", "certificates_closed",
                             "n_certificates", "gap_check_passed", "bounds_public", "r", "lam", "formula",
                             "response"))
   if (requireNamespace("tibble", quietly = TRUE)) {
@@ -120,12 +127,14 @@ test_that("tidy() and glance() have the Python API's columns and are tibbles whe
   expect_equal(td$clip_hi[td$term == "wt"], 6)
   expect_type(gl$gap_check_passed, "logical")
   expect_equal(gl$formula, "mpg ~ .")
-  expect_equal(gl$eps_select + gl$eps_refit, 1)
+  expect_equal(gl$eps_select + gl$eps_refit, 6)
+  expect_true(gl$seeded)   # random_state was given: private only while the seed is secret
+  expect_equal(gl$seeded, fit$privacy$seeded)
 })
 
 test_that("augment() adds .fitted to new data only", {
   skip_if_no_python()
-  fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = mtcars_bounds(), random_state = 1)
+  fit <- dp_best_subset(mpg ~ ., data = mtcars, eps = 6, s = 3, bounds = mtcars_bounds(), random_state = 1)
   expect_error(augment(fit), "needs newdata")
   au <- augment(fit, newdata = mtcars[1:4, ])
   expect_equal(nrow(au), 4L)
@@ -162,15 +171,16 @@ test_that("summary_table() puts fits side by side with R's names", {
   mt <- mtcars
   mt$amf <- factor(mt$am, levels = c(0, 1))
   b <- dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), qsec = c(12, 25)), y = c(5, 50))
-  f1 <- dp_best_subset(mpg ~ wt + hp + qsec + amf, data = mt, eps = 1, s = 2, bounds = b, random_state = 1)
-  f2 <- dp_best_subset(mpg ~ wt + hp + qsec + amf, data = mt, eps = 8, s = 2, bounds = b, random_state = 2)
-  tab <- summary_table(list("eps = 1" = f1, "eps = 8" = f2), all_terms = TRUE)
+  f1 <- dp_best_subset(mpg ~ wt + hp + qsec + amf, data = mt, eps = 2, s = 2, bounds = b, random_state = 1)
+  f2 <- dp_best_subset(mpg ~ wt + hp + qsec + amf, data = mt, eps = 8, s = 2, bounds = b)
+  tab <- summary_table(list("eps = 2" = f1, "eps = 8" = f2), all_terms = TRUE)
   expect_s3_class(tab, "dpsubset_table")
   expect_match(tab, "eps = 8")
   expect_match(tab, "amf1")
   expect_false(grepl("[T.", tab, fixed = TRUE))
   fr <- summary_table(list(f1, f2), fmt = "frame", all_terms = TRUE)
-  expect_true(all(c("(Intercept)", "wt", "amf1", "Guarantee") %in% rownames(fr)))
+  expect_true(all(c("(Intercept)", "wt", "amf1", "Guarantee", "Seeded") %in% rownames(fr)))
+  expect_equal(unlist(fr["Seeded", ], use.names = FALSE), c("yes", "no"))
   expect_equal(ncol(fr), 2L)
   expect_match(summary_table(f1, fmt = "latex"), "tabular")
   expect_output(print(tab), "amf1")
