@@ -6,6 +6,7 @@ search (certified candidate sets) -> mechanism (one private release) -> refit
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -22,6 +23,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .suffstats import gram_route, refit_from_gram
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -191,7 +193,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         given = as_bounds(bounds)
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))
-    design = build_design(formula, data, bounds, keep, stacklevel=3)
+    # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
+    route = functools.partial(gram_route, loss=loss, method=method, search=search)
+    design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
     # One loss object for the scores and the refit: the same shape, the same h.
     loss_options = make_loss(loss, b_y=design.b_y, huber_h=huber_h,
                              hinge_h=hinge_h).refit_options()
@@ -220,12 +224,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     stages = list(sel.stages)
     if refit:
         bar.set_description("refit")
-        A = np.hstack([design.forced, design.X[:, support_idx]])
         row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                               + float(np.sum(design.x_bounds[support_idx] ** 2)))
-        fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
-                                     **loss_options)
+        if design.gram is not None:
+            fit = refit_from_gram(design, support_idx, eps=eps_refit, row_bound=row_bound, r=r,
+                                  rng=rng, delta=refit_delta or 0.0)
+        else:
+            A = np.hstack([design.forced, design.X[:, support_idx]])
+            fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
+                                         b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
+                                         **loss_options)
         coef_mapped = np.asarray(fit.coef, dtype=float)
         orig = design.to_original_scale(coef_mapped, used_cols)
         all_names = design.forced_names + design.candidate_names
@@ -237,7 +245,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
 
     report = _report(stages, sel, design)
     predictor = replace(design, X=np.empty((0, p)), y=np.empty(0),
-                        forced=np.empty((0, design.forced.shape[1])))
+                        forced=np.empty((0, design.forced.shape[1])), gram=None)
     res = DPSubsetResults(support=support, params=params, forced=list(design.forced_names),
                           candidates=list(design.candidate_names), method=method, nobs=n,
                           formula=formula, response=design.response_name, privacy=report,

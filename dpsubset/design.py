@@ -1160,11 +1160,13 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
         Stack level of the warnings (2: the caller of ``build_design``). The
         caller's scope at that level is also where the formula looks up
         functions and constants that are not in ``data``.
-    gram : bool, keyword-only
+    gram : bool or callable, keyword-only
         Return the sufficient statistics of least squares (``Design.gram``, a
         :class:`dpsubset.suffstats.SufficientStats`) computed in one blocked pass
         instead of the n x p matrices (``X``, ``forced`` and ``y`` then have no
-        rows). For tall data: memory p^2 instead of n p.
+        rows). For tall data: memory p^2 instead of n p. A callable
+        ``gram(n, p, k)`` decides from the public numbers of rows, candidate and
+        always-in columns once they are known.
 
     Returns
     -------
@@ -1424,6 +1426,8 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
     del y_raw
     k = len(forced_names)
     stats = None
+    if callable(gram):  # the caller's rule, on public quantities only (n, p, k)
+        gram = bool(gram(n, len(candidate_names), k))
     if gram:  # only X'X, X'y, y'y and n of the clipped, mapped data; no n x p matrix is kept
         from .suffstats import SufficientStats
         order = forced_names + candidate_names

@@ -194,7 +194,12 @@ def make_scorer(request: SelectionRequest):
     d = request.design
     if request.loss == "squared":
         from .scores import LeastSquaresScorer, sensitivity
-        scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
+        stats = getattr(d, "gram", None)
+        if stats is not None:  # tall data: the sufficient statistics only (dpsubset/suffstats.py)
+            scorer = LeastSquaresScorer.from_gram(stats.G, stats.Zty, stats.yty, d.n, request.lam, request.r,
+                                                  k_forced=stats.k_forced)
+        else:
+            scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
         Delta = sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
         return scorer, Delta
     if request.loss in ("huber", "logistic", "hinge"):
