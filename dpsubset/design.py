@@ -514,20 +514,12 @@ def _row_blocks(n, width, block_elements=None):
     return [(a, min(n, a + step)) for a in range(0, n, step)]
 
 
-def _float_columns(frame, cols):
-    """The columns ``cols`` of ``frame`` as an (n, m) float array, without a per-column loop.
-
-    A view of the frame's memory when all of its columns are float64 (pandas keeps them
-    in one block) and ``cols`` are consecutive there; otherwise one copy. Read only.
-    """
-    cols = list(cols)
-    if all(isinstance(d, np.dtype) and d == np.float64 for d in frame.dtypes):
-        full = frame.to_numpy(dtype=float, copy=False)
-        pos = frame.columns.get_indexer(cols)
-        if len(pos) and np.all(np.diff(pos) == 1):
-            return full[:, pos[0]:pos[-1] + 1]
-        return full[:, pos]
-    return frame[cols].to_numpy(dtype=float)
+def _single_float_block(frame):
+    """Whether all columns of ``frame`` are float64 in one pandas block: then
+    ``frame.to_numpy()`` is a view of its memory, not a copy of the whole frame."""
+    mgr = getattr(frame, "_mgr", None)  # pandas internals; without them, take the copying path
+    return (getattr(mgr, "nblocks", None) == 1
+            and all(isinstance(d, np.dtype) and d == np.float64 for d in frame.dtypes.tolist()))
 
 
 def _check_finite_columns(frame, columns, argname):
@@ -536,10 +528,10 @@ def _check_finite_columns(frame, columns, argname):
     plain = [c for c in columns if isinstance(dtypes[c], np.dtype) and dtypes[c].kind == "f"]
     counts = {}
     if plain:  # one vectorised pass over the plain float columns (the common case, and many of them)
-        arr = _float_columns(frame, plain)
+        src = _FrameColumns(frame, plain)
         bad = np.zeros(len(plain), dtype=np.int64)
-        for a, b in _row_blocks(arr.shape[0], len(plain)):  # no n x p temporary
-            bad += (~np.isfinite(arr[a:b])).sum(axis=0)
+        for a, b in _row_blocks(src.n, len(plain)):  # in row blocks: no n x p temporary
+            bad += (~np.isfinite(src.block(plain, a, b))).sum(axis=0)
         counts.update(zip(plain, bad.tolist()))
     # numpy integer and bool columns hold no missing or infinite values
     counts.update({c: 0 for c in columns if c not in counts and isinstance(dtypes[c], np.dtype)
@@ -1000,15 +992,15 @@ class _MatrixColumns(_ColumnSource):
 class _FrameColumns(_ColumnSource):
     """Plain numeric columns of the user's frame (direct route), and the intercept.
 
-    When every column of the frame is float64 the blocks are read from one view of the
-    frame's memory (no per-column pandas access); otherwise each row block is selected
-    through pandas.
+    When the frame is one float64 block the row blocks are read from one view of its
+    memory (no per-column pandas access); otherwise each row block is selected through
+    pandas (a copy of that block only).
     """
 
     def __init__(self, frame, cols):
         self.frame, self.n = frame, int(frame.shape[0])
         self.full = None
-        if all(isinstance(d, np.dtype) and d == np.float64 for d in frame.dtypes):
+        if _single_float_block(frame):
             self.full = frame.to_numpy(dtype=float, copy=False)
             self.pos = {c: j for j, c in enumerate(frame.columns.tolist())}
         self._cache = (None, None)

@@ -66,10 +66,16 @@ CASES = [
 
 
 @pytest.mark.parametrize("formula,bounds,keep", CASES)
-@pytest.mark.parametrize("frame", ["mixed", "float"])
+@pytest.mark.parametrize("frame", ["mixed", "float", "float in two blocks"])
 def test_direct_route_equals_formulaic_route(monkeypatch, formula, bounds, keep, frame):
     data = _mixed_frame() if frame == "mixed" else _float_frame()
-    if frame == "float":
+    if frame == "float in two blocks":  # not a view of one block: read through pandas
+        y = data.pop("y")
+        data.insert(0, "y", y)
+        assert not design_mod._single_float_block(data)
+    elif frame == "float":
+        assert design_mod._single_float_block(data)
+    if frame != "mixed":
         formula = formula.replace("a + k + b", "x0 + x1 + x2").replace("b + a", "x2 + x0") \
             .replace("a + u + f32", "x3 + x1 + x4")
         keep = {"k": ["x1"], "a": "x0"}.get(keep if isinstance(keep, str) else (keep or [None])[0], None) \
