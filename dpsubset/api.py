@@ -16,6 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
+from .dask_data import check_dask_request, dask_design, is_dask_frame
 from .design import Bounds, _as_frame, as_bounds, build_design
 from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
 from .mechanisms import as_generator
@@ -59,7 +60,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         A formulaic formula such as ``"y ~ ."``. The intercept is always in the
         model (never selected) unless removed with ``0 +`` or ``- 1``.
     data : pandas.DataFrame
-        Or a mapping of columns, or an R data.frame from rpy2 (factors keep their levels).
+        Or a mapping of columns, an object with ``to_pandas()`` (polars, pyarrow), an R
+        data.frame from rpy2 (factors keep their levels), or a ``dask.dataframe.DataFrame``
+        (least squares with top_r or mistakes; bounds and categorical levels must be
+        public; see docs/guide/large-data.md).
     eps : float
         Total privacy budget of the call (selection + refit).
     s : int
@@ -141,6 +145,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     DPSubsetResults, or (DPSubsetResults, NonPrivateDiagnostics) with diagnostics=True.
     """
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
+    on_dask = is_dask_frame(data)
     # ---- arguments that need no data: checked before anything is built
     eps = _positive("eps", eps)
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
@@ -163,6 +168,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
     solver, solver_options = check_search(search, solver, solver_options, loss)
+    if on_dask:
+        check_dask_request(loss=loss, method=method, search=search)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     if refit_delta is not None:
@@ -195,7 +202,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
                   else Bounds(x=given.x, y=1.0, default=given.default))
     # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
     route = functools.partial(gram_route, loss=loss, method=method, search=search)
-    design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
+    if on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (dpsubset/dask_data.py)
+        design = dask_design(formula, data, bounds, keep, stacklevel=3)
+    else:
+        design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
     # One loss object for the scores and the refit: the same shape, the same h.
     loss_options = make_loss(loss, b_y=design.b_y, huber_h=huber_h,
                              hinge_h=hinge_h).refit_options()
