@@ -127,3 +127,17 @@ def test_plain_dot_parse_matches_formulaic():
         assert str(light.lhs) == str(full.lhs)
     for f in ["y ~ . - b", "y ~ -1 + .", "y ~ . + a:b", "log(y) ~ ."]:
         assert design_mod._parse_plain_dot(f, cols, dtypes) is None, f
+
+
+@pytest.mark.parametrize("library", ["pyarrow", "polars"])
+def test_arrow_and_polars_tables_give_the_pandas_design(library):
+    """Tables with a ``to_pandas()`` method are converted once (pyarrow: Table; polars:
+    DataFrame, which needs pyarrow) and then take the same route as pandas."""
+    lib = pytest.importorskip(library)
+    df = _mixed_frame()
+    table = lib.Table.from_pandas(df, preserve_index=False) if library == "pyarrow" else lib.from_pandas(df)
+    for formula, bounds in [("y ~ .", (1.0, 2.0)), ("y ~ 0 + a + k", Bounds(x={"a": (-1, 3)}, default=2.0, y=3.0))]:
+        d_tab, w_tab = _build(formula, table, bounds, None)
+        d_pd, w_pd = _build(formula, df, bounds, None)
+        _assert_same(d_tab, w_tab, d_pd, w_pd)
+        assert d_tab.model_spec is None  # numeric columns stay numpy dtypes: the direct route
