@@ -504,8 +504,8 @@ def _bad_rows(s):
 
 
 #: Elements per row block in the blocked passes over the data (finite checks, direct
-#: materialisation, sufficient statistics): 8 Mi doubles, 64 MB.
-_BLOCK_ELEMENTS = 2**23
+#: materialisation, sufficient statistics): 2 Mi doubles, 16 MB (few transient bytes next to X).
+_BLOCK_ELEMENTS = 2**21
 
 
 def _row_blocks(n, width, block_elements=None):

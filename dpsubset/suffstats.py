@@ -119,7 +119,7 @@ class SufficientStats:
         forced = np.asarray(forced, float).reshape(len(y), -1)
         k = forced.shape[1] if k_forced is None else k_forced
         m = forced.shape[1] + X.shape[1] + 1
-        step = max(1, 2**23 // m)
+        step = max(1, 2**21 // m)
         return cls.from_blocks(((np.hstack([forced[a:a + step], X[a:a + step]]), y[a:a + step])
                                 for a in range(0, len(y), step)), k_forced=k)
 
