@@ -120,12 +120,19 @@ def run_a(p, n, seed, what):
 
 
 # ----------------------------------------------------------------------------- (b) tall
+def _fill(Z, rng, chunk=100_000):
+    """y = sum of the first S columns / sqrt(S) + N(0, 1) noise, X standard normal, in row
+    chunks (no temporary the size of the data)."""
+    for a in range(0, Z.shape[0], chunk):
+        b = min(Z.shape[0], a + chunk)
+        Z[a:b, 1:] = rng.standard_normal(size=(b - a, Z.shape[1] - 1))
+        Z[a:b, 0] = Z[a:b, 1:1 + S].sum(axis=1) / np.sqrt(S) + rng.standard_normal(b - a)
+    return Z
+
+
 def _tall(n, p, seed):
     import pandas as pd
-    rng = np.random.default_rng(seed)
-    Z = np.empty((n, p + 1))
-    Z[:, 1:] = rng.standard_normal(size=(n, p))
-    Z[:, 0] = Z[:, 1:1 + S].sum(axis=1) / np.sqrt(S) + rng.standard_normal(n)
+    Z = _fill(np.empty((n, p + 1)), np.random.default_rng(seed))
     return pd.DataFrame(Z, columns=["y"] + [f"x{j + 1}" for j in range(p)], copy=False)
 
 
@@ -153,10 +160,7 @@ def run_b(n, p, seed, what):
 # ----------------------------------------------------------------------------- (c) Dask
 def _partition(i, rows, p, seed):
     import pandas as pd
-    rng = np.random.default_rng([seed, i])
-    Z = np.empty((rows, p + 1))
-    Z[:, 1:] = rng.standard_normal(size=(rows, p))
-    Z[:, 0] = Z[:, 1:1 + S].sum(axis=1) / np.sqrt(S) + rng.standard_normal(rows)
+    Z = _fill(np.empty((rows, p + 1)), np.random.default_rng([seed, i]))
     return pd.DataFrame(Z, columns=["y"] + [f"x{j + 1}" for j in range(p)], copy=False)
 
 
