@@ -83,6 +83,17 @@ class PeakRSS:
         self.extra = [pk - st for pk, st in zip(self.peak, self.start)]
 
 
+def _warm_imports():
+    """Import what a call imports lazily (formulaic, the solvers), so that the measured
+    peak is the call's working memory, not tens of MB of code loaded once per process."""
+    import formulaic  # noqa: F401
+    import highspy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    from formulaic import model_matrix  # noqa: F401
+
+    import dpsubset.search.exact  # noqa: F401
+
+
 # ----------------------------------------------------------------------------- (a) wide
 def run_a(p, n, seed, what):
     from dpsubset import dp_best_subset
@@ -218,6 +229,7 @@ def main():
     args = ap.parse_args()
 
     if args.single:
+        _warm_imports()
         kind, *rest = args.single
         if kind == "a":
             res = run_a(int(rest[0]), 1000, int(rest[1]), rest[2])
