@@ -101,6 +101,17 @@ Data
     error (never silently dropped: that would change n). A non-numeric response
     is a TypeError; a bool response is accepted as 0/1.
 
+Two routes to the same matrices
+    A formula that names numeric data columns as they are (``"y ~ ."``,
+    ``"y ~ 0 + ."``, ``"y ~ a + b"`` on float or integer columns) is read directly
+    from the frame, in row blocks, into one clipped and mapped copy of X (no
+    formulaic materialisation, no per-column pandas access; ``"y ~ ."`` on such a
+    frame is expanded without one formula term per column). Everything else goes
+    through formulaic. Both routes give the same matrices, names, bounds and clip
+    intervals (tests/test_design_scale.py), and the checks and messages are shared.
+    With ``gram=`` the rows are reduced to the sufficient statistics of least
+    squares in the same blocked pass instead (:mod:`dpsubset.suffstats`).
+
 Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
 mapped arrays, public maps and the formulaic model spec (for predictions). It
 is internal to the package and never released.
@@ -694,6 +705,8 @@ def _parse_formula(formula, columns):
 class _FactorInfo:
     """What the formula text of one factor tells: data variables, calls, names."""
 
+    __slots__ = ("factor", "expr", "data_vars", "other_names", "calls", "tree", "aliases")  # one per column
+
     def __init__(self, factor, columns):
         self.factor = factor
         self.expr = factor.expr
@@ -1005,13 +1018,19 @@ class _FrameColumns(_ColumnSource):
             self.pos = {c: j for j, c in enumerate(frame.columns.tolist())}
         self._cache = (None, None)
 
+    def _data_columns(self, names):
+        """``names`` without the intercept, computed once per list (blocks reuse it)."""
+        if getattr(self, "_names_cache", (None,))[0] is not names:
+            self._names_cache = (names, [c for c in names if c != _INTERCEPT])
+        return self._names_cache[1]
+
     def _positions(self, cols):
-        key = tuple(cols)
+        key = id(cols)  # the lists passed here are internal and never modified
         if self._cache[0] != key:
             pos = np.array([self.pos[c] for c in cols], dtype=np.intp)
             if len(pos) and np.all(np.diff(pos) == 1):
                 pos = slice(int(pos[0]), int(pos[-1]) + 1)
-            self._cache = (key, pos)
+            self._cache = (key, pos, cols)  # keeps cols alive, so its id stays unique
         return self._cache[1]
 
     def copy_block(self, names, a, b, out):
@@ -1029,7 +1048,7 @@ class _FrameColumns(_ColumnSource):
         out[...] = self.block(names, a, b)
 
     def block(self, names, a, b):
-        cols = [c for c in names if c != _INTERCEPT]
+        cols = self._data_columns(names)
         if self.full is not None:
             vals = self.full[a:b, self._positions(cols)] if cols else np.empty((b - a, 0))
         else:
