@@ -31,8 +31,11 @@ _U = np.finfo(float).eps / 2
 #: Largest number of columns (forced + candidates) for which the Gram route is used:
 #: the p x p matrix then stays below ~70 MB (the scorer keeps a scaled copy).
 GRAM_MAX_COLUMNS = 3000
-#: The Gram route is used when n >= TALL_RATIO * (number of columns + 1).
+#: The Gram route is used when n >= TALL_RATIO * (number of columns + 1) and
+#: n >= TALL_MIN_ROWS: below that the matrices are small and the matrix route (exact
+#: sums in the refit's certificate) costs nothing extra.
 TALL_RATIO = 4
+TALL_MIN_ROWS = 5000
 
 
 def gram_route(n, p, k_forced=1, *, loss="squared", method="top_r", search="auto"):
@@ -47,7 +50,7 @@ def gram_route(n, p, k_forced=1, *, loss="squared", method="top_r", search="auto
     """
     m = p + k_forced
     return (loss == "squared" and method in ("top_r", "mistakes") and m <= GRAM_MAX_COLUMNS
-            and n >= TALL_RATIO * (m + 1))
+            and n >= TALL_RATIO * (m + 1) and n >= TALL_MIN_ROWS)
 
 
 @dataclass(frozen=True)

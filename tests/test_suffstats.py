@@ -100,12 +100,13 @@ def test_gram_refit_matches_matrix_refit(delta):
 def test_route_depends_on_public_sizes_only():
     assert gram_route(100_000, 50, 1)
     assert not gram_route(100, 50, 1)             # wide: the matrices
+    assert not gram_route(4000, 20, 1)            # small: the matrices
     assert not gram_route(10**7, 5000, 1)         # the p x p matrix would be too large
     assert not gram_route(100_000, 50, 1, loss="huber")
     assert not gram_route(100_000, 50, 1, method="dp_sis")
 
 
-def _frame(n=3000, p=10, seed=11):
+def _frame(n=6000, p=10, seed=11):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     y = X[:, 2] - 0.7 * X[:, 5] + 0.5 * X[:, 8] + rng.normal(size=n) + 1.0
