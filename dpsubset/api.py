@@ -6,6 +6,7 @@ search (certified candidate sets) -> mechanism (one private release) -> refit
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -15,6 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
+from .dask_data import check_dask_request, dask_design, is_dask_frame
 from .design import Bounds, _as_frame, as_bounds, build_design
 from .guards import check_budget_representable, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
@@ -23,6 +25,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .suffstats import gram_route, refit_from_gram
 from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
@@ -59,7 +62,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         A formulaic formula such as ``"y ~ ."``. The intercept is always in the
         model (never selected) unless removed with ``0 +`` or ``- 1``.
     data : pandas.DataFrame
-        Or a mapping of columns, or an R data.frame from rpy2 (factors keep their levels).
+        Or a mapping of columns, an object with ``to_pandas()`` (polars, pyarrow), an R
+        data.frame from rpy2 (factors keep their levels), or a ``dask.dataframe.DataFrame``
+        (least squares with top_r or mistakes; bounds and categorical levels must be
+        public; see docs/guide/large-data.md).
     eps : float
         Total privacy budget of the call (selection + refit).
     s : int
@@ -183,6 +189,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         what would help.
     """
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
+    on_dask = is_dask_frame(data)
     # ---- arguments that need no data: checked before anything is built
     eps = _positive("eps", eps)
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
@@ -210,6 +217,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
     solver, solver_options = check_search(search, solver, solver_options, loss)
+    if on_dask:
+        check_dask_request(loss=loss, method=method, search=search)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     if refit_delta is not None:
@@ -239,7 +248,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         given = as_bounds(bounds)
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))
-    design = build_design(formula, data, bounds, keep, stacklevel=3)
+    # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
+    route = functools.partial(gram_route, loss=loss, method=method, search=search)
+    if on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (dpsubset/dask_data.py)
+        design = dask_design(formula, data, bounds, keep, stacklevel=3)
+    else:
+        design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
     # One loss object for the scores and the refit: the same shape, the same h.
     loss_options = make_loss(loss, b_y=design.b_y, huber_h=huber_h,
                              hinge_h=hinge_h).refit_options()
@@ -284,12 +298,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     stages = list(sel.stages)
     if refit:
         bar.set_description("refit")
-        A = np.hstack([design.forced, design.X[:, support_idx]])
         row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                               + float(np.sum(design.x_bounds[support_idx] ** 2)))
-        fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
-                                     **loss_options)
+        if design.gram is not None:
+            fit = refit_from_gram(design, support_idx, eps=eps_refit, row_bound=row_bound, r=r,
+                                  rng=rng, delta=refit_delta or 0.0)
+        else:
+            A = np.hstack([design.forced, design.X[:, support_idx]])
+            fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
+                                         b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
+                                         **loss_options)
         coef_mapped = np.asarray(fit.coef, dtype=float)
         orig = design.to_original_scale(coef_mapped, used_cols)
         all_names = design.forced_names + design.candidate_names
@@ -338,7 +356,7 @@ def _public_predictor(design):
                     for c, b in zip(design.forced_names, design.forced_bounds)])
     return replace(design, X=np.empty((0, design.X.shape[1])), y=np.empty(0),
                    forced=np.empty((0, design.forced.shape[1])), clip_limits=clip,
-                   x_bounds=x_b, forced_bounds=f_b,
+                   x_bounds=x_b, forced_bounds=f_b, gram=None,
                    b_y=math.nan if design.response_name in derived else design.b_y)
 
 

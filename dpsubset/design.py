@@ -112,6 +112,17 @@ Data
     values: error texts of formulaic or numpy are scrubbed of the values of the
     text columns used.
 
+Two routes to the same matrices
+    A formula that names numeric data columns as they are (``"y ~ ."``,
+    ``"y ~ 0 + ."``, ``"y ~ a + b"`` on float or integer columns) is read directly
+    from the frame, in row blocks, into one clipped and mapped copy of X (no
+    formulaic materialisation, no per-column pandas access; ``"y ~ ."`` on such a
+    frame is expanded without one formula term per column). Everything else goes
+    through formulaic. Both routes give the same matrices, names, bounds and clip
+    intervals (tests/test_design_scale.py), and the checks and messages are shared.
+    With ``gram=`` the rows are reduced to the sufficient statistics of least
+    squares in the same blocked pass instead (:mod:`dpsubset.suffstats`).
+
 Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
 mapped arrays, public maps and the formulaic model spec (for predictions). It
 is internal to the package and never released.
@@ -337,8 +348,9 @@ class Design:
         False when any bound was taken from the data.
     leaks : list of str
         Why the guarantee is void or weakened (empty when nothing was found).
-    model_spec : formulaic.ModelSpecs
-        To build the same columns on new data (:meth:`transform_new`).
+    model_spec : formulaic.ModelSpecs or None
+        To build the same columns on new data (:meth:`transform_new`); None when
+        the formula names plain numeric columns only (they are read directly).
     n : int
         Number of rows.
     clip_limits : dict
@@ -361,6 +373,9 @@ class Design:
         Integer data columns used inside transforms, converted to float64 before
         the formula is evaluated (on new data too), so that ``I(x * x)`` cannot
         wrap around.
+    gram : dpsubset.suffstats.SufficientStats or None
+        With ``build_design(..., gram=True)``: the Gram matrix of [forced, X, y]
+        and n, in place of the matrices (which then have no rows).
     """
 
     X: np.ndarray = field(repr=False)
@@ -385,6 +400,7 @@ class Design:
     bounds_unused: list = field(default_factory=list, repr=False)
     bounds_from_data: list = field(default_factory=list, repr=False)
     float_columns: list = field(default_factory=list, repr=False)
+    gram: object = field(default=None, repr=False)
 
     def __getstate__(self):
         # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
@@ -474,6 +490,15 @@ class Design:
         if missing:
             raise ValueError(f"newdata: missing columns {missing} used by the formula")
         _check_finite_columns(frame, self.rhs_variables, "newdata")
+        names = self.forced_names + self.candidate_names
+        if self.model_spec is None:  # plain numeric columns (the direct route): no formulaic spec
+            bad = [c for c in self.rhs_variables if not pd.api.types.is_numeric_dtype(frame[c])
+                   or pd.api.types.is_bool_dtype(frame[c])]
+            if bad:  # named, never quoted: a value of such a column could be anything
+                raise ValueError(f"newdata: column(s) {_fmt_names(bad)} are not numeric, but the model was "
+                                 "fitted on numeric columns; convert them to numbers first (the values are "
+                                 "not shown)")
+            return _FrameColumns(frame, self.rhs_variables).clip_and_map(names, self.clip_limits, self.column_maps)
         frame = _as_float(frame, self.float_columns)
         from formulaic.errors import DataMismatchWarning
 
@@ -541,7 +566,7 @@ def _as_frame(data, argname="data"):
             f"{argname}: expected a pandas DataFrame (or a dict of columns); got {type(data).__name__}. "
             "A formula needs named columns: wrap arrays as pd.DataFrame(X, columns=[...])"
         )
-    bad = [c for c in frame.columns if not isinstance(c, str)]
+    bad = [c for c in frame.columns.tolist() if not isinstance(c, str)]
     if bad:
         raise TypeError(f"{argname}: column names must be strings; got {bad[:5]!r}. Rename them, "
                         "e.g. data.columns = [f'x{j}' for j in range(data.shape[1])]")
@@ -562,14 +587,39 @@ def _bad_rows(s):
     return int(bad.sum())
 
 
+#: Elements per row block in the blocked passes over the data (finite checks, direct
+#: materialisation, sufficient statistics): 2 Mi doubles, 16 MB (few transient bytes next to X).
+_BLOCK_ELEMENTS = 2**21
+
+
+def _row_blocks(n, width, block_elements=None):
+    """(start, stop) of consecutive row blocks of about ``block_elements`` entries each."""
+    step = max(1, (block_elements or _BLOCK_ELEMENTS) // max(1, width))
+    return [(a, min(n, a + step)) for a in range(0, n, step)]
+
+
+def _single_float_block(frame):
+    """Whether all columns of ``frame`` are float64 in one pandas block: then
+    ``frame.to_numpy()`` is a view of its memory, not a copy of the whole frame."""
+    mgr = getattr(frame, "_mgr", None)  # pandas internals; without them, take the copying path
+    return (getattr(mgr, "nblocks", None) == 1
+            and all(isinstance(d, np.dtype) and d == np.float64 for d in frame.dtypes.tolist()))
+
+
 def _check_finite_columns(frame, columns, argname):
     columns = list(columns)
-    plain = [c for c in columns if pd.api.types.is_float_dtype(frame[c].dtype)
-             and isinstance(frame[c].dtype, np.dtype)]
+    dtypes = dict(zip(frame.columns.tolist(), frame.dtypes.tolist()))
+    plain = [c for c in columns if isinstance(dtypes[c], np.dtype) and dtypes[c].kind == "f"]
     counts = {}
     if plain:  # one vectorised pass over the plain float columns (the common case, and many of them)
-        bad = (~np.isfinite(frame[plain].to_numpy(dtype=float))).sum(axis=0)
+        src = _FrameColumns(frame, plain)
+        bad = np.zeros(len(plain), dtype=np.int64)
+        for a, b in _row_blocks(src.n, len(plain)):  # in row blocks: no n x p temporary
+            bad += (~np.isfinite(src.block(plain, a, b))).sum(axis=0)
         counts.update(zip(plain, bad.tolist()))
+    # numpy integer and bool columns hold no missing or infinite values
+    counts.update({c: 0 for c in columns if c not in counts and isinstance(dtypes[c], np.dtype)
+                   and dtypes[c].kind in "iub"})
     counts.update({c: _bad_rows(frame[c]) for c in columns if c not in counts})
     counts = {c: counts[c] for c in columns if counts[c]}
     if counts:
@@ -601,12 +651,39 @@ def _numeric_matrix(mm, names, argname):
                          "check that categorical variables have the same levels") from exc
 
 
-def _clip_and_map(M, names, clip_limits, column_maps):
-    lo = np.array([clip_limits[nm][0] for nm in names], dtype=float)
-    hi = np.array([clip_limits[nm][1] for nm in names], dtype=float)
-    c = np.array([column_maps[nm][0] for nm in names], dtype=float)
-    h = np.array([column_maps[nm][1] for nm in names], dtype=float)
-    return np.ascontiguousarray((np.clip(M, lo, hi) - c) / h)
+def _clip_and_map(M, names, clip_limits, column_maps, out=None):
+    """Clip the columns of M to their public limits and map them, x' = (x - centre) / half.
+
+    Into ``out`` (a C-ordered array of M's shape, possibly M itself) when given.
+    """
+    return _apply_limits(M, _limits(names, clip_limits, column_maps), out)
+
+
+def _limits(names, clip_limits, column_maps):
+    """Per-column (lo, hi, centre, half) arrays of ``names``, and whether they are uniform."""
+    lims = np.array([clip_limits[nm] for nm in names], dtype=float).reshape(-1, 2)
+    maps = np.array([column_maps[nm] for nm in names], dtype=float).reshape(-1, 2)
+    lo, hi, c, h = lims[:, 0], lims[:, 1], maps[:, 0], maps[:, 1]
+    same = len(lo) > 0 and bool(np.all(lo == lo[0]) and np.all(hi == hi[0]))
+    return lo, hi, c, h, same, bool(np.any(c != 0.0)), bool(np.any(h != 1.0))
+
+
+def _apply_limits(M, limits, out=None):
+    """Clip and map by precomputed limits. Scalar limits when every column has the same
+    (numpy clips with scalars ~10x faster than with per-column arrays); the shift and the
+    scaling are skipped where no column needs them (x - 0 and x / 1 are exact)."""
+    lo, hi, c, h, same, shift, scale = limits
+    if out is None:
+        out = np.empty(np.shape(M))
+    if same:
+        np.clip(M, lo[0], hi[0], out=out)
+    else:
+        np.clip(M, lo, hi, out=out)
+    if shift:
+        out -= c
+    if scale:
+        out /= h
+    return out
 
 
 def _scope_object_allowed(obj):
@@ -759,6 +836,65 @@ def _capture_context(depth):
     return ctx
 
 
+_PLAIN_DOT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*~\s*(?:([01])\s*\+\s*)?\.\s*(?:([-+])\s*([01])\s*)?$")
+
+
+class _PlainFactor:
+    """A data column used as it is: what build_design reads of a formulaic Factor."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = expr
+
+    @property
+    def eval_method(self):
+        from formulaic.parser.types.factor import Factor
+        return Factor.EvalMethod.LOOKUP
+
+
+class _PlainTerm:
+    __slots__ = ("factors",)
+
+    def __init__(self, expr):
+        self.factors = (_PlainFactor(expr),)
+
+    def __str__(self):
+        return self.factors[0].expr
+
+
+class _PlainFormula:
+    def __init__(self, lhs, rhs):
+        self.lhs, self.rhs = lhs, rhs
+
+
+def _parse_plain_dot(formula, columns, dtypes):
+    """``"y ~ ."``, ``"y ~ 0 + ."``, ``"y ~ . - 1"`` (and the like) on plain numeric
+    columns, without building one formulaic term per column (seconds at p = 100,000).
+
+    Returns a formula-like object with the same terms, in the same order, as formulaic's
+    expansion of ``.`` (intercept first, then every column but the response in the
+    frame's order), or None when the formula is anything else or a column is not plain
+    numeric; build_design then parses it with formulaic.
+    """
+    m = _PLAIN_DOT.match(formula)
+    if not m:
+        return None
+    lhs, pre, sign, post = m.groups()
+    if lhs not in dtypes or _INTERCEPT in dtypes:
+        return None
+    if pre is not None and post is not None:
+        return None  # e.g. "0 + . + 1": leave the precedence rules to formulaic
+    intercept = not (pre == "0" or (sign == "-" and post == "1") or (sign == "+" and post == "0"))
+    if sign == "-" and post == "0":
+        return None
+    if not all(isinstance(d, np.dtype) and d.kind in "fiu" for d in dtypes.values()):
+        return None
+    base = _parse_formula(f"{lhs} ~ {1 if intercept else 0}", [lhs])
+    rhs = list(base.rhs) + [_PlainTerm(c) for c in columns if c != lhs]
+    return _PlainFormula(base.lhs, rhs)
+
+
 def _parse_formula(formula, columns):
     from formulaic import Formula
     from formulaic.errors import FormulaicError
@@ -781,21 +917,26 @@ def _parse_formula(formula, columns):
 class _FactorInfo:
     """What the formula text of one factor tells: data variables, calls, names."""
 
-    def __init__(self, factor, columns):
-        from formulaic.parser.types.factor import Factor
-        from formulaic.utils.code import sanitize_variable_names
+    __slots__ = ("factor", "expr", "data_vars", "other_names", "calls", "tree", "aliases")  # one per column
 
+    def __init__(self, factor, columns):
         self.factor = factor
         self.expr = factor.expr
         self.data_vars = []
         self.other_names = []
         self.calls = []
         self.tree = None
-        if factor.eval_method == Factor.EvalMethod.LITERAL:
-            return
-        if factor.eval_method == Factor.EvalMethod.LOOKUP:
+        if isinstance(factor, _PlainFactor):  # a column of "y ~ ." on plain data
             (self.data_vars if factor.expr in columns else self.other_names).append(factor.expr)
             return
+        method = factor.eval_method.value  # compared by value: no import on this per-column path
+        if method == "literal":
+            return
+        if method == "lookup":
+            (self.data_vars if factor.expr in columns else self.other_names).append(factor.expr)
+            return
+        from formulaic.utils.code import sanitize_variable_names
+
         aliases = {}
         try:
             tree = ast.parse(sanitize_variable_names(factor.expr, {}, aliases), mode="eval")
@@ -989,155 +1130,162 @@ def _fmt_names(names):
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-# --------------------------------------------------------------------------- build
+def _plain_columns(F, dtypes, colset):
+    """(response, columns, has_intercept) when the formula only names numeric data columns
+    as they are ("y ~ .", "y ~ 0 + .", "y ~ a + b"): then no formulaic materialisation is
+    needed. None otherwise (transforms, categoricals, bools, interactions, other dtypes)."""
+    from formulaic.parser.types.factor import Factor
+
+    lookup = Factor.EvalMethod.LOOKUP
+
+    def plain(fac):
+        d = dtypes.get(fac.expr)
+        return (isinstance(d, np.dtype) and d.kind in "fiu" and fac.expr != _INTERCEPT
+                and (isinstance(fac, _PlainFactor) or fac.eval_method == lookup))
+
+    lhs = [f for t in F.lhs for f in t.factors]
+    if len(lhs) != 1 or not plain(lhs[0]):
+        return None
+    has_intercept, cols = False, []
+    for t in F.rhs:
+        facs = list(t.factors)
+        if str(t) == "1":
+            has_intercept = True
+        elif len(facs) == 1 and plain(facs[0]):
+            cols.append(facs[0].expr)
+        else:
+            return None
+    return lhs[0].expr, cols, has_intercept
 
 
-def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
-    """Turn a formula, a data frame and public bounds into clipped, mapped matrices.
+def _materialise_direct(frame, F, response, cols, has_intercept):
+    """The direct route for plain numeric columns: the same outputs as
+    :func:`_materialise_formulaic` (no model spec), without an n x p copy yet."""
+    names_all = ([_INTERCEPT] if has_intercept else []) + list(cols)
+    y_raw = np.array(frame[response].to_numpy(dtype=float), dtype=float)
+    one = {c: [c] for c in cols}
+    return (None, response, y_raw, names_all, _FrameColumns(frame, cols), {c: c for c in cols}, one,
+            dict(one), {c: None for c in cols}, has_intercept, [], {}, {}, {})
 
-    Parameters
-    ----------
-    formula : str
-        A formulaic formula with one response, e.g. ``"y ~ ."``,
-        ``"Salary ~ Hits + C(League, levels=['A', 'N'])"``, ``"y ~ 0 + ."``.
-        The intercept is in the model unless the formula removes it; it is never
-        a candidate.
-    data : pandas.DataFrame, mapping of columns, or object with ``to_pandas()``
-        The data. Only the columns the formula uses are checked and read.
-    bounds : None, Bounds, (b_x, b_y) or dict, optional
-        Public bounds, see :class:`Bounds` and :func:`as_bounds`. Missing bounds
-        are taken from the data, with a PrivacyLeakWarning.
-    keep : str or sequence of str, optional
-        Columns always in the model: model-matrix column names, terms of the
-        formula, or data variables (all columns of the terms made of that
-        variable alone are then forced).
-    stacklevel : int, keyword-only
-        Stack level of the warnings (2: the caller of ``build_design``). The
-        caller's scope at that level is also where the formula looks up
-        functions and constants that are not in ``data``.
 
-    Returns
-    -------
-    Design
+class _ColumnSource:
+    """Raw values of model-matrix columns, read in row blocks (``block``), so that clipping,
+    mapping and the sufficient statistics never need more than one n x p array."""
 
-    Raises
-    ------
-    TypeError
-        ``formula`` not a string, ``data`` not a data frame, ``keep`` or
-        ``bounds`` of the wrong type, non-numeric response.
-    ValueError
-        Unparsable formula, unknown variables, missing or infinite values in
-        the used columns, invalid bounds, bounds or keep naming columns not in
-        the model, no candidate columns.
+    n = 0
 
-    Warns
-    -----
-    PrivacyLeakWarning
-        Bounds taken from the data; categorical levels learned from the data;
-        stateful or row-mixing transforms in the formula.
+    def block(self, names, a, b):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def absmax(self, names):
+        """(names, max |value| of each column) in one blocked pass."""
+        names = list(names)
+        m = np.zeros(len(names))
+        if names:
+            for a, b in _row_blocks(self.n, len(names)):
+                np.maximum(m, np.abs(self.block(names, a, b)).max(axis=0), out=m)
+        return names, m.tolist()
+
+    def copy_block(self, names, a, b, out):
+        """Raw values of rows a:b of the columns ``names`` into ``out``."""
+        out[...] = self.block(names, a, b)
+
+    def clip_and_map(self, names, clip_limits, column_maps):
+        """The columns ``names`` clipped and mapped, as one C-ordered (n, m) array (the
+        only n x m array made: each row block is copied in, then clipped in place)."""
+        names = list(names)
+        out = np.empty((self.n, len(names)))
+        if names:
+            limits = _limits(names, clip_limits, column_maps)
+            for a, b in _row_blocks(self.n, len(names)):
+                self.copy_block(names, a, b, out[a:b])
+                _apply_limits(out[a:b], limits, out=out[a:b])
+        return out
+
+
+class _MatrixColumns(_ColumnSource):
+    """Columns of a materialised model matrix (formulaic route)."""
+
+    def __init__(self, M, names):
+        self.M, self.n = M, M.shape[0]
+        self.idx = {c: j for j, c in enumerate(names)}
+
+    def block(self, names, a, b):
+        return self.M[a:b][:, [self.idx[c] for c in names]]
+
+
+class _FrameColumns(_ColumnSource):
+    """Plain numeric columns of the user's frame (direct route), and the intercept.
+
+    When the frame is one float64 block the row blocks are read from one view of its
+    memory (no per-column pandas access); otherwise each row block is selected through
+    pandas (a copy of that block only).
     """
-    # ---- arguments: cheap checks first
-    if not isinstance(stacklevel, int) or isinstance(stacklevel, bool) or stacklevel < 1:
-        raise TypeError(f"stacklevel: expected an int >= 1; got {stacklevel!r}")
-    if not isinstance(formula, str):
-        raise TypeError(f"formula: expected a string such as 'y ~ x1 + x2' or 'y ~ .'; got {type(formula).__name__}")
-    if "~" not in formula:
-        raise ValueError(f"formula: {formula!r} has no '~'; write it as 'y ~ x1 + x2' or 'y ~ .'")
-    frame = _as_frame(data, "data")
-    n = int(frame.shape[0])
-    if n == 0:
-        raise ValueError("data: has no rows")
-    bnds = as_bounds(bounds)
-    if keep is None:
-        keep_list = []
-    elif isinstance(keep, str):
-        keep_list = [keep]
-    elif isinstance(keep, (list, tuple)) and all(isinstance(k, str) for k in keep):
-        keep_list = list(dict.fromkeys(keep))
-    else:
-        raise TypeError(f"keep: expected a column name or a list of column names; got {keep!r}")
 
-    columns = list(frame.columns)
-    F = _parse_formula(formula, columns)
+    def __init__(self, frame, cols):
+        self.frame, self.n = frame, int(frame.shape[0])
+        self.full = None
+        if _single_float_block(frame):
+            self.full = frame.to_numpy(dtype=float, copy=False)
+            self.pos = {c: j for j, c in enumerate(frame.columns.tolist())}
+        self._cache = (None, None)
 
-    # ---- names used by the formula
-    user_ctx = _capture_context(stacklevel - 1)
-    from formulaic.transforms import TRANSFORMS
+    def _data_columns(self, names):
+        """``names`` without the intercept, computed once per list (blocks reuse it)."""
+        if getattr(self, "_names_cache", (None,))[0] is not names:
+            self._names_cache = (names, [c for c in names if c != _INTERCEPT])
+        return self._names_cache[1]
 
-    lhs_info = [_FactorInfo(f, set(columns)) for t in F.lhs for f in t.factors]
-    rhs_info = [(t, [_FactorInfo(f, set(columns)) for f in t.factors]) for t in F.rhs]
-    all_info = lhs_info + [i for _, infos in rhs_info for i in infos]
-    eval_ctx, unknown, outside = {}, [], []
-    for info in all_info:
-        for nm in info.other_names:
-            if nm in TRANSFORMS or nm in eval_ctx or (nm not in user_ctx and hasattr(builtins, nm)):
-                continue
-            if nm not in user_ctx:
-                unknown.append(nm)
-                continue
-            obj = user_ctx[nm]
-            if _scope_object_allowed(obj):
-                eval_ctx[nm] = obj
-            else:
-                outside.append(nm)
-    if unknown:
-        unknown = list(dict.fromkeys(unknown))
-        shown = columns if len(columns) <= 30 else columns[:30] + ["..."]
-        raise ValueError(f"formula: unknown variable(s) {_fmt_names(unknown)}: not columns of data "
-                         f"(columns: {shown})")
-    if outside:
-        raise ValueError(f"formula: {_fmt_names(list(dict.fromkeys(outside)))}: not column(s) of data but "
-                         "object(s) in your session (an array, list, Series, ...); only functions, modules "
-                         "and single numbers or strings are taken from there. Put data in data so that "
-                         "they are checked and clipped with the rest, and write lists of levels or knots "
-                         "literally in the formula, e.g. C(x, levels=['a', 'b'])")
-    lhs_vars = list(dict.fromkeys(v for i in lhs_info for v in i.data_vars))
-    rhs_vars = list(dict.fromkeys(v for i in all_info[len(lhs_info):] for v in i.data_vars))
-    if not lhs_vars:
-        raise ValueError(f"formula: the response {str(F.lhs)!r} uses no column of data")
-    both = [v for v in lhs_vars if v in rhs_vars]
-    if both:
-        raise ValueError(f"formula: the response variable {_fmt_names(both)} also appears on the right-hand side")
+    def _positions(self, cols):
+        key = id(cols)  # the lists passed here are internal and never modified
+        if self._cache[0] != key:
+            pos = np.array([self.pos[c] for c in cols], dtype=np.intp)
+            if len(pos) and np.all(np.diff(pos) == 1):
+                pos = slice(int(pos[0]), int(pos[-1]) + 1)
+            self._cache = (key, pos, cols)  # keeps cols alive, so its id stays unique
+        return self._cache[1]
 
-    # ---- data checks on the used columns only
-    odd = [c for c in lhs_vars + rhs_vars
-           if pd.api.types.is_datetime64_any_dtype(frame[c]) or pd.api.types.is_timedelta64_dtype(frame[c])
-           or pd.api.types.is_complex_dtype(frame[c]) or isinstance(frame[c].dtype, pd.PeriodDtype)]
-    if odd:
-        raise TypeError(f"data: column(s) {_fmt_names(odd)} have dtype "
-                        f"{', '.join(str(frame[c].dtype) for c in odd)}, which a model matrix cannot use; convert "
-                        "them to numbers (e.g. days since a fixed public date) or leave them out of the formula")
-    _check_finite_columns(frame, lhs_vars + rhs_vars, "data")
-    _check_stray_strings(frame, lhs_vars + rhs_vars, all_info, env_for=eval_ctx)
-    if _INTERCEPT in lhs_vars + rhs_vars:
-        raise ValueError(f"data: a column is named {_INTERCEPT!r}, the name of the model's intercept, and "
-                         "the two would be merged; rename the column, e.g. "
-                         f"data = data.rename(columns={{{_INTERCEPT!r}: 'intercept_col'}})")
-    frame, float_columns = _integers_as_float(frame, all_info, eval_ctx)
-    lhs_factor = lhs_info[0]
-    response_bool = False
-    if lhs_factor.tree is None and len(lhs_info) == 1:
-        s = frame[lhs_vars[0]]
-        response_bool = pd.api.types.is_bool_dtype(s)
-        if not response_bool and (not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_complex_dtype(s)):
-            raise TypeError(
-                f"data: the response {lhs_vars[0]!r} has dtype {s.dtype}; a numeric response is required "
-                f"(a bool response is used as 0/1). Convert it, e.g. data[{lhs_vars[0]!r}] = "
-                f"(data[{lhs_vars[0]!r}] == 'yes').astype(float)"
-            )
+    def copy_block(self, names, a, b, out):
+        if self.full is not None and _INTERCEPT not in names:
+            pos = self._positions(names)
+            if isinstance(pos, slice):
+                # The frame's block is column-major and out is row-major: copy in tiles
+                # that fit in cache (several times faster than one strided copy).
+                src = self.full[a:b, pos]
+                m = src.shape[1]
+                for j in range(0, m, 256):
+                    for i in range(0, b - a, 128):
+                        out[i:i + 128, j:j + 256] = src[i:i + 128, j:j + 256]
+                return
+        out[...] = self.block(names, a, b)
 
-    # ---- lint of the formula text (warnings are emitted only if the build succeeds)
-    pending = []  # (message, leak)
-    env = dict(TRANSFORMS)
-    env.update(eval_ctx)
-    seen = set()
-    for info in all_info:
-        for term, msg in _lint_calls(info, env, set(columns)):
-            if msg not in seen:
-                seen.add(msg)
-                pending.append((msg, f"formula: {term!r} learns from or mixes rows of the data"))
+    def block(self, names, a, b):
+        cols = self._data_columns(names)
+        if self.full is not None:
+            vals = self.full[a:b, self._positions(cols)] if cols else np.empty((b - a, 0))
+        else:
+            try:
+                vals = self.frame.iloc[a:b][cols].to_numpy(dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"data: the columns the formula uses must be numeric ({exc})") from exc
+        if len(cols) == len(names):
+            return vals
+        out = np.ones((b - a, len(names)))
+        out[:, [j for j, c in enumerate(names) if c != _INTERCEPT]] = vals
+        return out
 
-    # ---- materialise
+
+def _materialise_formulaic(F, frame, formula, eval_ctx, env, all_info, colset, stacklevel,
+                           lhs_vars, rhs_vars):
+    """The model matrices through formulaic (transforms, categoricals, interactions).
+
+    Returns the tuple build_design unpacks: model spec, response name, raw response,
+    model-matrix column names, their values (a column source), the term structure,
+    the inherent (coding) bounds, whether there is an intercept, the categorical
+    variables whose levels were learned from the data, the coding ranges of coded
+    columns (the clip interval shown), formulaic's encoder state and the factor
+    information by expression (for resolving the codebook).
+    """
     from formulaic import model_matrix
     from formulaic.errors import DataMismatchWarning, FormulaicError
 
@@ -1192,7 +1340,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         fb, fr = [], []
         term_vars = set()
         for fac in st.term.factors:
-            info = info_by_expr.get(fac.expr) or _FactorInfo(fac, set(columns))
+            info = info_by_expr.get(fac.expr) or _FactorInfo(fac, colset)
             term_vars.update(info.data_vars)
             kind, state = enc.get(fac.expr, (None, {}))
             kind = getattr(kind, "value", kind)
@@ -1219,6 +1367,178 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
             inherent[c] = b
             if rng is not None and max(abs(rng[0]), abs(rng[1])) <= b:
                 inherent_range[c] = rng
+    del mm, rhs_mm, lhs_mm  # M holds the values now; the frames are a second copy
+    return (spec, response_name, y_raw, names_all, _MatrixColumns(M, names_all), term_of, term_cols,
+            single_var_cols, inherent, has_intercept, learned, inherent_range, enc, info_by_expr)
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=False):
+    """Turn a formula, a data frame and public bounds into clipped, mapped matrices.
+
+    Parameters
+    ----------
+    formula : str
+        A formulaic formula with one response, e.g. ``"y ~ ."``,
+        ``"Salary ~ Hits + C(League, levels=['A', 'N'])"``, ``"y ~ 0 + ."``.
+        The intercept is in the model unless the formula removes it; it is never
+        a candidate.
+    data : pandas.DataFrame, mapping of columns, or object with ``to_pandas()``
+        The data. Only the columns the formula uses are checked and read.
+    bounds : None, Bounds, (b_x, b_y) or dict, optional
+        Public bounds, see :class:`Bounds` and :func:`as_bounds`. Missing bounds
+        are taken from the data, with a PrivacyLeakWarning.
+    keep : str or sequence of str, optional
+        Columns always in the model: model-matrix column names, terms of the
+        formula, or data variables (all columns of the terms made of that
+        variable alone are then forced).
+    stacklevel : int, keyword-only
+        Stack level of the warnings (2: the caller of ``build_design``). The
+        caller's scope at that level is also where the formula looks up
+        functions and constants that are not in ``data``.
+    gram : bool or callable, keyword-only
+        Return the sufficient statistics of least squares (``Design.gram``, a
+        :class:`dpsubset.suffstats.SufficientStats`) computed in one blocked pass
+        instead of the n x p matrices (``X``, ``forced`` and ``y`` then have no
+        rows). For tall data: memory p^2 instead of n p. A callable
+        ``gram(n, p, k)`` decides from the public numbers of rows, candidate and
+        always-in columns once they are known.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    TypeError
+        ``formula`` not a string, ``data`` not a data frame, ``keep`` or
+        ``bounds`` of the wrong type, non-numeric response.
+    ValueError
+        Unparsable formula, unknown variables, missing or infinite values in
+        the used columns, invalid bounds, bounds or keep naming columns not in
+        the model, no candidate columns.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Bounds taken from the data; categorical levels learned from the data;
+        stateful or row-mixing transforms in the formula.
+    """
+    # ---- arguments: cheap checks first
+    if not isinstance(stacklevel, int) or isinstance(stacklevel, bool) or stacklevel < 1:
+        raise TypeError(f"stacklevel: expected an int >= 1; got {stacklevel!r}")
+    if not isinstance(formula, str):
+        raise TypeError(f"formula: expected a string such as 'y ~ x1 + x2' or 'y ~ .'; got {type(formula).__name__}")
+    if "~" not in formula:
+        raise ValueError(f"formula: {formula!r} has no '~'; write it as 'y ~ x1 + x2' or 'y ~ .'")
+    frame = _as_frame(data, "data")
+    n = int(frame.shape[0])
+    if n == 0:
+        raise ValueError("data: has no rows")
+    bnds = as_bounds(bounds)
+    if keep is None:
+        keep_list = []
+    elif isinstance(keep, str):
+        keep_list = [keep]
+    elif isinstance(keep, (list, tuple)) and all(isinstance(k, str) for k in keep):
+        keep_list = list(dict.fromkeys(keep))
+    else:
+        raise TypeError(f"keep: expected a column name or a list of column names; got {keep!r}")
+
+    columns = frame.columns.tolist()  # tolist: iterating an Index of strings element-wise is slow
+    colset = set(columns)  # built once: rebuilding it per factor made this quadratic in p
+    dtypes = dict(zip(columns, frame.dtypes.tolist()))
+    F = _parse_plain_dot(formula, columns, dtypes) or _parse_formula(formula, columns)
+
+    # ---- names used by the formula
+    user_ctx = _capture_context(stacklevel - 1)
+    from formulaic.transforms import TRANSFORMS
+
+    lhs_info = [_FactorInfo(f, colset) for t in F.lhs for f in t.factors]
+    rhs_info = [(t, [_FactorInfo(f, colset) for f in t.factors]) for t in F.rhs]
+    all_info = lhs_info + [i for _, infos in rhs_info for i in infos]
+    eval_ctx, unknown, outside = {}, [], []
+    for info in all_info:
+        for nm in info.other_names:
+            if nm in TRANSFORMS or nm in eval_ctx or (nm not in user_ctx and hasattr(builtins, nm)):
+                continue
+            if nm not in user_ctx:
+                unknown.append(nm)
+                continue
+            obj = user_ctx[nm]
+            if _scope_object_allowed(obj):
+                eval_ctx[nm] = obj
+            else:
+                outside.append(nm)
+    if unknown:
+        unknown = list(dict.fromkeys(unknown))
+        shown = columns if len(columns) <= 30 else columns[:30] + ["..."]
+        raise ValueError(f"formula: unknown variable(s) {_fmt_names(unknown)}: not columns of data "
+                         f"(columns: {shown})")
+    if outside:
+        raise ValueError(f"formula: {_fmt_names(list(dict.fromkeys(outside)))}: not column(s) of data but "
+                         "object(s) in your session (an array, list, Series, ...); only functions, modules "
+                         "and single numbers or strings are taken from there. Put data in data so that "
+                         "they are checked and clipped with the rest, and write lists of levels or knots "
+                         "literally in the formula, e.g. C(x, levels=['a', 'b'])")
+    lhs_vars = list(dict.fromkeys(v for i in lhs_info for v in i.data_vars))
+    rhs_vars = list(dict.fromkeys(v for i in all_info[len(lhs_info):] for v in i.data_vars))
+    if not lhs_vars:
+        raise ValueError(f"formula: the response {str(F.lhs)!r} uses no column of data")
+    both = [v for v in lhs_vars if v in rhs_vars]
+    if both:
+        raise ValueError(f"formula: the response variable {_fmt_names(both)} also appears on the right-hand side")
+
+    # ---- data checks on the used columns only
+    odd = [c for c in lhs_vars + rhs_vars
+           if not (isinstance(dtypes[c], np.dtype) and dtypes[c].kind in "fiub")  # the common case, quickly
+           and (pd.api.types.is_datetime64_any_dtype(dtypes[c]) or pd.api.types.is_timedelta64_dtype(dtypes[c])
+                or pd.api.types.is_complex_dtype(dtypes[c]) or isinstance(dtypes[c], pd.PeriodDtype))]
+    if odd:
+        raise TypeError(f"data: column(s) {_fmt_names(odd)} have dtype "
+                        f"{', '.join(str(dtypes[c]) for c in odd)}, which a model matrix cannot use; convert "
+                        "them to numbers (e.g. days since a fixed public date) or leave them out of the formula")
+    _check_finite_columns(frame, lhs_vars + rhs_vars, "data")
+    _check_stray_strings(frame, lhs_vars + rhs_vars, all_info, env_for=eval_ctx)
+    if _INTERCEPT in lhs_vars + rhs_vars:
+        raise ValueError(f"data: a column is named {_INTERCEPT!r}, the name of the model's intercept, and "
+                         "the two would be merged; rename the column, e.g. "
+                         f"data = data.rename(columns={{{_INTERCEPT!r}: 'intercept_col'}})")
+    frame, float_columns = _integers_as_float(frame, all_info, eval_ctx)
+    lhs_factor = lhs_info[0]
+    response_bool = False
+    if lhs_factor.tree is None and len(lhs_info) == 1:
+        s = frame[lhs_vars[0]]
+        response_bool = pd.api.types.is_bool_dtype(s)
+        if not response_bool and (not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_complex_dtype(s)):
+            raise TypeError(
+                f"data: the response {lhs_vars[0]!r} has dtype {s.dtype}; a numeric response is required "
+                f"(a bool response is used as 0/1). Convert it, e.g. data[{lhs_vars[0]!r}] = "
+                f"(data[{lhs_vars[0]!r}] == 'yes').astype(float)"
+            )
+
+    # ---- lint of the formula text (warnings are emitted only if the build succeeds)
+    pending = []  # (message, leak)
+    env = dict(TRANSFORMS)
+    env.update(eval_ctx)
+    seen = set()
+    for info in all_info:
+        for term, msg in _lint_calls(info, env, colset):
+            if msg not in seen:
+                seen.add(msg)
+                pending.append((msg, f"formula: {term!r} learns from or mixes rows of the data"))
+
+    # ---- materialise: plain numeric columns directly, everything else through formulaic
+    plain = _plain_columns(F, dtypes, colset)
+    if plain is not None:
+        mat = _materialise_direct(frame, F, *plain)
+    else:
+        mat = _materialise_formulaic(F, frame, formula, eval_ctx, env, all_info, colset, stacklevel,
+                                     lhs_vars, rhs_vars)
+    (spec, response_name, y_raw, names_all, source, term_of, term_cols, single_var_cols, inherent,
+     has_intercept, learned, inherent_range, enc, info_by_expr) = mat
     for var in dict.fromkeys(v for v, _ in learned):
         exprs = sorted({e for v, e in learned if v == var and e != var})
         where = f" (in {_fmt_names(exprs)})" if exprs else ""
@@ -1265,7 +1585,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
     from .bounds import resolve_codebook
     book = resolve_codebook(bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {},
                             bnds.y if bnds is not None else None, data_columns=columns, xcols=xcols,
-                            term_cols=term_cols, structure=spec.rhs.structure, encoder_state=enc,
+                            term_cols=term_cols, structure=spec.rhs.structure if spec is not None else [], encoder_state=enc,
                             factor_info=info_by_expr, env=env, lhs_info=lhs_info,
                             response_name=response_name, lhs_vars=lhs_vars, rhs_vars=rhs_vars,
                             inherent=inherent)
@@ -1273,9 +1593,9 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
     column_maps, clip_limits, mapped_bound = {}, {}, {}
     derived = []
 
-    def settle(name, spec_, values):
+    def settle(name, spec_, absmax):
         if spec_ is None:
-            b = float(np.max(np.abs(values))) if values.size else 0.0
+            b = absmax
             b = b if b > 0 else 1.0
             derived.append(name)
             spec_ = b
@@ -1296,7 +1616,8 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         mapped_bound[_INTERCEPT] = 1.0
     scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
     default = bnds.default if bnds is not None else None
-    for j, c in enumerate(names_all):
+    specs, coded_cols = {}, set()
+    for c in names_all:
         if c == _INTERCEPT:
             continue
         coded = False
@@ -1310,15 +1631,21 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
             sp = scalar_x
         else:
             sp = default
-        settle(c, sp, M[:, j])
-        if coded and c in inherent_range:
+        specs[c] = sp
+        if coded:
+            coded_cols.add(c)
+    # max |value| of the columns without a bound, in one blocked pass
+    absmax = dict(zip(*source.absmax([c for c, sp in specs.items() if sp is None])))
+    for c, sp in specs.items():
+        settle(c, sp, absmax.get(c))
+        if c in coded_cols and c in inherent_range:
             # a dummy's values lie in its coding's range ({0, 1} for treatment coding): clip to
             # that interval (the same numbers; the map and the bound b stay those of the coding)
             clip_limits[c] = inherent_range[c]
     y_spec = book.y
     if y_spec is None and response_bool:
         y_spec = 1.0
-    settle(response_name, y_spec, y_raw)
+    settle(response_name, y_spec, float(np.max(np.abs(y_raw))))
 
     if derived:
         xs = [d for d in derived if d != response_name]
@@ -1336,22 +1663,34 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         ))
 
     # ---- clip and map (the first thing that happens to the numbers)
-    order = forced_names + candidate_names
-    idx = {c: j for j, c in enumerate(names_all)}
-    full = _clip_and_map(M[:, [idx[c] for c in order]], order, clip_limits, column_maps)
-    k = len(forced_names)
     lo_y, hi_y = clip_limits[response_name]
     c_y, h_y = column_maps[response_name]
     y = (np.clip(y_raw, lo_y, hi_y) - c_y) / h_y
-    del M, y_raw, mm, lhs_mm, rhs_mm
+    del y_raw
+    k = len(forced_names)
+    stats = None
+    if callable(gram):  # the caller's rule, on public quantities only (n, p, k)
+        gram = bool(gram(n, len(candidate_names), k))
+    if gram:  # only X'X, X'y, y'y and n of the clipped, mapped data; no n x p matrix is kept
+        from .suffstats import SufficientStats
+        order = forced_names + candidate_names
+        limits = _limits(order, clip_limits, column_maps)
+        stats = SufficientStats.from_blocks(
+            ((_apply_limits(source.block(order, a, b), limits), y[a:b])
+             for a, b in _row_blocks(n, len(order) + 1)), k_forced=k)
+        X, forced, y = np.empty((0, len(candidate_names))), np.empty((0, k)), np.empty(0)
+    else:
+        X = source.clip_and_map(candidate_names, clip_limits, column_maps)
+        forced = source.clip_and_map(forced_names, clip_limits, column_maps)
+    del source
 
     for msg, _ in pending:
         warnings.warn(msg, PrivacyLeakWarning, stacklevel=stacklevel)
 
     return Design(
-        X=np.ascontiguousarray(full[:, k:]),
+        X=X,
         y=np.ascontiguousarray(y),
-        forced=np.ascontiguousarray(full[:, :k]),
+        forced=forced,
         candidate_names=candidate_names,
         forced_names=forced_names,
         response_name=response_name,
@@ -1371,4 +1710,5 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2):
         bounds_unused=list(book.unused),
         bounds_from_data=list(derived),
         float_columns=float_columns,
+        gram=stats,
     )

@@ -106,6 +106,7 @@ from .privacy import PrivacyLeakWarning
 __all__ = [
     "RefitResult",
     "objective_perturbation",
+    "objective_perturbation_gram",
     "sufficient_statistics_perturbation",
     "LOSSES",
     "NEIGHBOURS",
@@ -1003,6 +1004,114 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
         coef = theta + w
     return RefitResult(coef=np.array(coef, dtype=float), loss=loss, eps=cal.eps,
                        delta=cal.delta, mode=mode, certified_distance=float(dist),
+                       regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
+
+
+def _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y):
+    """The KKT certificate of :func:`_certificate` for the squared loss from the Gram
+    matrix: G = X'X and Aty = X'y as computed, |G - exact| <= err_G and
+    |Aty - exact| <= err_y entrywise (dpsubset.suffstats). The gradient
+    2 (G theta - Aty) + Delta theta + b is inflated by what those errors and its own
+    evaluation can move it; the curvature is constant (2 X'X), so one modulus
+    mu = Delta + 2 lambda_min(X'X) (a proven lower bound) holds on the whole ball."""
+    dim = len(theta)
+    r2 = Fraction(float(r)) ** 2
+    gap2 = r2 - _exact_sq_norm(theta)
+    if gap2 < 0:
+        raise ValueError("certificate requested at an infeasible point")
+    tnorm = float(np.linalg.norm(theta))
+    at = np.abs(theta)
+    g = 2.0 * (G @ theta - Aty) + Delta * theta + b
+    coef = max(1e-13, 8.0 * (dim + 4) * _U)
+    slack_vec = (2.0 * (err_G @ at + err_y)
+                 + coef * (2.0 * (np.abs(G) @ at + np.abs(Aty)) + Delta * at + np.abs(b)))
+    slack = float(np.linalg.norm(slack_vec)) * (1.0 + 1e-12)
+    w = np.linalg.eigvalsh(0.5 * (G + G.T))
+    err_norm = float(np.linalg.norm(err_G)) + 2.0 * (dim + 8) * _U * max(float(np.trace(G)), 0.0)
+    mu = Delta + 2.0 * max(0.0, float(w[0]) - err_norm)
+    lip = (Delta + 2.0 * (float(w[-1]) + err_norm)) * (1.0 + 1e-12)
+    if tnorm > 0:
+        delta_gap = float(gap2 / Fraction(float(r))) * (1.0 + 1e-12)
+        kappas = (0.0, max(0.0, -float(g @ theta)) / (tnorm * tnorm))
+    else:
+        delta_gap = 0.0
+        kappas = (0.0,)
+    out = []
+    for kappa in kappas:
+        a = (float(np.linalg.norm(g + kappa * theta)) + slack) * (1.0 + 1e-12)
+        c = kappa * float(gap2) * 0.5 * (1.0 + 1e-12)
+        out.append((a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu))
+        if tnorm > 0:
+            out.append(delta_gap + (a + (lip + kappa) * delta_gap) * (1.0 + 1e-12) / mu)
+    return float(min(out))
+
+
+def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta=0.0, ridge=0.0,
+                                entry_error=None, neighbour="replace-one") -> RefitResult:
+    """:func:`objective_perturbation` for ``loss="squared"`` from the sufficient statistics.
+
+    The squared loss needs the data only through G = A'A and A'y of the released
+    columns A (Mode A: the closed-form minimiser over the ball), so tall data never need
+    the n x d matrix. The calibration and the noise are those of
+    :func:`objective_perturbation` (same draws from ``rng``, in the same order), so on
+    the same data the two agree to rounding.
+
+    Parameters
+    ----------
+    G : ndarray, shape (d, d)
+        A'A of the clipped, mapped design restricted to the always-in and released columns.
+    Aty : ndarray, shape (d,)
+        A'y.
+    n : int
+        Number of rows (public).
+    eps, row_bound, b_y, r, rng, delta, ridge, neighbour
+        As in :func:`objective_perturbation` (``row_bound`` and ``b_y`` are the public
+        bounds the design clipped to: the statistics come only from clipped data, see
+        :mod:`dpsubset.suffstats`, so no per-row check is possible or needed here).
+    entry_error : (ndarray (d, d), ndarray (d,)), optional
+        Entrywise bounds on the rounding error of G and A'y
+        (:meth:`dpsubset.suffstats.SufficientStats.entry_error`); they replace the
+        correctly rounded sums of the matrix route in the certificate. Default: no
+        error (exact statistics).
+
+    Returns
+    -------
+    RefitResult
+    """
+    rng = _check_rng(rng)
+    G = np.asarray(G, dtype=float)
+    Aty = np.asarray(Aty, dtype=float).ravel()
+    dim = len(Aty)
+    if G.shape != (dim, dim) or not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty))):
+        raise ValueError(f"G must be a finite ({dim}, {dim}) matrix and Aty a finite vector")
+    if int(n) < 1:
+        raise ValueError("the design has no rows")
+    cal = _calibrate("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+                     ridge=ridge, neighbour=neighbour)
+    r = float(r)
+    if dim == 0:
+        return RefitResult(coef=np.zeros(0), loss="squared", eps=0.0, delta=0.0, mode=_MODE_A,
+                           certified_distance=0.0, regularization=cal.regularization,
+                           zeta=cal.zeta, lam_hess=cal.lam_hess)
+    err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
+    b = _sample_noise(rng, cal)  # drawn once, before the data are touched
+    Delta = cal.regularization
+    A = 2.0 * G + Delta * np.eye(dim)
+    theta, _ = _ball_qp(A, 2.0 * Aty - b, r)
+    theta = _into_ball(theta, r)
+    d = _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y)
+    for _ in range(3):  # iterative refinement, kept only if the certificate improves
+        if d <= 1e-10 * r:
+            break
+        g = 2.0 * (G @ theta - Aty) + Delta * theta + b
+        cand, _ = _ball_qp(A, A @ theta - g, r)
+        cand = _into_ball(cand, r)
+        dc = _certificate_gram(G, Aty, cand, Delta, b, r, err_G, err_y)
+        if not dc < d:
+            break
+        theta, d = cand, dc
+    return RefitResult(coef=np.array(theta, dtype=float), loss="squared", eps=cal.eps,
+                       delta=cal.delta, mode=_MODE_A, certified_distance=float(d),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
 
 

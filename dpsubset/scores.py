@@ -175,6 +175,64 @@ class LeastSquaresScorer:
             self._gram = X.T @ X / n
         self.n_scored = 0  # supports scored so far (for the bench and the certificate)
 
+    @classmethod
+    def from_gram(cls, G, Zty, yty, n, lam, r, k_forced=0):
+        """The scorer of a dataset known only through its sufficient statistics.
+
+        Parameters
+        ----------
+        G : ndarray, shape (k + p, k + p)
+            Z'Z for Z = [forced, X] (unnormalised sums; always-in columns first).
+        Zty : ndarray, shape (k + p,)
+            Z'y.
+        yty : float
+            y'y.
+        n : int
+            Number of rows.
+        lam, r : float
+            As in the constructor.
+        k_forced : int
+            Number of always-in columns k.
+
+        Notes
+        -----
+        Every score, neighbourhood, two-swap and class bound of this class is Gram
+        algebra; the exceptions read X only when the p x p Gram matrix is not stored,
+        and here it always is. The scores equal those of the matrix scorer on the same
+        data up to rounding. :meth:`cut` and :meth:`restricted` have Gram forms too,
+        and :func:`dpsubset.search.heuristics.iht_support` runs on ``gram_products``.
+        """
+        G = np.asarray(G, dtype=float)
+        Zty = np.asarray(Zty, dtype=float).ravel()
+        m, kf, n = G.shape[0], int(k_forced), int(n)
+        if G.shape != (m, m) or Zty.shape != (m,) or not 0 <= kf <= m or n < 1:
+            raise ValueError(f"from_gram: G must be square (got {G.shape}), Zty of length {m}, "
+                             f"0 <= k_forced <= {m}, n >= 1")
+        if lam <= 0:
+            raise ValueError("lam must be > 0")
+        if r <= 0:
+            raise ValueError("r must be > 0")
+        self = cls.__new__(cls)
+        self.X = self.y = self.forced = None  # only the statistics are known
+        self._stats = (G, Zty, float(yty))
+        self.n, self.p, self.k_forced = n, m - kf, kf
+        self.lam, self.r = float(lam), float(r)
+        self.lam_n = self.lam / n
+        self.yy = float(yty) / n
+        self.Xy = Zty[kf:] / n
+        self.Fy = Zty[:kf] / n
+        self._gram = G[kf:, kf:] / n
+        self.Xdiag = np.diagonal(self._gram).copy()
+        self.FF = G[:kf, :kf] / n
+        self.XF = G[kf:, :kf] / n
+        self.n_scored = 0
+        return self
+
+    @property
+    def gram_only(self):
+        """True when the scorer holds only the sufficient statistics (no X)."""
+        return self.X is None
+
     # ------------------------------------------------------------------ blocks
     def _blocks(self, supports):
         """Gram blocks G (m,k,k) and right-hand sides g (m,k) for a batch of supports."""
@@ -285,6 +343,12 @@ class LeastSquaresScorer:
         """
         cols = np.asarray(columns, dtype=np.intp)
         keep = np.asarray(always_in, dtype=np.intp)
+        if self.gram_only:
+            G, Zty, yty = self._stats
+            kf = self.k_forced
+            idx = np.concatenate([np.arange(kf), kf + keep, kf + cols]).astype(np.intp)
+            return LeastSquaresScorer.from_gram(G[np.ix_(idx, idx)], Zty[idx], yty, self.n, self.lam, self.r,
+                                                k_forced=kf + len(keep))
         forced = np.hstack([self.forced, self.X[:, keep]])
         return LeastSquaresScorer(self.X[:, cols], self.y, self.lam, self.r, forced)
 
@@ -698,8 +762,11 @@ class LeastSquaresScorer:
         value, beta = self.fit(S[None, :])
         beta = beta[0]
         kf = self.k_forced
-        rho = self.y - self.forced @ beta[:kf] - self.X[:, S] @ beta[kf:]
-        xr = self.X.T @ rho
+        if self.gram_only:  # X' rho = X'y - X'F beta_F - X'X_S beta_S
+            xr = self.n * (self.Xy - self.XF @ beta[:kf] - self._gram[:, S] @ beta[kf:])
+        else:
+            rho = self.y - self.forced @ beta[:kf] - self.X[:, S] @ beta[kf:]
+            xr = self.X.T @ rho
         grad = -(xr * xr) / (2.0 * self.n * self.lam)
         grad[S] = -(self.lam / (2.0 * self.n)) * beta[kf:] ** 2
         return float(value[0]), grad

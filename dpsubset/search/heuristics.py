@@ -21,6 +21,8 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
     Always-in columns are handled by residualising y and X on them first (a
     heuristic simplification; the exact search that follows does not depend on it).
     """
+    if getattr(scorer, "X", None) is None:
+        return _iht_gram(scorer, s, max_iter=max_iter, random_state=random_state)
     X, y, F, n = scorer.X, scorer.y, scorer.forced, scorer.n
     if F.shape[1]:
         Q, _ = np.linalg.qr(F)
@@ -48,6 +50,48 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
         if F.shape[1]:
             fit = fit - Q @ (Q.T @ fit)
         grad = (XTr(fit - y) + scorer.lam * beta) / n
+        step = beta - grad / L
+        new = _top_largest(step, s)
+        beta = np.zeros_like(beta)
+        beta[new] = step[new]
+        if np.array_equal(new, support):
+            break
+        support = new
+    return support
+
+
+def _iht_gram(scorer, s, *, max_iter=200, random_state=0):
+    """:func:`iht_support` from the Gram matrix alone (a scorer built by
+    ``LeastSquaresScorer.from_gram``): the same iteration, with A'A v and A'y of the
+    design residualised on the always-in columns written as Gram products,
+    A'A v = n (G v - X'F (F'F)^{-1} F'X v) and A'y = n (X'y - X'F (F'F)^{-1} F'y)."""
+    G, n, kf = scorer._gram, scorer.n, scorer.k_forced
+    if kf:
+        # (F'F)^{-1} through a least-squares solve: F'F may be singular (it is PSD).
+        proj = lambda u: scorer.XF @ np.linalg.lstsq(scorer.FF, u, rcond=None)[0]  # noqa: E731
+        AtA = lambda v: n * (G @ v - proj(scorer.XF.T @ v))  # noqa: E731
+        Aty = n * (scorer.Xy - proj(scorer.Fy))
+    else:
+        AtA = lambda v: n * (G @ v)  # noqa: E731
+        Aty = n * scorer.Xy
+    rng = np.random.default_rng(random_state)
+    v = rng.normal(size=scorer.p)
+    for _ in range(12):
+        v = AtA(v)
+        nv = np.linalg.norm(v)
+        if nv == 0:
+            break
+        v /= nv
+    L = (1.2 * np.linalg.norm(AtA(v)) + scorer.lam) / n
+    beta = np.zeros(scorer.p)
+    support = _top_largest(Aty, s)
+    for _ in range(max_iter):
+        # beta has s non-zeros: A'A beta from those columns of the Gram matrix only.
+        if kf:
+            AtAb = n * (G[:, support] @ beta[support] - proj(scorer.XF[support].T @ beta[support]))
+        else:
+            AtAb = n * (G[:, support] @ beta[support])
+        grad = (AtAb - Aty + scorer.lam * beta) / n
         step = beta - grad / L
         new = _top_largest(step, s)
         beta = np.zeros_like(beta)

@@ -1,0 +1,151 @@
+"""Data beyond one machine: a Dask DataFrame reduced to the sufficient statistics of least squares.
+
+``dp_best_subset(formula, ddf, ...)`` with a ``dask.dataframe.DataFrame`` (and through
+it Parquet or CSV datasets on disk or on a cluster) never brings the rows together:
+
+1. **The model is fixed without the data.** The formula is expanded on Dask's
+   ``_meta_nonempty``, a two-row frame of made-up values with the columns' dtypes (it
+   carries no data). That is only sound when nothing of the model would be learned
+   from the data, which is what the privacy lint of :func:`dpsubset.design.build_design`
+   checks: bounds for every column and the response, categorical levels fixed by a
+   Categorical dtype with known categories or ``C(x, levels=[...])``, no stateful or
+   row-mixing transforms. Anything it flags is refused here with the lint's reason,
+   rather than learned from the data.
+2. **Each partition is mapped and clipped** by that model (the same public clip
+   intervals and maps as the pandas route), and reduced to its Gram matrix of
+   [forced, X, y] (:class:`dpsubset.suffstats.SufficientStats`, blocked and
+   compensated).
+3. **The partitions' statistics are summed** in a binary tree of compensated sums, in
+   one pass over the data, and the rest of ``dp_best_subset`` (scores, exact search,
+   private release, refit) runs on the p x p result.
+
+Least squares only: the other losses need the rows at every step of the search.
+Dask is an optional dependency (``pip install 'dpsubset[dask]'``).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from .privacy import PrivacyLeakWarning
+from .suffstats import GRAM_MAX_COLUMNS, SufficientStats
+
+__all__ = ["is_dask_frame", "check_dask_request", "dask_design"]
+
+#: What a Dask DataFrame can be used with.
+DASK_LOSSES = ("squared",)
+DASK_METHODS = ("top_r", "mistakes")
+
+
+def is_dask_frame(data):
+    """Whether ``data`` is a Dask DataFrame (without importing Dask)."""
+    return type(data).__module__.startswith("dask.") and hasattr(data, "to_delayed") \
+        and hasattr(data, "npartitions")
+
+
+def check_dask_request(*, loss, method, search):
+    """Refuse, before any work, what the Dask route cannot do."""
+    if loss not in DASK_LOSSES or method not in DASK_METHODS:
+        raise ValueError(
+            f"data: a Dask DataFrame is supported with loss in {DASK_LOSSES} and method in {DASK_METHODS} "
+            f"(least squares from sufficient statistics); got loss={loss!r}, method={method!r}. "
+            "For other losses or methods, compute on a sample that fits in memory (ddf.compute())")
+
+
+def dask_design(formula, ddf, bounds, keep, *, stacklevel):
+    """The :class:`dpsubset.design.Design` of a Dask DataFrame, holding only ``gram``.
+
+    Parameters
+    ----------
+    formula, bounds, keep
+        As in :func:`dpsubset.design.build_design`.
+    ddf : dask.dataframe.DataFrame
+    stacklevel : int
+        Stack level of the caller whose scope the formula may use (functions, constants).
+
+    Raises
+    ------
+    ValueError
+        When the model would have to learn something from the data (a bound, a
+        categorical level, a stateful transform), or has more than
+        ``GRAM_MAX_COLUMNS`` columns.
+    """
+    import dask
+
+    from .design import build_design
+
+    # Dask's made-up rows with the columns' dtypes (no data); its second row may hold
+    # missing values, which the design would refuse, so one row is used.
+    meta = ddf._meta_nonempty.iloc[:1]
+    unknown = [c for c in ddf.columns if str(ddf.dtypes[c]) == "category" and not ddf[c].cat.known]
+    if unknown:
+        raise ValueError(
+            f"data: the categorical column(s) {unknown} of the Dask DataFrame have unknown categories: their "
+            "levels would have to be learned from the data, which is not differentially private; fix: "
+            "ddf[col] = ddf[col].cat.set_categories([...]) with the levels known in advance, or write "
+            "C(col, levels=[...]) in the formula")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        template = build_design(formula, meta, bounds, keep, stacklevel=stacklevel + 1)
+    if template.leaks:
+        raise ValueError(
+            "data: with a Dask DataFrame the model must be fixed in advance, but "
+            + "; ".join(template.leaks)
+            + ". Nothing is learned from a Dask DataFrame: give bounds for every column and the response "
+            "(bounds=(b_x, b_y) or Bounds(...)), categorical levels through a Categorical dtype with known "
+            "categories or C(x, levels=[...]), and only transforms with public constants")
+    for w in caught:
+        if not issubclass(w.category, PrivacyLeakWarning):
+            warnings.warn(w.message, w.category, stacklevel=stacklevel)
+    k, p = len(template.forced_names), len(template.candidate_names)
+    if k + p > GRAM_MAX_COLUMNS:
+        raise ValueError(f"formula: {k + p} model columns; a Dask DataFrame is supported up to "
+                         f"{GRAM_MAX_COLUMNS} (the p x p Gram matrix is formed)")
+    model = replace(template, X=np.empty((0, p)), y=np.empty(0), forced=np.empty((0, k)))
+    parts = [dask.delayed(_partition_stats)(part, model) for part in ddf.to_delayed()]
+    while len(parts) > 1:  # a binary tree of compensated merges
+        parts = [dask.delayed(_merge)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    (stats,) = dask.compute(parts[0])
+    if stats is None or stats.n == 0:
+        raise ValueError("data: has no rows")
+    return replace(model, n=int(stats.n), gram=stats)
+
+
+def _partition_stats(part, model):
+    """Sufficient statistics of one partition, clipped and mapped by the public model."""
+    if len(part) == 0:
+        return None
+    try:
+        Z = model.transform_new(part)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("newdata:", "data (a Dask partition):", 1)) from None
+    y = _response(part, model)
+    k = len(model.forced_names)
+    return SufficientStats.from_arrays(Z[:, :k], Z[:, k:], y, k_forced=k)
+
+
+def _response(part, model):
+    """The response of one partition, clipped and mapped by the public model."""
+    if model.model_spec is None:
+        y = part[model.response_name].to_numpy(dtype=float)
+    else:
+        mm = model.model_spec.lhs.get_model_matrix(part, context=dict(model.eval_context), na_action="ignore")
+        y = np.asarray(mm.to_numpy(dtype=float))[:, 0]
+    bad = int(np.count_nonzero(~np.isfinite(y)))
+    if bad:
+        raise ValueError(f"data (a Dask partition): missing or infinite values in the response "
+                         f"{model.response_name!r} ({bad} rows); remove or impute them first")
+    lo, hi = model.clip_limits[model.response_name]
+    c, h = model.column_maps[model.response_name]
+    return (np.clip(y, lo, hi) - c) / h
+
+
+def _merge(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a.merge(b)
