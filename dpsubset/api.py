@@ -22,6 +22,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_time_limit
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -110,20 +111,30 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     refit_delta : float, optional
         Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
         perturbation instead of the pure one (default: pure, Gamma-norm noise).
-    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
+    search : {"auto", "enumeration", "outer_approximation", "pyomo", "scip"}
         How the exact searches are solved. ``"auto"``: enumeration for small
         C(p, s), else outer approximation with HiGHS. ``"pyomo"``: the paper's
         formulation (9) through Pyomo with an external MIQCP solver (``solver``),
         for ``loss="squared"``; needs ``pip install 'dpsubset[pyomo]'`` and a solver.
+        ``"scip"``: the same formulation solved by SCIP through pyscipopt (open
+        source, no licence; ``pip install 'dpsubset[scip]'``); exact but slow, for
+        small p and as a cross-check.
     solver : str, optional
         With ``search="pyomo"``: a Pyomo solver name such as ``"gurobi_persistent"``,
-        ``"gurobi_direct"`` or ``"scip"``; default the first one available.
+        ``"gurobi_direct"`` or ``"scip_direct"``; default the first one available.
     solver_options : dict, optional
-        With ``search="pyomo"``: options for that solver, in its own names (the
-        exactness defaults, zero MIP gap and tight tolerances, are set already).
+        With ``search="pyomo"`` or ``"scip"``: options for that solver, in its own
+        names (the exactness defaults, zero MIP gap and tight tolerances, are set
+        already).
     time_limit : float, optional
-        Seconds allowed for each exact solve; if reached, nothing is released
-        (SearchTimeout).
+        Seconds allowed for the whole call (default ``None``: 600 s,
+        ``dpsubset.search.limits.DEFAULT_TIME_LIMIT``; ``math.inf``: no limit). Every
+        route of the exact search stops at this one deadline; if it is reached,
+        SearchTimeout is raised and nothing is released. Whether a call times out
+        depends on the data, so the timeout is a timing side channel that the
+        guarantee does not cover: fix the limit (and the settings) before looking
+        at the data and do not publish that a call timed out
+        (docs/guide/time-limits.md).
     random_state : None, int or numpy.random.Generator
         The same int gives the same release.
     diagnostics : bool
@@ -159,7 +170,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"hinge_h is only used with loss='hinge' (got loss={loss!r})")
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
-    time_limit = _positive("time_limit", time_limit, allow_none=True)
+    time_limit = resolve_time_limit(time_limit)
+    clock = Deadline(time_limit)  # one deadline for the whole call
     solver, solver_options = check_search(search, solver, solver_options, loss)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
@@ -206,10 +218,17 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     # ---- private selection
     bar.set_description(f"selection ({method})")
     request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
-                               rng=rng, options=options, search=search, time_limit=time_limit,
+                               rng=rng, options=options, search=search, time_limit=clock.left(),
                                verbose=verbose, loss_options=loss_options, solver=solver,
                                solver_options=solver_options)
-    sel = spec.select(request)
+    rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
+    try:
+        sel = spec.select(request)
+    except SearchTimeout as err:
+        bar.close()
+        raise explain_timeout(err, time_limit=time_limit, p=p, s=s, method=method,
+                              search=search, r=r, lam=lam,
+                              random_draws=rng.bit_generator.state != rng_state) from err
     support_idx = list(sel.support)
     support = [design.candidate_names[j] for j in support_idx]
     bar.update()

@@ -2,7 +2,7 @@
 
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5 [--method top_r]
                  [--seed 1] [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html]
-                 [--search auto|enumeration|outer_approximation|pyomo] [--solver NAME]
+                 [--search auto|enumeration|outer_approximation|pyomo|scip] [--solver NAME]
                  [--time-limit SECONDS]
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
                    [--out results.csv] [--plot fig.png]
@@ -58,12 +58,15 @@ def build_parser():
     fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 0.1 n)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
     fit.add_argument("--search", default="auto",
-                     choices=("auto", "enumeration", "outer_approximation", "pyomo"),
-                     help="exact search; 'pyomo' solves the paper's formulation (9) with --solver")
+                     choices=("auto", "enumeration", "outer_approximation", "pyomo", "scip"),
+                     help="exact search; 'pyomo' solves the paper's formulation (9) with "
+                          "--solver, 'scip' the same with SCIP (pip install 'dpsubset[scip]')")
     fit.add_argument("--solver", default=None,
                      help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
     fit.add_argument("--time-limit", type=float, default=None,
-                     help="seconds per exact solve; past it nothing is released")
+                     help="seconds for the whole call (default 600; inf for none); past it "
+                          "nothing is released, and whether it is reached depends on the data: "
+                          "do not publish a timeout")
     fit.add_argument("--seed", type=int, default=None)
     fit.add_argument("--format", choices=("text", "latex", "html"), default="text")
 
@@ -92,6 +95,7 @@ def _fit(args, parser):
     import pandas as pd
 
     from .api import dp_best_subset
+    from .search.limits import SearchTimeout
 
     try:
         data = pd.read_csv(args.data)
@@ -105,6 +109,8 @@ def _fit(args, parser):
                              random_state=args.seed, method_options=dict(args.option) or None)
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))
+    except SearchTimeout as exc:  # nothing was released: say why, without a traceback
+        parser.exit(3, f"dpsubset fit: {exc}\n")
     summ = res.summary()
     out = {"text": summ.as_text, "latex": summ.as_latex, "html": summ.as_html}[args.format]()
     print(out)
