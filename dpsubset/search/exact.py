@@ -54,10 +54,10 @@ def check_search(search, solver, solver_options, loss):
         raise ValueError(f"search={search!r} is for loss='squared' (got loss={loss!r}); "
                          "use search='auto' for the other losses")
     if search == "scip":
-        if solver is not None:
+        from .pyomo_search import SCIP_SOLVER, check_scip
+        if solver not in (None, SCIP_SOLVER):  # (SCIP_SOLVER: checked here already)
             raise ValueError(f"search='scip' uses SCIP through pyscipopt; solver={solver!r} is "
                              "for search='pyomo' (solver_options= sets SCIP parameters)")
-        from .pyomo_search import check_scip
         return check_scip(solver_options)
     from .pyomo_search import check_solver
     return check_solver(solver, solver_options)

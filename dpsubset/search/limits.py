@@ -99,6 +99,8 @@ def format_gap(gap):
     if not math.isfinite(gap):
         return "none proved"
     pct = 100.0 * gap
+    if pct == 0.0:
+        return "0%"
     if pct >= 10.0:
         return f"{pct:.0f}%"
     return f"{pct:.2g}%" if pct >= 0.01 else f"{pct:.1e}%"
