@@ -23,7 +23,7 @@ import numpy as np
 
 from .mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
 from .search.exact import SubsetSearch, default_R
-from .search.limits import SearchTimeout, format_gap, relative_gap
+from .search.limits import SearchTimeout, describe_gap, relative_gap
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
            "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -167,9 +167,8 @@ def require_closed(certificates):
         c = open_[0]
         # (the scale-free gap: Certificate.relative_gap is absolute below 1, a score then)
         gap = relative_gap(c.lower, c.upper)
-        raise SearchTimeout(f"exact search did not certify '{c.problem}' (relative gap "
-                            f"{format_gap(gap)}); nothing was released", problem=c.problem,
-                            gap=gap)
+        raise SearchTimeout(f"exact search did not certify '{c.problem}' ({describe_gap(gap)}); "
+                            "nothing was released", problem=c.problem, gap=gap)
 
 
 def certificate_dicts(certificates):

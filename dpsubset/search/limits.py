@@ -26,7 +26,7 @@ import time
 from math import comb
 
 __all__ = ["DEFAULT_TIME_LIMIT", "SearchTimeout", "Deadline", "relative_gap",
-           "format_gap", "resolve_time_limit", "timeout_advice", "explain_timeout"]
+           "format_gap", "describe_gap", "resolve_time_limit", "timeout_advice", "explain_timeout"]
 
 #: Default ``time_limit`` of :func:`dpsubset.dp_best_subset` (seconds, for the whole
 #: call): long enough for every regime the benchmarks certify, short enough that a
@@ -106,6 +106,14 @@ def format_gap(gap):
     return f"{pct:.2g}%" if pct >= 0.01 else f"{pct:.1e}%"
 
 
+def describe_gap(gap):
+    """The gap in words for a message: "relative gap 3.2%", or "no lower bound proved
+    yet" before the first bound."""
+    if gap is not None and not math.isfinite(gap):
+        return "no lower bound proved yet"
+    return f"relative gap {format_gap(gap)}"
+
+
 def resolve_time_limit(time_limit, name="time_limit"):
     """The time limit of a user-facing call: None -> :data:`DEFAULT_TIME_LIMIT`,
     ``math.inf`` -> None (no limit), a positive number -> itself (seconds)."""
@@ -169,8 +177,8 @@ def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto
     else:
         draws = ("No random number had been drawn: the search stopped before the private "
                  "draw began.")
-    text = (f"The exact search did not finish within {limit} (for the whole call); it stopped "
-            f"at: {err}\nNothing was released (no support, no coefficients), so no privacy "
+    text = (f"The exact search stopped without certifying its answer ({limit} for the whole "
+            f"call): {err}\nNothing was released (no support, no coefficients), so no privacy "
             f"budget was spent on a release. {draws}\nWhether a call times out depends on the "
             "data (a timing side channel not covered by the privacy guarantee): do not publish "
             "that it timed out, and treat new attempts on these data with other settings as "

@@ -24,7 +24,7 @@ import highspy
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate
-from .limits import SearchTimeout, format_gap, relative_gap
+from .limits import SearchTimeout, describe_gap, format_gap, relative_gap
 
 __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 
@@ -280,7 +280,7 @@ class OuterApproximation(FamilyMaster):
                 secs = time.perf_counter() - t0
                 raise SearchTimeout(
                     f"{self.name}: time limit reached while solving '{problem}' by outer "
-                    f"approximation ({it - 1} rounds, {self.n_cuts} cuts, {secs:.0f} s); "
+                    f"approximation ({it - 1} rounds, {self.n_cuts} cuts, {secs:.1f} s); "
                     "nothing was released.", problem=problem, seconds=secs)
             if out == "infeasible":
                 cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",
@@ -349,8 +349,8 @@ class OuterApproximation(FamilyMaster):
                 gap, secs = relative_gap(lower, self.best_value), time.perf_counter() - t0
                 raise SearchTimeout(
                     f"{self.name}: time limit reached while solving '{problem}' by outer "
-                    f"approximation (relative gap {format_gap(gap)} after {it - 1} rounds, "
-                    f"{secs:.0f} s); nothing was released.", problem=problem, gap=gap,
+                    f"approximation ({describe_gap(gap)} after {it - 1} rounds, "
+                    f"{secs:.1f} s); nothing was released.", problem=problem, gap=gap,
                     seconds=secs)
             lower, S = out
             if target is not None and lower >= target:
