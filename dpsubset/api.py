@@ -25,6 +25,7 @@ from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
+from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_time_limit
 from .suffstats import gram_route, refit_from_gram
 from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
@@ -145,20 +146,34 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     refit_delta : float, optional
         Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
         perturbation instead of the pure one (default: pure, Gamma-norm noise).
-    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
+    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
         How the exact searches are solved. ``"auto"``: enumeration for small
-        C(p, s), else outer approximation with HiGHS. ``"pyomo"``: the paper's
+        C(p, s); else rank-one/rank-two updates with certified bounds, and where
+        those do not close, for least squares the branch and bound with
+        perspective-relaxation bounds (``"branch_and_bound"``,
+        docs/methods/branch-and-bound.md), for the other losses outer approximation
+        with HiGHS (``"outer_approximation"``). ``"pyomo"``: the paper's
         formulation (9) through Pyomo with an external MIQCP solver (``solver``),
         for ``loss="squared"``; needs ``pip install 'dpsubset[pyomo]'`` and a solver.
+        ``"scip"``: the same formulation solved by SCIP through pyscipopt (open
+        source, no licence; ``pip install 'dpsubset[scip]'``); exact but slow, for
+        small p and as a cross-check.
     solver : str, optional
         With ``search="pyomo"``: a Pyomo solver name such as ``"gurobi_persistent"``,
-        ``"gurobi_direct"`` or ``"scip"``; default the first one available.
+        ``"gurobi_direct"`` or ``"scip_direct"``; default the first one available.
     solver_options : dict, optional
-        With ``search="pyomo"``: options for that solver, in its own names (the
-        exactness defaults, zero MIP gap and tight tolerances, are set already).
+        With ``search="pyomo"`` or ``"scip"``: options for that solver, in its own
+        names (the exactness defaults, zero MIP gap and tight tolerances, are set
+        already).
     time_limit : float, optional
-        Seconds allowed for each exact solve; if reached, nothing is released
-        (SearchTimeout).
+        Seconds allowed for the whole call (default ``None``: 600 s,
+        ``dpsubset.search.limits.DEFAULT_TIME_LIMIT``; ``math.inf``: no limit). Every
+        route of the exact search stops at this one deadline; if it is reached,
+        SearchTimeout is raised and nothing is released. Whether a call times out
+        depends on the data, so the timeout is a timing side channel that the
+        guarantee does not cover: fix the limit (and the settings) before looking
+        at the data and do not publish that a call timed out
+        (docs/guide/time-limits.md).
     random_state : None, int >= 0 or numpy.random.Generator
         None (the default, and what a release should use): fresh randomness from
         the operating system. An int (or a Generator you pass, seeded or not) makes
@@ -215,7 +230,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         response_levels = check_response_levels(response_levels)
     r = _positive("r", r)
     lam = _positive("lam", lam, allow_none=True)
-    time_limit = _positive("time_limit", time_limit, allow_none=True)
+    time_limit = resolve_time_limit(time_limit)
+    clock = Deadline(time_limit)  # one deadline for the whole call
     solver, solver_options = check_search(search, solver, solver_options, loss)
     if on_dask:
         check_dask_request(loss=loss, method=method, search=search)
@@ -284,10 +300,17 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     # ---- private selection
     bar.set_description(f"selection ({method})")
     request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
-                               rng=rng, options=options, search=search, time_limit=time_limit,
+                               rng=rng, options=options, search=search, time_limit=clock.left(),
                                verbose=verbose, loss_options=loss_options, solver=solver,
                                solver_options=solver_options)
-    sel = spec.select(request)
+    rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
+    try:
+        sel = spec.select(request)
+    except SearchTimeout as err:
+        bar.close()
+        raise explain_timeout(err, time_limit=time_limit, p=p, s=s, method=method,
+                              search=search, r=r, lam=lam,
+                              random_draws=rng.bit_generator.state != rng_state) from err
     support_idx = list(sel.support)
     support = [design.candidate_names[j] for j in support_idx]
     bar.update()

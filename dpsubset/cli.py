@@ -5,7 +5,7 @@
                  [--eps-select E] [--eps-refit E] [--method top_r] [--seed 1]
                  [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html|markdown]
                  [--out result.csv|.json|.tex|.md|.html|.txt]
-                 [--search auto|enumeration|outer_approximation|pyomo] [--solver NAME]
+                 [--search auto|enumeration|branch_and_bound|outer_approximation|pyomo|scip] [--solver NAME]
                  [--time-limit SECONDS]
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5   # the paper's scalar bounds
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
@@ -89,12 +89,15 @@ def build_parser():
     fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 0.1 n)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
     fit.add_argument("--search", default="auto",
-                     choices=("auto", "enumeration", "outer_approximation", "pyomo"),
-                     help="exact search; 'pyomo' solves the paper's formulation (9) with --solver")
+                     choices=("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"),
+                     help="exact search; 'pyomo' solves the paper's formulation (9) with "
+                          "--solver, 'scip' the same with SCIP (pip install 'dpsubset[scip]')")
     fit.add_argument("--solver", default=None,
                      help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
     fit.add_argument("--time-limit", type=float, default=None,
-                     help="seconds per exact solve; past it nothing is released")
+                     help="seconds for the whole call (default 600; inf for none); past it "
+                          "nothing is released, and whether it is reached depends on the data: "
+                          "do not publish a timeout")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed for a reproducible run; the release is then private only while "
                           "the seed stays secret (default: fresh OS randomness)")
@@ -158,6 +161,7 @@ def _read_inputs(args, parser):
 
     from .bounds import apply_levels, read_codebook
     from .design import Bounds
+    from .search.limits import SearchTimeout
 
     try:
         data = pd.read_csv(args.data)
@@ -226,6 +230,8 @@ def _fit(args, parser):
                              random_state=args.seed, method_options=dict(args.option) or None)
     except (ValueError, TypeError) as exc:
         parser.error(cli_message(exc))
+    except SearchTimeout as exc:  # nothing was released: say why, without a traceback
+        parser.exit(3, f"dpsubset fit: {exc}\n")
     if args.format == "markdown":
         print(summary_table(res, fmt="markdown"))
     else:

@@ -27,6 +27,7 @@ from .design import build_design
 from .privacy import PrivacyLeakWarning
 from .scores import LeastSquaresScorer
 from .search.exact import SubsetSearch
+from .search.limits import resolve_time_limit
 
 __all__ = ["best_subset_nonprivate", "NonPrivateBestSubset"]
 
@@ -89,12 +90,13 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
         Radius of the coefficient ball; large by default so that it does not bind.
     keep : str or list of str, optional
         Columns always in the model.
-    search : {"auto", "enumeration", "outer_approximation", "pyomo"}
+    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
     time_limit : float, optional
-        Seconds per exact solve; past it, SearchTimeout.
+        Seconds for the whole search (default ``None``: 600 s; ``math.inf``: no
+        limit); past it, SearchTimeout.
     solver, solver_options : optional
-        With ``search="pyomo"``: the Pyomo solver name and its options, as for
-        :func:`dpsubset.dp_best_subset`.
+        With ``search="pyomo"`` (or ``"scip"``, options only): the Pyomo solver name
+        and its options, as for :func:`dpsubset.dp_best_subset`.
 
     Returns
     -------
@@ -107,6 +109,7 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     """
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise ValueError(f"s must be an integer >= 1, got {s!r}")
+    time_limit = resolve_time_limit(time_limit)
     data = maybe_from_r(data)
     with warnings.catch_warnings():
         # Bounds from the data are the point here (no clipping); the one warning

@@ -23,7 +23,7 @@ import numpy as np
 
 from .mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
 from .search.exact import SubsetSearch, default_R
-from .search.outer_approximation import SearchTimeout
+from .search.limits import SearchTimeout, describe_gap, relative_gap
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
            "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -53,10 +53,11 @@ class SelectionRequest:
     options : dict
         The method's validated options (see each method's ``validate``).
     search : str
-        Exact-search backend ("auto", "enumeration", "outer_approximation", "pyomo").
+        Exact-search backend ("auto", "enumeration", "outer_approximation", "pyomo", "scip").
     solver, solver_options : str or None, dict or None
-        The Pyomo solver of search="pyomo" (validated before the data were read).
+        The Pyomo solver of search="pyomo" / "scip" (validated before the data were read).
     time_limit : float or None
+        Seconds left of the call's time limit when the selection starts (None: no limit).
     verbose : bool
     loss_options : dict
         Public parameters of the loss (``huber_h`` / ``hinge_h``, the names of
@@ -81,7 +82,7 @@ class SelectionRequest:
     def search_options(self) -> dict:
         """Keyword arguments of :class:`SubsetSearch` for this request."""
         kw = dict(search=self.search, time_limit=self.time_limit, verbose=self.verbose)
-        if self.search == "pyomo":
+        if self.search in ("pyomo", "scip"):
             kw.update(solver=self.solver, solver_options=self.solver_options)
         return kw
 
@@ -164,8 +165,10 @@ def require_closed(certificates):
     open_ = [c for c in certificates if not c.closed]
     if open_:
         c = open_[0]
-        raise SearchTimeout(f"exact search did not certify '{c.problem}' (relative gap "
-                            f"{c.relative_gap:.2e}); nothing was released")
+        # (the scale-free gap: Certificate.relative_gap is absolute below 1, a score then)
+        gap = relative_gap(c.lower, c.upper)
+        raise SearchTimeout(f"exact search did not certify '{c.problem}' ({describe_gap(gap)}); "
+                            "nothing was released", problem=c.problem, gap=gap)
 
 
 def certificate_dicts(certificates):

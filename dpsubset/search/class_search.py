@@ -160,8 +160,9 @@ def _search_base(scorer, B, outside, k, state, deadline):
     arange_q = np.arange(q)
     while stack:
         if deadline is not None and time.perf_counter() > deadline:
-            raise SearchTimeout("time limit reached while solving a mistake class exactly; "
-                                "nothing is released (raise time_limit)")
+            raise SearchTimeout(f"time limit reached while solving mistake class {k} exactly "
+                                f"by branch and bound ({state['nodes']} nodes); nothing was "
+                                "released.", problem=f"mistake class {k}")
         node, pick = stack.pop()
         idx, R, w, gain = node if pick is None else _children(*node, pick, M)
         m = idx.shape[1]

@@ -31,6 +31,7 @@ from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           score_all, top_r_by_enumeration)
 from .heuristics import iht_support, local_search
+from .limits import Deadline
 from .outer_approximation import OuterApproximation, progress
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
@@ -48,25 +49,33 @@ NODE_COST = 500
 # ridge-bound search; classes 3 and 4 took 30 and 91 nodes against 37 and 112 s).
 CLASS_NODE_BUDGET = 300
 #: The values of ``search=``.
-SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo")
+SEARCHES = ("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip")
+#: The searches that solve formulation (9) with a MIQCP solver (search/pyomo_search.py).
+MIQCP_SEARCHES = ("pyomo", "scip")
 
 
 def check_search(search, solver, solver_options, loss):
     """Check ``search=`` and its solver (no data needed); returns (solver, solver_options)
-    with the Pyomo solver resolved when search="pyomo", else (None, None)."""
+    with the Pyomo solver resolved when search="pyomo" or "scip", else (None, None)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
     if search == "branch_and_bound" and loss is not None and loss != "squared":
         raise ValueError(f"search='branch_and_bound' is for loss='squared' (got loss={loss!r}); "
                          "use search='auto' for the other losses")
-    if search != "pyomo":
+    if search not in MIQCP_SEARCHES:
         if solver is not None or solver_options is not None:
             raise ValueError("solver= and solver_options= are only used with search='pyomo' "
-                             f"(got search={search!r})")
+                             f"or 'scip' (got search={search!r})")
         return None, None
     if loss != "squared":
-        raise ValueError(f"search='pyomo' is for loss='squared' (got loss={loss!r}); "
+        raise ValueError(f"search={search!r} is for loss='squared' (got loss={loss!r}); "
                          "use search='auto' for the other losses")
+    if search == "scip":
+        from .pyomo_search import SCIP_SOLVER, check_scip
+        if solver not in (None, SCIP_SOLVER):  # (SCIP_SOLVER: checked here already)
+            raise ValueError(f"search='scip' uses SCIP through pyscipopt; solver={solver!r} is "
+                             "for search='pyomo' (solver_options= sets SCIP parameters)")
+        return check_scip(solver_options)
     from .pyomo_search import check_solver
     return check_solver(solver, solver_options)
 
@@ -84,16 +93,17 @@ class SubsetSearch:
     ----------
     scorer : LeastSquaresScorer
     s : int
-    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo"}
+    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
         "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
         branch and bound (least squares) or outer approximation (other losses)
         where the cheap certificates do not close. "pyomo" solves the
         mixed-integer problems as formulation (9) with an external MIQCP solver
-        (``solver``) instead of the
-        HiGHS outer approximation (least-squares scores only).
+        (``solver``) instead of the HiGHS outer approximation (least-squares
+        scores only); "scip" is the same with SCIP through pyscipopt.
     time_limit : float or None
-        Limit in seconds for each exact solve; a solve that hits it raises
-        SearchTimeout and nothing is released.
+        Seconds for all the exact solves of this object together, counted from its
+        creation (one deadline; ``self.time_limit`` reads the time left). A solve
+        that reaches the deadline raises SearchTimeout and nothing is released.
     verbose : bool
         Progress bars (stderr) inside the long loops of the search.
     solver, solver_options : str or None, dict or None
@@ -122,7 +132,8 @@ class SubsetSearch:
         if search == "enumeration" and total > ENUMERATION_LIMIT:
             raise ValueError(f"C({self.p}, {self.s}) = {total} is too many supports to enumerate")
         self.search = search
-        self.time_limit = time_limit
+        self.miqcp = search in MIQCP_SEARCHES
+        self.time_limit = time_limit  # starts the deadline (see the property)
         self.n_seed_cuts = n_seed_cuts
         #: Outer-approximation rounds spent bracketing a mistake class before the draw.
         self.bracket_rounds = 0  # measured: the lazy draw's targeted refinement is cheaper
@@ -133,9 +144,21 @@ class SubsetSearch:
         self._enumerated = None  # every support and score, when the search fell back
         self.certificates = []
 
+    @property
+    def time_limit(self):
+        """Seconds left before the search's deadline (None: no limit). Every solve is
+        given this, so all of them together stop at the one deadline."""
+        return self._deadline.left()
+
+    @time_limit.setter
+    def time_limit(self, seconds):
+        self._deadline = Deadline(seconds)
+
     # ------------------------------------------------------------ building blocks
-    def _deadline(self):
-        return None if self.time_limit is None else time.perf_counter() + self.time_limit
+    def _deadline_at(self):
+        """The search's deadline as a time.perf_counter() value (None: no limit)."""
+        left = self.time_limit
+        return None if left is None else time.perf_counter() + left
 
     def _moments(self):
         """Second moments for the branch and bound (built once per search)."""
@@ -151,7 +174,7 @@ class SubsetSearch:
 
     def _branch_and_bound(self, problem, **kw):
         """:func:`branch_and_bound` with this search's deadline, progress and moments."""
-        return branch_and_bound(self.scorer, self.s, deadline=self._deadline(),
+        return branch_and_bound(self.scorer, self.s, deadline=self._deadline_at(),
                                 verbose=self.verbose, problem=problem,
                                 moments=self._moments(), **kw)
 
@@ -159,7 +182,7 @@ class SubsetSearch:
         """The mixed-integer master of one family: HiGHS outer approximation, or
         formulation (9) through Pyomo when search="pyomo"."""
         scorer = self.scorer if scorer is None else scorer
-        if self.search == "pyomo":
+        if self.miqcp:
             from .pyomo_search import PyomoSearch
             return PyomoSearch(scorer, self.s, solver=self.solver,
                                solver_options=self.solver_options, time_limit=self.time_limit,
@@ -507,8 +530,8 @@ class SubsetSearch:
         best_S, best_v, closed, iters = None, np.inf, True, 0
         # The subproblems use the same kind of master (outer approximation, or the
         # Pyomo formulation when search="pyomo").
-        sub_kw = (dict(search="pyomo", solver=self.solver, solver_options=self.solver_options)
-                  if self.search == "pyomo" else {})
+        sub_kw = (dict(search=self.search, solver=None if self.search == "scip" else self.solver,
+                       solver_options=self.solver_options) if self.miqcp else {})
         bar = progress(self.verbose, total=comb(self.s, self.s - k), unit="base",
                        desc=f"mistake class {k}: subproblems")
         for B in combinations(S1, self.s - k):
@@ -534,7 +557,7 @@ class SubsetSearch:
         exactly in one go; otherwise ordinary best-subset subproblems, else outer
         approximation."""
         state = {}
-        ridge_bnb = self.search != "pyomo" and supports_class_search(self.scorer, self.s)
+        ridge_bnb = not self.miqcp and supports_class_search(self.scorer, self.s)
         if self.search == "branch_and_bound":
             # Deciding a target: the perspective bounds (measured at p = 100, s = 8,
             # r = 1.1, lam = 120: 1.8 s against 6.3 s for the ridge-bound search over
@@ -620,7 +643,7 @@ class SubsetSearch:
             t0 = time.perf_counter()
             S, v, nodes = class_minimum(self.scorer, S1, k, cut,
                                         incumbent=(known[0][0], float(known[1][0])),
-                                        deadline=self._deadline(), verbose=self.verbose)
+                                        deadline=self._deadline_at(), verbose=self.verbose)
             secs = time.perf_counter() - t0
             if S is None:  # every member scores >= the cut-off
                 return None, None, Certificate(problem + " (>= target proved)",

@@ -24,6 +24,7 @@ import highspy
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate
+from .limits import SearchTimeout, describe_gap, format_gap, relative_gap
 
 __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 
@@ -49,20 +50,15 @@ _NO_BAR = _NoBar()
 
 def progress(verbose, **kwargs):
     """A transient tqdm bar (stderr) when ``verbose``, else a shared no-op object, so
-    the loops of the search pay nothing for progress reporting when it is off."""
+    the loops of the search pay nothing for progress reporting when it is off.
+
+    What a bar shows is public or scale-free: counts, times and relative gaps
+    (:func:`dpsubset.search.limits.relative_gap`), never scores or bounds."""
     if not verbose:
         return _NO_BAR
     from tqdm.auto import tqdm
     kwargs.setdefault("leave", False)
     return tqdm(**kwargs)
-
-
-class SearchTimeout(RuntimeError):
-    """The exact search did not close its certificate within the time limit.
-
-    Nothing is released when this is raised: the privacy guarantee assumes exact
-    optimisation, so an open gap fails closed.
-    """
 
 
 class FamilyMaster:
@@ -281,9 +277,11 @@ class OuterApproximation(FamilyMaster):
                 bar.set_postfix(cuts=self.n_cuts)
             out = self._solve_master(bound=target, first_only=True)
             if out is None:
+                secs = time.perf_counter() - t0
                 raise SearchTimeout(
-                    f"{self.name}: time limit reached while solving '{problem}'; "
-                    "nothing was released. Raise time_limit or reduce p.")
+                    f"{self.name}: time limit reached while solving '{problem}' by outer "
+                    f"approximation ({it - 1} rounds, {self.n_cuts} cuts, {secs:.1f} s); "
+                    "nothing was released.", problem=problem, seconds=secs)
             if out == "infeasible":
                 cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",
                                    float(target), float(target), it, time.perf_counter() - t0)
@@ -334,9 +332,10 @@ class OuterApproximation(FamilyMaster):
         it = 0
         for it in range(1, max_iter + 1):
             bar.update()
-            if self.verbose and it > 1:  # the bounds of the previous round
-                bar.set_postfix(lower=f"{lower:.10g}", upper=f"{self.best_value:.10g}",
-                                gap=f"{self.best_value - lower:.2e}")
+            if self.verbose and it > 1:  # the relative gap of the previous round (no bounds:
+                # they are scores of the data)
+                bar.set_postfix(gap=format_gap(relative_gap(lower, self.best_value)),
+                                cuts=self.n_cuts)
             out = self._solve_master(bound=target)
             if out == "infeasible":
                 if target is not None:
@@ -347,10 +346,12 @@ class OuterApproximation(FamilyMaster):
                     return None, None, cert
                 raise ValueError(f"{problem}: no support satisfies the constraints")
             if out is None:
+                gap, secs = relative_gap(lower, self.best_value), time.perf_counter() - t0
                 raise SearchTimeout(
-                    f"{self.name}: time limit reached while solving '{problem}' "
-                    f"(lower bound {lower:.6g}, upper bound {self.best_value:.6g}); "
-                    "nothing was released. Raise time_limit or reduce p.")
+                    f"{self.name}: time limit reached while solving '{problem}' by outer "
+                    f"approximation ({describe_gap(gap)} after {it - 1} rounds, "
+                    f"{secs:.1f} s); nothing was released.", problem=problem, gap=gap,
+                    seconds=secs)
             lower, S = out
             if target is not None and lower >= target:
                 cert = Certificate(problem + " (bound >= target proved)", "outer_approximation bound",

@@ -26,7 +26,14 @@ soon as the next support is separated from the best by more than the solver's
 tolerance. If it still does not close after a few rounds the certificate is open, and
 the package fails closed as with the outer approximation.
 
-Pyomo and the solver are optional: nothing here is imported unless search="pyomo".
+SCIP (``search="scip"``) is this same model solved by Pyomo's in-process SCIP interface
+(``scip_direct``, through pyscipopt, whose wheels ship SCIP): an open solver with dual
+bounds for users without a commercial licence, and an independent cross-check of the
+default search in the tests. SCIP handles the rotated cones as nonlinear constraints (spatial
+branch and bound with outer-approximation cuts), so it is exact but slow: seconds per solve
+at p = 15.
+
+Pyomo and the solver are optional: nothing here is imported unless search="pyomo" or "scip".
 """
 from __future__ import annotations
 
@@ -40,12 +47,16 @@ from collections.abc import Mapping
 import numpy as np
 
 from .candidates import GAP_TOL, Certificate
+from .limits import format_gap, relative_gap
 from .outer_approximation import FamilyMaster, SearchTimeout, progress
 
-__all__ = ["PyomoSearch", "check_solver", "DEFAULT_SOLVERS"]
+__all__ = ["PyomoSearch", "check_solver", "check_scip", "DEFAULT_SOLVERS", "SCIP_SOLVER"]
 
 #: Pyomo solver names tried, in order, when search="pyomo" is given without a solver.
-DEFAULT_SOLVERS = ("gurobi_persistent", "gurobi_direct", "scip", "cplex_direct", "xpress_direct")
+DEFAULT_SOLVERS = ("gurobi_persistent", "gurobi_direct", "scip_direct", "scip", "cplex_direct",
+                   "xpress_direct")
+#: The Pyomo interface used by search="scip": SCIP in process, through pyscipopt.
+SCIP_SOLVER = "scip_direct"
 
 #: Rounds of "set the returned support aside and solve again" per call before a gap
 #: that does not close is reported as open.
@@ -162,6 +173,23 @@ def check_solver(solver=None, solver_options=None):
     return solver, options
 
 
+def check_scip(solver_options=None):
+    """Validate search="scip" before any data are read: Pyomo and pyscipopt importable.
+
+    Returns
+    -------
+    (name, options) : (str, dict)
+        :data:`SCIP_SOLVER` and the user's SCIP parameters (SCIP's own names, e.g.
+        ``{"limits/nodes": 10000}``), on top of the exactness defaults.
+    """
+    try:
+        import pyscipopt  # noqa: F401
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ValueError("search='scip' needs pyscipopt (its wheels include SCIP) and Pyomo: "
+                         "pip install 'dpsubset[scip]', or use search='auto'") from err
+    return check_solver(SCIP_SOLVER, solver_options)
+
+
 class PyomoSearch(FamilyMaster):
     """Formulation (9) for one family of supports, with the OuterApproximation interface.
 
@@ -201,6 +229,8 @@ class PyomoSearch(FamilyMaster):
         fam = _family(self.solver_name)
         self.options = {**_SOLVER_DEFAULTS.get(fam, {}), **options}
         self._time_option = _TIME_OPTION.get(fam)
+        # The route named in certificates: "scip" for SCIP through pyscipopt.
+        self.label = "scip" if self.solver_name == SCIP_SOLVER else f"pyomo ({self.solver_name})"
         self.n_solves = 0
         self._build()
         self.opt = self.pe.SolverFactory(self.solver_name)
@@ -298,8 +328,9 @@ class PyomoSearch(FamilyMaster):
         if self.deadline is not None:
             left = self.deadline - time.perf_counter()
             if left <= 0:
-                raise SearchTimeout(f"{self.name}: time limit reached while solving '{problem}'; "
-                                    "nothing was released. Raise time_limit or reduce p.")
+                raise SearchTimeout(f"{self.name}: time limit reached while solving '{problem}' "
+                                    f"with {self.solver_name}; nothing was released.",
+                                    problem=problem)
             if self._time_option:
                 options[self._time_option] = left
         kw = dict(options=options, load_solutions=False)
@@ -317,8 +348,9 @@ class PyomoSearch(FamilyMaster):
         if tc in (TC.infeasible, TC.infeasibleOrUnbounded):
             return None, np.inf
         if tc == TC.maxTimeLimit:
-            raise SearchTimeout(f"{self.name}: {self.solver_name} reached the time limit on "
-                                f"'{problem}'; nothing was released. Raise time_limit or reduce p.")
+            raise SearchTimeout(f"{self.name}: time limit reached while solving '{problem}' "
+                                f"with {self.solver_name}; nothing was released.",
+                                problem=problem)
         lower = res.problem.lower_bound
         lower = -np.inf if lower is None or not math.isfinite(float(lower)) else float(lower)
         try:
@@ -360,8 +392,8 @@ class PyomoSearch(FamilyMaster):
                 lower = min([bound] + aside_vals)
                 upper = self.best_value
                 bar.update()
-                if self.verbose:
-                    bar.set_postfix(lower=f"{lower:.10g}", upper=f"{upper:.10g}")
+                if self.verbose:  # the relative gap only: the bounds are scores of the data
+                    bar.set_postfix(gap=format_gap(relative_gap(lower, upper)))
                 if stop(lower, upper, found) or S is None:
                     break
                 aside.append(S)
@@ -395,15 +427,15 @@ class PyomoSearch(FamilyMaster):
         seconds = time.perf_counter() - t0
         if target is not None and lower >= target:
             return None, None, Certificate(problem + " (bound >= target proved)",
-                                           f"pyomo ({self.solver_name}) bound", float(lower),
+                                           f"{self.label} bound", float(lower),
                                            float(lower), it, seconds)
         if self.best_support is None:
             if target is not None:
                 return None, None, Certificate(problem + " (bound >= target proved)",
-                                               f"pyomo ({self.solver_name}) bound", float(target),
+                                               f"{self.label} bound", float(target),
                                                float(target), it, seconds)
             raise ValueError(f"{problem}: no support satisfies the constraints")
-        cert = Certificate(problem, f"pyomo ({self.solver_name}) + exact rescoring",
+        cert = Certificate(problem, f"{self.label} + exact rescoring",
                            float(min(lower, self.best_value)), float(self.best_value), it, seconds)
         return self.best_support.copy(), float(self.best_value), cert
 
@@ -425,7 +457,7 @@ class PyomoSearch(FamilyMaster):
             v = float(self.best_value)
             return (self.best_support.copy(), v,
                     Certificate(problem + " (member below target found)",
-                                f"pyomo ({self.solver_name}) + exact rescoring", v, v, it, seconds))
+                                f"{self.label} + exact rescoring", v, v, it, seconds))
         return None, None, Certificate(problem + " (bound >= target proved)",
-                                       f"pyomo ({self.solver_name}) bound",
+                                       f"{self.label} bound",
                                        float(min(lower, target)), float(target), it, seconds)
