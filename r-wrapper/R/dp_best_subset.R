@@ -130,13 +130,17 @@
 #'   Only with that loss.
 #' @param refit Fit DP coefficients on the released support (objective perturbation).
 #' @param eps_select,eps_refit Manual split of `eps` (default: half each).
-#' @param search `"auto"`, `"enumeration"`, `"outer_approximation"` or `"pyomo"`
-#'   (the paper's formulation (9) for an MIQCP solver of your own, through Pyomo).
+#' @param search `"auto"`, `"enumeration"`, `"branch_and_bound"`,
+#'   `"outer_approximation"`, `"pyomo"` (the paper's formulation (9) for an MIQCP
+#'   solver of your own, through Pyomo) or `"scip"` (the same formulation with SCIP,
+#'   open source, through pyscipopt).
 #' @param solver,solver_options With `search = "pyomo"`: the Pyomo solver name
 #'   (e.g. `"gurobi_persistent"`; `NULL`: the first one available) and a named
 #'   list of its options.
-#' @param time_limit Seconds allowed for each exact solve (`NULL`: no limit); if
-#'   reached, nothing is released (an error).
+#' @param time_limit Seconds allowed for the whole call (`NULL`: 600 s; `Inf`: no
+#'   limit); if reached, nothing is released (an error). Whether a call times out
+#'   depends on the data (a timing side channel): fix the limit before looking at
+#'   the data and do not publish that a call timed out.
 #' @param random_state `NULL` or a whole number (see Randomness).
 #' @param verbose Show progress (printed by Python).
 #' @param na.action What to do with missing values: only `"fail"` (or
@@ -186,7 +190,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
                            response_levels = NULL, refit = TRUE,
                            eps_select = NULL, eps_refit = NULL,
-                           search = c("auto", "enumeration", "outer_approximation", "pyomo"),
+                           search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
+                                      "pyomo", "scip"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
                            random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
                            ...) {
