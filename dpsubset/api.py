@@ -15,6 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
+from .defaults import DEFAULT_LAM, default_radius
 from .design import Bounds, _as_frame, as_bounds, build_design
 from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
 from .mechanisms import as_generator
@@ -23,15 +24,13 @@ from .refit import objective_perturbation
 from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
+from .screening import check_screen, screen_design
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
 LOSSES = ("squared", "huber", "logistic", "hinge")
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
-#: Default ridge lam as a multiple of n (lam / n is the per-coefficient ridge weight
-#: of the mean loss). The paper's experiments use lam = 120 at n = 1000 to 8000.
-DEFAULT_LAM_PER_ROW = 0.1
 NEIGHBOURS = "replace one row (n fixed and public)"
 
 
@@ -43,12 +42,13 @@ def _positive(name, value, *, allow_none=False):
     return float(value)
 
 
-def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0, lam=None,
+def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None, lam=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
-                   verbose=False, method_options=None, solver=None, solver_options=None):
+                   verbose=False, method_options=None, solver=None, solver_options=None,
+                   screen=None):
     """Differentially private best subset selection with a DP refit.
 
     Parameters
@@ -70,10 +70,23 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         [-b_y, b_y] without rescaling (the paper's setting). Intervals (lo, hi) are
         clipped and mapped to [-1, 1]. Missing bounds are taken from the data with a
         PrivacyLeakWarning and the result's guarantee is void.
-    r : float
+    r : float, optional
         Radius of the coefficient ball (mapped units) for the scores and the refit.
+        Default: the radius at which the largest prediction the ball allows equals
+        the response bound, ``r = b_y / sqrt(B_s)``, where ``B_s`` is the sum of the
+        ``s`` largest squared column bounds plus the squared bounds of the always-in
+        columns (1 for the intercept); ``b_y = 1`` for the classification losses. So
+        ``r = b_y / (b_x sqrt(s))`` for scalar bounds without an intercept, and
+        ``1 / sqrt(s + 1)`` when everything is mapped to [-1, 1] with an intercept.
+        It reads only public bounds and ``s``, and it makes the score sensitivity
+        ``2 b_y^2 / n`` for least squares. A larger ``r`` raises the sensitivity
+        quadratically and buys fit only when the bounds are loose against the
+        data's spread (docs/guide/choosing-settings.md).
     lam : float, optional
-        Ridge parameter of the scores (> 0); default ``0.1 * n``.
+        Ridge parameter of the scores (> 0): the penalty is ``(lam / 2n) ||beta||^2``.
+        Default 1 (one pseudo-row): small and fixed, so that it keeps the scores
+        strictly convex without shrinking the score gaps between supports (a ridge
+        that grows with ``n`` eats them; docs/guide/choosing-settings.md).
     R : int, optional
         Length of the top-R list, fixed in advance; default ``2 + (p - s) s``.
     gap_check : {"ptr", "assume"}
@@ -133,6 +146,15 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     method_options : dict, optional
         Further options of the chosen method (see :data:`dpsubset.selection.METHODS`
         and each method's documentation).
+    screen : None, True, int or dict, optional
+        Private screening before the search (``method`` "top_r" or "mistakes"):
+        DP-SIS keeps ``k`` candidate columns by the canonical Lipschitz top-k
+        mechanism on ``|x_j'y|`` (pure DP), and the mechanism then runs on those
+        ``k``. ``True`` uses the defaults, an int is ``k``, a dict takes ``k``,
+        ``share`` and ``gamma``. Defaults: ``k = 10 s`` (below p) and a quarter of
+        the selection budget for the screen (``share=0.25``). The privacy report
+        lists the screen as a stage and adds its budget (basic composition); the
+        screened columns are in ``result.screened``. See docs/methods/screening.md.
 
     Returns
     -------
@@ -157,7 +179,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"huber_h is only used with loss='huber' (got loss={loss!r})")
     if hinge_h is not None and loss != "hinge":
         raise ValueError(f"hinge_h is only used with loss='hinge' (got loss={loss!r})")
-    r = _positive("r", r)
+    r = _positive("r", r, allow_none=True)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = _positive("time_limit", time_limit, allow_none=True)
     solver, solver_options = check_search(search, solver, solver_options, loss)
@@ -178,6 +200,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         options.setdefault("gap_check", gap_check)
     elif gap_check != "ptr":
         raise ValueError("gap_check is only used with method='mistakes'")
+    screen_spec = check_screen(screen, s=s, method=method)
+    eps_screen = 0.0
+    if screen_spec is not None:
+        # The screen takes its share out of the selection budget (the refit's is unchanged).
+        eps_screen = screen_spec.share * eps_select
+        eps_select = eps_select - eps_screen
     options = spec.validate(options, s=s, eps=eps_select, loss=loss)
     rng = as_generator(random_state)
 
@@ -200,24 +228,34 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p}); choose s <= {p}")
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
-    lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
+    if screen_spec is not None:
+        screen_spec.k_for(p, s)  # a k that keeps every column is an error before any release
+    # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
+    if r is None:
+        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, loss)
+    lam = DEFAULT_LAM if lam is None else lam
     bar.update()
 
-    # ---- private selection
+    # ---- private screening (optional), then selection on the kept columns
+    search_design, kept, screen_stages = design, np.arange(p), []
+    if screen_spec is not None:
+        bar.set_description("screening")
+        search_design, kept, stage = screen_design(design, screen_spec, s, eps_screen, rng)
+        screen_stages = [stage]
     bar.set_description(f"selection ({method})")
-    request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
+    request = SelectionRequest(design=search_design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
                                rng=rng, options=options, search=search, time_limit=time_limit,
                                verbose=verbose, loss_options=loss_options, solver=solver,
                                solver_options=solver_options)
     sel = spec.select(request)
-    support_idx = list(sel.support)
+    support_idx = [int(kept[j]) for j in sel.support]
     support = [design.candidate_names[j] for j in support_idx]
     bar.update()
 
     # ---- refit on the released support
     params = coef_mapped = None
     used_cols = design.forced_names + support
-    stages = list(sel.stages)
+    stages = screen_stages + list(sel.stages)
     if refit:
         bar.set_description("refit")
         A = np.hstack([design.forced, design.X[:, support_idx]])
@@ -246,6 +284,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     # Public facts of the loss: (level coded -1, level coded +1) for the
     # classification losses (None otherwise), and the loss's parameters.
     res.response_levels = response_levels
+    # The screened columns are the screen's private release (None without a screen).
+    res.screened = (None if screen_spec is None
+                    else [design.candidate_names[j] for j in kept])
     res.loss_params = dict(loss_options)
     if not diagnostics:
         return res
