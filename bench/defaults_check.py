@@ -101,9 +101,10 @@ def real(args):
     hb = dps.hitters_bounds()
     sal = hb.pop("Salary")
     HB = dps.Bounds(x=hb, y=sal)
-    pima = dps.load_pima()
+    from dpsubset.datasets import load_pima
+    pima = load_pima().drop(columns="split")
     PB = dps.Bounds(x={"npreg": (0, 20), "glu": (40, 300), "bp": (30, 130), "skin": (0, 80),
-                       "bmi": (15, 70), "ped": (0, 2.5), "age": (20, 90)}, y=1.0)
+                       "bmi": (15, 70), "ped": (0, 2.5), "age": (21, 90)}, y=1.0)
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
