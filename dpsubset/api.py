@@ -75,7 +75,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         Default: the radius at which the largest prediction the ball allows equals
         the response bound, ``r = b_y / sqrt(B_s)``, where ``B_s`` is the sum of the
         ``s`` largest squared column bounds plus the squared bounds of the always-in
-        columns (1 for the intercept); ``b_y = 1`` for the classification losses. So
+        columns (1 for the intercept); for the classification losses the largest
+        linear predictor (a log-odds) is 6 instead, ``r = 6 / sqrt(B_s)``. So
         ``r = b_y / (b_x sqrt(s))`` for scalar bounds without an intercept, and
         ``1 / sqrt(s + 1)`` when everything is mapped to [-1, 1] with an intercept.
         It reads only public bounds and ``s``, and it makes the score sensitivity

@@ -23,10 +23,18 @@ response bound:
 
 giving Delta = 2 b_y^2 / n for least squares, (b_y = 1 when every column and the
 response are mapped to [-1, 1]: r = 1 / sqrt(s) without an intercept, 1 / sqrt(s + 1)
-with one). The classification losses have |y| = 1 and a margin at |eta| = 1, so the
-same rule with b_y = 1 puts the largest prediction on the margin (hinge) or at
-probability 0.73 (logistic); the Huber loss follows its response bound like least
-squares. The rule reads only bounds, s and the loss; never the data.
+with one). The Huber loss follows its response bound in the same way.
+
+The classification losses (logistic, hinge) have no response scale for the linear
+predictor: it is a log-odds (or a margin), and their sensitivity grows only linearly
+in a (a / n for the logistic loss, at most (1 + a) / n for the smoothed hinge), not
+quadratically. Their default lets the largest linear predictor reach a log-odds of
+``CLASSIFICATION_MAX_PREDICTION`` = 6 (probabilities 0.0025 to 0.9975), where the
+logistic loss is linear or zero to within 0.25 %: a = 6, r = 6 / sqrt(B_s). With a
+small ball (a = 1) the refit cannot even express the intercept of an unbalanced
+outcome, and on the bundled Pima data it predicts the majority class at every eps
+(docs/guide/choosing-settings.md). The rule reads only bounds, s and the loss;
+never the data.
 
 The ridge
 ---------
@@ -46,10 +54,13 @@ import numpy as np
 
 from .losses import CLASSIFICATION_LOSSES
 
-__all__ = ["DEFAULT_LAM", "default_radius", "largest_row_norm"]
+__all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "default_radius", "largest_row_norm"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
+#: Largest linear predictor (log-odds or margin) the default ball allows for the
+#: classification losses: a = r sqrt(B_s) = 6.
+CLASSIFICATION_MAX_PREDICTION = 6.0
 
 
 def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
@@ -70,15 +81,15 @@ def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
 
 
 def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
-    """The public default radius r = b_y / sqrt(B_s) (the largest prediction equals b_y).
+    """The public default radius: r = b_y / sqrt(B_s) (the largest prediction equals b_y), and
+    r = 6 / sqrt(B_s) for the classification losses (a log-odds of at most 6).
 
     Parameters
     ----------
     x_bounds : array_like, shape (p,)
         Public bounds of the mapped candidate columns.
     b_y : float
-        Public bound of the mapped response (ignored for the classification losses,
-        whose response is -1/+1: b_y = 1 there).
+        Public bound of the mapped response (ignored for the classification losses).
     s : int
         Support size.
     forced_bounds : array_like
@@ -89,7 +100,7 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
     Returns
     -------
     float
-        r > 0 with r sqrt(B_s) = b_y (module docstring).
+        r > 0 with r sqrt(B_s) = b_y, or = 6 for "logistic" and "hinge" (module docstring).
 
     Examples
     --------
@@ -101,7 +112,7 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
     >>> round(default_radius([0.5] * 100, 0.5, 5, forced_bounds=[1.0]), 3)
     0.333
     """
-    target = 1.0 if loss in CLASSIFICATION_LOSSES else float(b_y)
+    target = CLASSIFICATION_MAX_PREDICTION if loss in CLASSIFICATION_LOSSES else float(b_y)
     norm = largest_row_norm(x_bounds, s, forced_bounds)
     if not (norm > 0 and math.isfinite(norm) and target > 0 and math.isfinite(target)):
         raise ValueError("the default radius needs positive, finite public bounds; pass r= explicitly")

@@ -46,12 +46,12 @@ def test_interval_bounds_map_to_one_over_sqrt_s_plus_one():
     assert res.r == pytest.approx(1 / math.sqrt(3 + 1))
 
 
-def test_classification_losses_put_the_largest_prediction_at_one():
+def test_classification_losses_allow_a_log_odds_of_six():
     df = _frame()
     df["y"] = df["y"] > 0
     res = dps.dp_best_subset("y ~ 0 + .", df, eps=2.0, s=2, bounds=(0.5, 7.0), loss="logistic",
                              random_state=0)
-    assert res.r == pytest.approx(1.0 / (0.5 * math.sqrt(2)))
+    assert res.r == pytest.approx(6.0 / (0.5 * math.sqrt(2)))
 
 
 def test_explicit_values_win():
