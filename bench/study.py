@@ -13,8 +13,8 @@ Per n, ``--trials`` data sets; per method and data set either 50 private release
 (the fraction equal to the true support), or with ``--exact`` the exact probability
 that top_r / mistakes release the true support, from their own log-weights
 (dpsubset.experiments.top_r_recovery and friends; other methods are still sampled).
-``--screen K`` adds "<method>+screen" rows: a DP-SIS screen to K columns with a quarter
-of eps, then the method on those columns (dp_best_subset(screen=...)).
+``--screen K`` adds "<method>+screen" rows: a DP-SIS screen to K columns with the package's default
+share of eps, then the method on those columns (dp_best_subset(screen=...)).
 Prints, per setting, method and n, the mean recovery (with its standard error over
 trials), the mean F1 and the mean seconds per trial (candidates + all draws), then the
 smallest n of the grid reaching 50 % and 90 %. A data set whose exact search hits

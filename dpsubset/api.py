@@ -152,8 +152,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         DP-SIS keeps ``k`` candidate columns by the canonical Lipschitz top-k
         mechanism on ``|x_j'y|`` (pure DP), and the mechanism then runs on those
         ``k``. ``True`` uses the defaults, an int is ``k``, a dict takes ``k``,
-        ``share`` and ``gamma``. Defaults: ``k = 10 s`` (below p) and a quarter of
-        the selection budget for the screen (``share=0.25``). The privacy report
+        ``share`` and ``gamma``. Defaults: ``k = 10 s`` (below p) and half of the
+        selection budget for the screen (``share=0.5``). The privacy report
         lists the screen as a stage and adds its budget (basic composition); the
         screened columns are in ``result.screened``. See docs/methods/screening.md.
 

@@ -26,7 +26,7 @@ stage. ``tests/audit/test_screening_audit.py`` checks the joint law of
 Defaults (public: they read s and p only)
 -----------------------------------------
 k = ``DEFAULT_SCREEN_K_PER_S`` * s = 10 s columns (capped below p), and the screen
-gets ``DEFAULT_SCREEN_SHARE`` = 1/4 of the selection budget (the rest goes to top-R
+gets ``DEFAULT_SCREEN_SHARE`` = 1/2 of the selection budget (the rest goes to top-R
 or mistakes; the refit's share is unchanged). docs/methods/screening.md has the
 reasoning and the study behind them.
 """
@@ -43,7 +43,7 @@ __all__ = ["ScreenSpec", "check_screen", "screen_design", "restrict_design",
            "DEFAULT_SCREEN_SHARE", "DEFAULT_SCREEN_K_PER_S", "SCREEN_METHODS"]
 
 #: Share of the selection budget spent on the screen.
-DEFAULT_SCREEN_SHARE = 0.25
+DEFAULT_SCREEN_SHARE = 0.5
 #: Default number of screened columns per selected column (k = 10 s).
 DEFAULT_SCREEN_K_PER_S = 10
 #: Selection methods that can run after a screen.
