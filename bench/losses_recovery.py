@@ -10,11 +10,14 @@ normalisation (ridge (lam/2n)||beta||^2), which is the paper's lambda = 90 for p
 For each n and trial one dataset is drawn, its exact candidate sets are computed once
 (timed: CPU seconds of the search, supports scored, CPU time per scored support), and
 ``--draws`` releases are drawn from them; the table gives the fraction of releases equal
-to the true support, over all trials and draws.
+to the true support, over all trials and draws (for top_r: the exact probability of
+that release, from the candidates and the mechanism's log-weights, averaged over trials).
 
     python bench/losses_recovery.py                           # hinge and logistic, n = 400 800 1600
     python bench/losses_recovery.py --losses hinge --trials 5 --methods top_r
     python bench/losses_recovery.py --losses huber            # Huber on make_regression data
+    python bench/losses_recovery.py --r default --lam default # the package defaults
+                                                              # (r = 1 / sqrt(B_s), lam = 1)
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ import time
 
 import numpy as np
 
+from dpsubset.defaults import DEFAULT_LAM, default_radius
+from dpsubset.experiments import top_r_recovery
 from dpsubset.losses import make_loss
-from dpsubset.mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
+from dpsubset.mechanisms import sample_gap_checked, sample_mistakes
 from dpsubset.scores_convex import ConvexLossScorer, convex_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.simulate import make_classification, make_regression
@@ -38,12 +43,14 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--eps", type=float, default=1.0)
-    ap.add_argument("--lam", type=float, default=180.0)
+    ap.add_argument("--lam", default="180", help="a number, or 'default' (lam = 1)")
+    ap.add_argument("--r", default="1.1", help="a number, or 'default' (the public default radius)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", nargs="+", default=["top_r", "mistakes"])
     args = ap.parse_args()
-    s, b, r = 5, 0.5, 1.1
-    print(f"p={args.p} s={s} eps={args.eps} lam={args.lam} r={r} b_x={b} trials={args.trials} "
+    s, b = 5, 0.5
+    lam = DEFAULT_LAM if args.lam == "default" else float(args.lam)
+    print(f"p={args.p} s={s} eps={args.eps} lam={lam} r={args.r} b_x={b} trials={args.trials} "
           f"draws={args.draws}")
     print(f"{'loss':>8} {'n':>6} {'method':>16} {'recovery':>9} {'cpu s/call':>10} "
           f"{'supports':>9} {'us/support':>10} {'max err':>8}")
@@ -63,7 +70,9 @@ def main():
                     b_y = 1.0
                 X = np.clip(X, -b, b)
                 loss = make_loss(loss_name, b_y=b_y)
-                sc = ConvexLossScorer(X, y, args.lam, r, np.ones((n, 1)), loss=loss)
+                r = (default_radius(np.full(args.p, b), b_y, s, [1.0], loss_name)
+                     if args.r == "default" else float(args.r))
+                sc = ConvexLossScorer(X, y, lam, r, np.ones((n, 1)), loss=loss)
                 Delta = convex_sensitivity(loss, np.full(args.p, b), b_y, r, s, [1.0], n) \
                     + 2 * sc.score_tol
                 search = SubsetSearch(sc, s)
@@ -77,8 +86,9 @@ def main():
                 errs.append(sc.max_score_error)
                 assert all(c.closed for c in topr.certificates)
                 if "top_r" in args.methods:
-                    hits["top_r"] += [hit(sample_top_r(topr, args.eps, Delta, rng))
-                                      for _ in range(args.draws)]
+                    # the exact probability of releasing the true support (no sampling noise)
+                    hits["top_r"] += [top_r_recovery(topr, args.eps, Delta,
+                                                     set(np.asarray(true).tolist()))[0]]
                 if mc is not None:
                     hits["mistakes (assume)"] += [hit(sample_mistakes(mc, args.eps, Delta, rng))
                                                   for _ in range(args.draws)]

@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from ._rbridge import maybe_from_r
 from .dask_data import check_dask_request, dask_design, is_dask_frame
+from .defaults import DEFAULT_LAM, default_radius
 from .design import Bounds, _as_frame, as_bounds, build_design
 from .guards import check_budget_representable, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
@@ -29,15 +30,13 @@ from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_tim
 from .suffstats import gram_route, refit_from_gram
 from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
+from .screening import check_screen, screen_design
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
 LOSSES = ("squared", "huber", "logistic", "hinge")
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
-#: Default ridge lam as a multiple of n (lam / n is the per-coefficient ridge weight
-#: of the mean loss). The paper's experiments use lam = 120 at n = 1000 to 8000.
-DEFAULT_LAM_PER_ROW = 0.1
 NEIGHBOURS = "replace one row (n fixed and public)"
 
 
@@ -49,12 +48,13 @@ def _positive(name, value, *, allow_none=False):
     return float(value)
 
 
-def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0, lam=None,
+def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None, lam=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, random_state=None, diagnostics=False,
-                   verbose=False, method_options=None, solver=None, solver_options=None):
+                   verbose=False, method_options=None, solver=None, solver_options=None,
+                   screen=None):
     """Differentially private best subset selection with a DP refit.
 
     Parameters
@@ -96,10 +96,24 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         [-b_y, b_y] without rescaling (the paper's setting). Intervals (lo, hi) are
         clipped and mapped to [-1, 1]. Missing bounds are taken from the data with a
         PrivacyLeakWarning and the result's guarantee is void.
-    r : float
+    r : float, optional
         Radius of the coefficient ball (mapped units) for the scores and the refit.
+        Default: the radius at which the largest prediction the ball allows equals
+        the response bound, ``r = b_y / sqrt(B_s)``, where ``B_s`` is the sum of the
+        ``s`` largest squared column bounds plus the squared bounds of the always-in
+        columns (1 for the intercept); for the classification losses the largest
+        linear predictor (a log-odds) is 6 instead, ``r = 6 / sqrt(B_s)``. So
+        ``r = b_y / (b_x sqrt(s))`` for scalar bounds without an intercept, and
+        ``1 / sqrt(s + 1)`` when everything is mapped to [-1, 1] with an intercept.
+        It reads only public bounds and ``s``, and it makes the score sensitivity
+        ``2 b_y^2 / n`` for least squares. A larger ``r`` raises the sensitivity
+        quadratically and buys fit only when the bounds are loose against the
+        data's spread (docs/guide/choosing-settings.md).
     lam : float, optional
-        Ridge parameter of the scores (> 0); default ``0.1 * n``.
+        Ridge parameter of the scores (> 0): the penalty is ``(lam / 2n) ||beta||^2``.
+        Default 1 (one pseudo-row): small and fixed, so that it keeps the scores
+        strictly convex without shrinking the score gaps between supports (a ridge
+        that grows with ``n`` eats them; docs/guide/choosing-settings.md).
     R : int, optional
         Length of the top-R list, fixed in advance; default ``2 + (p - s) s``,
         capped at C(p, s) (then top-R is the exponential mechanism over all
@@ -188,6 +202,15 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     method_options : dict, optional
         Further options of the chosen method (see :data:`dpsubset.selection.METHODS`
         and each method's documentation).
+    screen : None, True, int or dict, optional
+        Private screening before the search (``method`` "top_r" or "mistakes"):
+        DP-SIS keeps ``k`` candidate columns by the canonical Lipschitz top-k
+        mechanism on ``|x_j'y|`` (pure DP), and the mechanism then runs on those
+        ``k``. ``True`` uses the defaults, an int is ``k``, a dict takes ``k``,
+        ``share`` and ``gamma``. Defaults: ``k = 10 s`` (below p) and half of the
+        selection budget for the screen (``share=0.5``). The privacy report
+        lists the screen as a stage and adds its budget (basic composition); the
+        screened columns are in ``result.screened``. See docs/methods/screening.md.
 
     Returns
     -------
@@ -228,7 +251,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
                          f"(got loss={loss!r})")
     if response_levels is not None:
         response_levels = check_response_levels(response_levels)
-    r = _positive("r", r)
+    r = _positive("r", r, allow_none=True)
     lam = _positive("lam", lam, allow_none=True)
     time_limit = resolve_time_limit(time_limit)
     clock = Deadline(time_limit)  # one deadline for the whole call
@@ -252,6 +275,15 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         options.setdefault("gap_check", gap_check)
     elif gap_check != "ptr":
         raise ValueError("gap_check is only used with method='mistakes'")
+    screen_spec = check_screen(screen, s=s, method=method)
+    if on_dask and screen_spec is not None:
+        raise ValueError("screen= is not available for Dask data frames (the Dask route keeps only "
+                         "the sufficient statistics); screen=None, or pass a pandas DataFrame")
+    eps_screen = 0.0
+    if screen_spec is not None:
+        # The screen takes its share out of the selection budget (the refit's is unchanged).
+        eps_screen = screen_spec.share * eps_select
+        eps_select = eps_select - eps_screen
     options = spec.validate(options, s=s, eps=eps_select, loss=loss)
     rng = as_generator(random_state)
 
@@ -265,7 +297,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))
     # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
-    route = functools.partial(gram_route, loss=loss, method=method, search=search)
+    # (screen= scores columns on the rows themselves: the matrix route then)
+    route = (False if screen_spec is not None
+             else functools.partial(gram_route, loss=loss, method=method, search=search))
     if on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (dpsubset/dask_data.py)
         design = dask_design(formula, data, bounds, keep, stacklevel=3)
     else:
@@ -278,7 +312,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p}); choose s <= {p}")
     if s == p:
         raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
-    lam = DEFAULT_LAM_PER_ROW * n if lam is None else lam
+    if screen_spec is not None:
+        screen_spec.k_for(p, s)  # a k that keeps every column is an error before any release
+    # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
+    if r is None:
+        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, loss)
+    lam = DEFAULT_LAM if lam is None else lam
     # public sizes and the floating-point range, before any search (dpsubset/guards.py)
     check_sizes(n, p, s)
     if method in ("top_r", "mistakes"):
@@ -297,13 +336,18 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         warnings.warn(msg, LowUtilityWarning, stacklevel=2)
     bar.update()
 
-    # ---- private selection
+    # ---- private screening (optional), then selection on the kept columns
+    rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
+    search_design, kept, screen_stages = design, np.arange(p), []
+    if screen_spec is not None:
+        bar.set_description("screening")
+        search_design, kept, stage = screen_design(design, screen_spec, s, eps_screen, rng)
+        screen_stages = [stage]
     bar.set_description(f"selection ({method})")
-    request = SelectionRequest(design=design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
+    request = SelectionRequest(design=search_design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
                                rng=rng, options=options, search=search, time_limit=clock.left(),
                                verbose=verbose, loss_options=loss_options, solver=solver,
                                solver_options=solver_options)
-    rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
     try:
         sel = spec.select(request)
     except SearchTimeout as err:
@@ -311,14 +355,14 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
         raise explain_timeout(err, time_limit=time_limit, p=p, s=s, method=method,
                               search=search, r=r, lam=lam,
                               random_draws=rng.bit_generator.state != rng_state) from err
-    support_idx = list(sel.support)
+    support_idx = [int(kept[j]) for j in sel.support]
     support = [design.candidate_names[j] for j in support_idx]
     bar.update()
 
     # ---- refit on the released support
     params = coef_mapped = None
     used_cols = design.forced_names + support
-    stages = list(sel.stages)
+    stages = screen_stages + list(sel.stages)
     if refit:
         bar.set_description("refit")
         row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
@@ -350,6 +394,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=1.0,
     # Public facts of the loss: (level coded -1, level coded +1) for the
     # classification losses (None otherwise), and the loss's parameters.
     res.response_levels = response_levels
+    # The screened columns are the screen's private release (None without a screen).
+    res.screened = (None if screen_spec is None
+                    else [design.candidate_names[j] for j in kept])
     res.loss_params = dict(loss_options)
     if huber_h is None and "huber_h" in res.loss_params and design.bounds_from_data:
         # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned

@@ -85,8 +85,9 @@ def build_parser():
     fit.add_argument("--method", default="top_r", choices=sorted(METHODS))
     fit.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                      help="a method option (repeatable), e.g. --option blocks=20")
-    fit.add_argument("--r", type=float, default=1.0, help="radius of the coefficient ball")
-    fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 0.1 n)")
+    fit.add_argument("--r", type=float, default=None,
+                     help="radius of the coefficient ball (default b_y / sqrt(B_s), from the bounds)")
+    fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 1)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
     fit.add_argument("--search", default="auto",
                      choices=("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"),

@@ -13,6 +13,20 @@ the law of ``draws`` independent calls of ``dp_best_subset`` on that dataset. An
 other registered method is run through ``dp_best_subset(refit=False)`` once per
 draw. The trials are independent jobs for joblib, so ``backend="dask"`` or
 ``"ray"`` (with their joblib backends registered) can spread them on a cluster.
+
+The paper's model has no intercept; ``intercept=False`` (the default) scores the
+supports without one, as "y ~ 0 + ." does, and ``intercept=True`` adds the column of
+ones with its bound 1 (what "y ~ ." costs: a larger sensitivity). ``r=None`` and
+``lam=None`` use the package defaults (dpsubset/defaults.py).
+
+``exact=True`` replaces the sampled releases of top_r and mistakes by their exact
+probabilities: the probability that the release equals the true support, computed
+from the exact candidates with the mechanisms' own log-weights
+(:func:`top_r_recovery`, :func:`mistakes_recovery`, :func:`gap_checked_recovery`),
+and the expected F1. This is the expectation the sampled fraction estimates, without
+its Monte Carlo noise and at the cost of a single search. A screened method
+(``method_options={"label": {"screen": {...}}}``) averages these exact conditional
+probabilities over ``draws`` private screens.
 """
 from __future__ import annotations
 
@@ -25,11 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .mechanisms import as_generator, sample_gap_checked, sample_mistakes, sample_top_r
+from .defaults import DEFAULT_LAM, default_radius
+from .mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
+                         sample_gap_checked, sample_mistakes, sample_top_r, top_r_log_weights)
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
 from .simulate import make_regression
 
-__all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table"]
+__all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table",
+           "top_r_recovery", "mistakes_recovery", "gap_checked_recovery"]
 
 #: Frame columns, one row per (method, n, trial).
 COLUMNS = ["method", "n", "p", "trial", "draws", "exact_recovery", "f1", "time", "status"]
@@ -45,10 +62,27 @@ class _Setting:
     rho: float
     b_x: float
     b_y: float
-    r: float
+    r: float | None
     lam: float | None
     method_options: dict
     time_limit: float | None
+    intercept: bool = False
+    exact: bool = False
+    noise: str = "gaussian"
+    generator: object = None
+
+    @property
+    def forced_bounds(self):
+        return [1.0] if self.intercept else []
+
+    def radius(self, p=None):
+        """r, or the package default from the public bounds (dpsubset/defaults.py)."""
+        if self.r is not None:
+            return self.r
+        return default_radius(np.full(p or self.p, self.b_x), self.b_y, self.s, self.forced_bounds)
+
+    def ridge(self):
+        return DEFAULT_LAM if self.lam is None else self.lam
 
 
 def _f1(S, true):
@@ -66,42 +100,197 @@ def _options(label, method, st):
     return st.method_options.get(label, st.method_options.get(method)) or {}
 
 
-def _fast_draws(label, method, X, y, st: _Setting, rng):
-    """Candidates once, then st.draws releases (None if the method has no fast path)."""
+# --------------------------------------------------------------- exact probabilities
+def _f1_mean_uniform(n_true_in_pool, pool, s):
+    """Mean F1 of a uniform size-s support of ``pool`` columns holding n_true_in_pool true ones."""
+    return n_true_in_pool / pool  # E hits = s t / pool, F1 = hits / s
+
+
+def top_r_recovery(cands, eps, Delta, true):
+    """Exact P(top-R releases ``true``) and the expected F1 of its release.
+
+    Parameters
+    ----------
+    cands : TopRCandidates
+        The exact R best supports (indices local to the columns searched).
+    eps, Delta : float
+        Budget and sensitivity of the draw.
+    true : set of int
+        The true support in the same local indices; true columns not among the
+        columns searched are simply absent (then P = 0).
+
+    Returns
+    -------
+    (float, float)
+        Probability of exact recovery and E[F1]; the same log-weights as
+        :func:`dpsubset.mechanisms.sample_top_r`. NON-PRIVATE (a function of the scores):
+        for studies on simulated data.
+    """
+    s, p = cands.s, cands.p
+    probs = np.exp(log_softmax(top_r_log_weights(cands, eps, Delta)))
+    f1 = np.array([_f1(S, true) for S in np.asarray(cands.supports).tolist()])
+    t = len(true)
+    hit = [k for k, S in enumerate(np.asarray(cands.supports).tolist()) if set(S) == true]
+    total = math.comb(p, s)
+    rest = total - cands.R
+    p_true = float(probs[hit[0]]) if hit else 0.0
+    ef1 = float(np.dot(probs[:cands.R], f1))
+    if rest > 0:
+        rest_f1 = (float(total) * _f1_mean_uniform(t, p, s) - float(f1.sum())) / float(rest)
+        ef1 += float(probs[cands.R]) * rest_f1
+        if not hit and t == s:
+            p_true = float(probs[cands.R]) / float(rest)
+    return p_true, ef1
+
+
+def _class_probabilities(mc, eps, Delta):
+    """P(class k) of the mistakes mechanism; open classes are solved exactly if their
+    brackets leave the probabilities uncertain by more than 1e-3."""
+    if mc.open_classes:
+        logm = np.array([math.log(m) for m in mc.class_sizes])
+        scale = eps / (2.0 * Delta)
+        up, lo = np.asarray(mc.scores, float), np.asarray(mc.lower, float)
+        width = 0.0
+        for k in range(len(up)):
+            own_hi = np.where(np.arange(len(up)) == k, lo, up)    # best case for class k
+            own_lo = np.where(np.arange(len(up)) == k, up, lo)    # worst case for class k
+            a = math.exp(log_softmax(logm - scale * own_hi)[k])
+            b = math.exp(log_softmax(logm - scale * own_lo)[k])
+            width = max(width, a - b)
+        if width > 1e-3:
+            for k in list(mc.open_classes):
+                mc.close(k)
+    return np.exp(log_softmax(mistakes_log_weights(mc, eps, Delta)))
+
+
+def mistakes_recovery(mc, eps, Delta, true):
+    """Exact P(mistakes releases ``true``) and E[F1] (gap_check="assume").
+
+    A class-k release is a uniform member of P_k: the true support is released with
+    probability P(k*) / |P_k*|, k* its number of elements outside the centre, and a
+    class-k member keeps each centre element with probability (s - k) / s and adds
+    each outside column with probability k / (p - s). NON-PRIVATE; for studies.
+    """
+    s, p = mc.s, mc.p
+    P = _class_probabilities(mc, eps, Delta)
+    center = set(np.asarray(mc.center).tolist())
+    c = len(center & true)
+    t = len(true)
+    ks = np.arange(len(P))
+    hits = (s - ks) / s * c + ks * (t - c) / max(p - s, 1)
+    ef1 = float(np.dot(P, hits / s))
+    p_true = 0.0
+    if t == s:
+        k_star = s - c
+        p_true = float(P[k_star]) / float(mc.class_sizes[k_star])
+    return p_true, ef1
+
+
+def gap_checked_recovery(mc, topr, eps, eps0, delta, Delta, true):
+    """Exact P(release = ``true``) and E[F1] of the gap-checked mechanism (gap_check="ptr").
+
+    P(pass) mistakes + (1 - P(pass)) top-R, each with budget eps (eps0 is the test's),
+    P(pass) from the Laplace law (:func:`dpsubset.mechanisms.ptr_pass_probability`).
+    ``topr`` is the candidates or a callable returning them (only called if needed).
+    NON-PRIVATE; for studies.
+    """
+    q = ptr_pass_probability(mc.gap, Delta, eps0, delta)
+    out = np.zeros(2)
+    if q > 1e-9:
+        out += q * np.array(mistakes_recovery(mc, eps, Delta, true))
+    if q < 1.0:
+        cands = topr() if callable(topr) else topr
+        out += (1.0 - q) * np.array(top_r_recovery(cands, eps, Delta, true))
+    return float(out[0]), float(out[1])
+
+
+# ------------------------------------------------------------------------- methods
+def _exact_candidates(method, opts, X, y, st: _Setting, eps, true, rng):
+    """top_r / mistakes on the columns of X: st.draws releases, or the exact probability.
+
+    Returns ("draws", list of supports) or ("exact", (p_true, E F1)); indices local to X.
+    """
+    from .losses import SquaredLoss
+    from .scores import LeastSquaresScorer, sensitivity
+    from .search.exact import SubsetSearch, default_R
+    from .selection import require_closed, search_slack
+    n, p = X.shape
+    forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
+    r = st.radius()   # from the bounds of all st.p columns: public, fixed before any screen
+    sc = LeastSquaresScorer(X, y, st.ridge(), r, forced)
+    # as dp_best_subset (selection.make_scorer): the search's tolerance is in Delta
+    Delta = sensitivity(np.full(p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
+        + 2.0 * search_slack(SquaredLoss(), st.b_y)
+    search = SubsetSearch(sc, st.s, time_limit=st.time_limit)
+    R = opts.get("R") or default_R(p, st.s)
+    cache = {}
+
+    def topr():
+        if "c" not in cache:
+            cache["c"] = search.top_r(R)
+            require_closed(cache["c"].certificates)
+        return cache["c"]
+
+    if method == "top_r":
+        if st.exact:
+            return "exact", top_r_recovery(topr(), eps, Delta, true)
+        return "draws", [sample_top_r(topr(), eps, Delta, rng) for _ in range(st.draws)]
+    mc = search.mistake_classes()
+    require_closed(mc.certificates)
+    if opts.get("gap_check", "ptr") == "assume":
+        if st.exact:
+            return "exact", mistakes_recovery(mc, eps, Delta, true)
+        return "draws", [sample_mistakes(mc, eps, Delta, rng) for _ in range(st.draws)]
+    eps0 = opts.get("eps0") or DEFAULT_EPS0_SHARE * eps
+    delta = opts.get("delta") or DEFAULT_DELTA
+    if st.exact:
+        return "exact", gap_checked_recovery(mc, topr, eps - eps0, eps0, delta, Delta, true)
+    return "draws", [sample_gap_checked(mc, topr, eps - eps0, eps0, delta, Delta, rng)[0]
+                     for _ in range(st.draws)]
+
+
+def _screened(method, opts, X, y, st: _Setting, true, rng):
+    """A DP-SIS screen (share of eps, k columns), then top_r / mistakes on the kept columns.
+
+    Sampling mode: one screen per release. Exact mode: the exact conditional
+    probability given each of st.draws screens, averaged (an unbiased estimate of the
+    exact recovery probability with the selection's noise integrated out).
+    """
+    from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+    from .screening import DEFAULT_SCREEN_SHARE, check_screen
+    spec = check_screen(opts["screen"], s=st.s, method=method)
+    k = spec.k_for(st.p, st.s)
+    eps_screen = spec.share * st.eps if spec.share else DEFAULT_SCREEN_SHARE * st.eps
+    scores = sis_scores(X, y, np.full(st.p, st.b_x), st.b_y)
+    kept_all = np.sort(sample_lipschitz_top_k(scores, k, eps_screen, rng, spec.gamma,
+                                              size=st.draws), axis=1)
+    inner = {key: v for key, v in opts.items() if key != "screen"}
+    one = _Setting(**{**st.__dict__, "draws": 1})
+    out, results = [], []
+    for kept in kept_all:
+        local_true = {i for i, j in enumerate(kept.tolist()) if j in true}
+        kind, val = _exact_candidates(method, inner, X[:, kept], y, one, st.eps - eps_screen,
+                                      local_true, rng)
+        if kind == "exact":
+            results.append(val)
+        else:
+            out.append(kept[np.asarray(val[0])])
+    if st.exact:
+        return "exact", tuple(np.mean(np.array(results), axis=0).tolist())
+    return "draws", out
+
+
+def _fast_draws(label, method, X, y, st: _Setting, rng, true):
+    """Candidates once, then st.draws releases (None if the method has no fast path).
+
+    Returns None, ("draws", list of supports) or ("exact", (p_true, E F1)).
+    """
     n = X.shape[0]
     opts = dict(_options(label, method, st))
     if method in ("top_r", "mistakes"):
-        from .losses import SquaredLoss
-        from .scores import LeastSquaresScorer, sensitivity
-        from .selection import search_slack
-        from .search.exact import SubsetSearch, default_R
-        from .selection import require_closed
-        lam = 0.1 * n if st.lam is None else st.lam
-        sc = LeastSquaresScorer(X, y, lam, st.r, np.ones((n, 1)))
-        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n) \
-            + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
-        search = SubsetSearch(sc, st.s, time_limit=st.time_limit)
-        R = opts.get("R") or default_R(st.p, st.s)
-        if method == "top_r":
-            cands = search.top_r(R)
-            require_closed(cands.certificates)
-            return [sample_top_r(cands, st.eps, Delta, rng) for _ in range(st.draws)]
-        mc = search.mistake_classes()
-        require_closed(mc.certificates)
-        if opts.get("gap_check", "ptr") == "assume":
-            return [sample_mistakes(mc, st.eps, Delta, rng) for _ in range(st.draws)]
-        eps0 = opts.get("eps0") or DEFAULT_EPS0_SHARE * st.eps
-        delta = opts.get("delta") or DEFAULT_DELTA
-        cache = {}
-
-        def topr():
-            if "c" not in cache:
-                cache["c"] = search.top_r(R)
-                require_closed(cache["c"].certificates)
-            return cache["c"]
-
-        return [sample_gap_checked(mc, topr, st.eps - eps0, eps0, delta, Delta, rng)[0]
-                for _ in range(st.draws)]
+        if opts.get("screen"):
+            return _screened(method, opts, X, y, st, true, rng)
+        return _exact_candidates(method, opts, X, y, st, st.eps, true, rng)
     if method == "mcmc":
         # Each release is the final state of its own chain: st.draws independent
         # chains, run in lockstep on one scorer (dp_best_subset per draw would rebuild
@@ -110,23 +299,24 @@ def _fast_draws(label, method, X, y, st: _Setting, rng):
         from .losses import SquaredLoss
         from .scores import LeastSquaresScorer, sensitivity
         from .selection import search_slack
-        lam = 0.1 * n if st.lam is None else st.lam
-        sc = LeastSquaresScorer(X, y, lam, st.r, np.ones((n, 1)))
-        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, st.r, st.s, [1.0], n) \
+        forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
+        r = st.radius()
+        sc = LeastSquaresScorer(X, y, st.ridge(), r, forced)
+        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
             + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
         chains = run_chains(sc.score, st.p, st.s, st.eps, Delta,
                             opts.get("n_iter", DEFAULT_N_ITER), st.draws, rng)
-        return list(chains.states)
+        return "draws", list(chains.states)
     if method == "samp_agg":
         from .baselines.samp_agg import block_votes, n_blocks, sample_votes_top_s
         m = opts.get("blocks") or n_blocks(n)
         counts = block_votes(X, y, st.s, m, opts.get("penalty", "path"), rng)
-        return [sample_votes_top_s(counts, m, st.s, st.eps, rng) for _ in range(st.draws)]
+        return "draws", [sample_votes_top_s(counts, m, st.s, st.eps, rng) for _ in range(st.draws)]
     if method == "dp_sis":
         from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
         x = sis_scores(X, y, np.full(st.p, st.b_x), st.b_y)
-        return list(sample_lipschitz_top_k(x, st.s, st.eps, rng, opts.get("gamma", 0.5),
-                                           size=st.draws))
+        return "draws", list(sample_lipschitz_top_k(x, st.s, st.eps, rng, opts.get("gamma", 0.5),
+                                                    size=st.draws))
     return None
 
 
@@ -141,7 +331,8 @@ def _generic_draws(label, method, X, y, st: _Setting, rng):
     for _ in range(st.draws):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = dp_best_subset("y ~ .", df, eps=st.eps, s=st.s, method=method,
+            res = dp_best_subset("y ~ ." if st.intercept else "y ~ 0 + .", df, eps=st.eps,
+                                 s=st.s, method=method,
                                  bounds=(st.b_x, st.b_y), r=st.r, lam=st.lam, refit=False,
                                  time_limit=st.time_limit, random_state=rng,
                                  method_options=_options(label, method, st) or None)
@@ -149,11 +340,23 @@ def _generic_draws(label, method, X, y, st: _Setting, rng):
     return out
 
 
+def _simulate(n, st: _Setting, rng):
+    """The paper's data (Gaussian noise), t_3 noise at the same realised SNR, or st.generator's."""
+    if st.generator is not None:
+        X, y, true = st.generator(n, st.p, st.s, rng)
+        return np.asarray(X, float), np.asarray(y, float), np.asarray(true)
+    if st.noise == "gaussian":
+        return make_regression(n, st.p, st.s, rho=st.rho, snr=st.snr, random_state=rng)
+    X, signal, true = make_regression(n, st.p, st.s, rho=st.rho, snr=np.inf, random_state=rng)
+    e = rng.standard_t(3, size=n)
+    return X, signal + e * np.linalg.norm(signal) / (math.sqrt(st.snr) * np.linalg.norm(e)), true
+
+
 def _run_trial(methods, n, trial, seed, st: _Setting):
     """One dataset, every method: a list of frame rows."""
     data_rng, *method_rngs = [np.random.default_rng(s) for s in
                               seed.spawn(1 + len(methods))]
-    X, y, true = make_regression(n, st.p, st.s, rho=st.rho, snr=st.snr, random_state=data_rng)
+    X, y, true = _simulate(n, st, data_rng)
     X, y = np.clip(X, -st.b_x, st.b_x), np.clip(y, -st.b_y, st.b_y)
     true = set(true.tolist())
     rows = []
@@ -161,15 +364,25 @@ def _run_trial(methods, n, trial, seed, st: _Setting):
         label, method = _split_spec(spec)
         t0 = time.perf_counter()
         status = "ok"
+        exact = None
         try:
-            supports = _fast_draws(label, method, X, y, st, rng)
-            if supports is None:
+            out = _fast_draws(label, method, X, y, st, rng, true)
+            if out is None:
                 supports = _generic_draws(label, method, X, y, st, rng)
+            elif out[0] == "exact":
+                exact, supports = out[1], []
+            else:
+                supports = out[1]
         except (ValueError, NotImplementedError, MemoryError, RuntimeError) as exc:
             # e.g. the exponential mechanism beyond its enumeration limit, or an
             # exact search that ran out of time (SearchTimeout is a RuntimeError).
             supports, status = [], f"skipped: {type(exc).__name__}: {exc}"
         elapsed = time.perf_counter() - t0
+        if exact is not None:
+            # draws = 0 marks an exact probability (no releases were sampled)
+            rows.append(dict(method=label, n=n, p=st.p, trial=trial, draws=0,
+                             exact_recovery=exact[0], f1=exact[1], time=elapsed, status=status))
+            continue
         hits = [set(np.asarray(S).tolist()) == true for S in supports]
         f1s = [_f1(np.asarray(S).tolist(), true) for S in supports]
         rows.append(dict(method=label, n=n, p=st.p, trial=trial, draws=len(supports),
@@ -181,7 +394,8 @@ def _run_trial(methods, n, trial, seed, st: _Setting):
 
 def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000), p=100, s=5,
                    trials=10, draws=50, eps=1.0, *, snr=5.0, rho=0.1, bounds=(0.5, 0.5), r=1.1,
-                   lam=120.0, method_options=None, time_limit=None, n_jobs=1, backend=None,
+                   lam=120.0, intercept=False, exact=False, noise="gaussian", generator=None,
+                   method_options=None, time_limit=None, n_jobs=1, backend=None,
                    progress=True, random_state=0):
     """Exact-support recovery of private selection methods on the paper's simulated data.
 
@@ -206,13 +420,30 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
         Signal-to-noise ratio and AR(1) correlation of :func:`dpsubset.simulate.make_regression`.
     bounds : (float, float)
         Public clipping bounds (b_x, b_y); the paper uses (0.5, 0.5).
-    r, lam : float
+    r, lam : float or None
         Ball radius and ridge of the scores of top_r / mistakes (and of any method
-        that takes them); the paper uses r = 1.1 and lam = 120. ``lam=None`` uses
-        ``dp_best_subset``'s default 0.1 n.
+        that takes them); the paper uses r = 1.1 and lam = 120. None uses the
+        package defaults (``r = b_y / sqrt(B_s)``, ``lam = 1``; dpsubset/defaults.py).
+    intercept : bool
+        Fit an intercept (a forced column of ones with bound 1, as "y ~ ." does). The
+        paper's model has none (False, "y ~ 0 + .").
+    exact : bool
+        For top_r and mistakes: record the exact probability of releasing the true
+        support (and the expected F1) instead of the fraction of ``draws`` sampled
+        releases (the module docstring); such rows have ``draws = 0``, except for a
+        screened method, which averages over ``draws`` private screens.
+    noise : {"gaussian", "t3"}
+        Noise of the generator: the paper's Gaussian, or Student t with 3 degrees of
+        freedom (heavy tails) at the same realised SNR.
+    generator : callable, optional
+        ``generator(n, p, s, rng) -> (X, y, true_support)`` instead of the paper's
+        generator (``snr``, ``rho`` and ``noise`` are then unused); a module-level
+        function, so that joblib can send it to workers.
     method_options : dict, optional
         ``{label or method: {option: value}}`` passed to the methods (e.g.
-        ``{"mistakes": {"gap_check": "assume"}}``).
+        ``{"mistakes": {"gap_check": "assume"}}``). For top_r and mistakes,
+        ``{"screen": True or k or dict(k=..., share=...)}`` adds the private screen of
+        ``dp_best_subset(screen=...)``, its share taken out of ``eps``.
     time_limit : float, optional
         Seconds per exact solve; a method that runs out is recorded as skipped.
     n_jobs : int
@@ -250,9 +481,13 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
     b_x, b_y = bounds
     st = _Setting(p=int(p), s=int(s), eps=float(eps), draws=int(draws), snr=float(snr),
-                  rho=float(rho), b_x=float(b_x), b_y=float(b_y), r=float(r),
-                  lam=None if lam is None else float(lam),
-                  method_options=dict(method_options or {}), time_limit=time_limit)
+                  rho=float(rho), b_x=float(b_x), b_y=float(b_y),
+                  r=None if r is None else float(r), lam=None if lam is None else float(lam),
+                  method_options=dict(method_options or {}), time_limit=time_limit,
+                  intercept=bool(intercept), exact=bool(exact), noise=str(noise),
+                  generator=generator)
+    if st.noise not in ("gaussian", "t3"):
+        raise ValueError(f"noise must be 'gaussian' or 't3', got {noise!r}")
     seed_root = np.random.SeedSequence(as_generator(random_state).integers(2 ** 63))
     jobs = [(n, t) for n in n_grid for t in range(int(trials))]
     seeds = seed_root.spawn(len(jobs))

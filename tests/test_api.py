@@ -190,7 +190,8 @@ def test_result_and_its_renderings_hold_no_data(sim):
             "support", "params", "forced", "candidates", "method", "nobs", "formula", "response",
             "privacy", "loss", "s", "eps_select", "eps_refit", "bounds", "r", "lam", "_predictor",
             "_coef_mapped", "_used_columns",
-            "response_levels", "loss_params"}   # public facts of the loss (classification levels, h)
+            "response_levels", "loss_params",   # public facts of the loss (classification levels, h)
+            "screened"}   # the private screen's release (screen=), None without one
         assert set(vars(r)) <= reviewed, set(vars(r)) - reviewed
         sizes = [a.shape for a in _arrays_in(r)]
         assert all(len(sh) == 0 or max(sh) < n for sh in sizes), sizes

@@ -102,14 +102,14 @@ def test_lei_validate_errors():
 def test_lei_through_the_api_chooses_the_size():
     df = frame()
     models = [["x0"], ["x0", "x1"], ["x2", "x3"]]
-    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1),
+    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1), r=1.0,
                              random_state=0, method_options={"models": models, "phi": 0.0})
     assert res.privacy.guarantee == "pure"
     assert res.support == ["x0", "x1"]
     assert res.privacy.sensitivity == pytest.approx(4.0)  # (b_y + R1 max(b_x, 1))^2
     assert "chooses the model size" in res.privacy.statement
     # a huge penalty per term makes the one-term model win: fewer than s columns
-    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1),
+    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1), r=1.0,
                              random_state=0, method_options={"models": models, "phi": 1e4})
     assert res.support == ["x0"] and res.params[["x1", "x2"]].eq(0).all()
     assert np.isfinite(res.predict(df.head())).all()

@@ -117,3 +117,46 @@ def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
     cols = ["exact_recovery", "f1"]
     np.testing.assert_array_equal(fast[cols].to_numpy(), slow[cols].to_numpy())
     assert 0 < fast["f1"].sum()
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_exact_probabilities_match_sampled_releases(intercept):
+    """exact=True gives the probabilities whose sampled fractions exact=False estimates."""
+    kw = dict(p=12, s=3, trials=2, eps=1.0, r=None, lam=None, progress=False, random_state=8,
+              intercept=intercept, method_options={"ma": {"gap_check": "assume"}})
+    methods = ["top_r", "mistakes", "ma=mistakes"]
+    ex = recovery_study(methods, [250, 500], exact=True, **kw)
+    sa = recovery_study(methods, [250, 500], exact=False, draws=600, **kw)
+    assert (ex.draws == 0).all() and (sa.draws == 600).all()
+    cols = ["method", "n", "trial"]
+    m = ex.merge(sa, on=cols, suffixes=("_exact", "_sampled"))
+    assert len(m) == 3 * 2 * 2
+    p = m.exact_recovery_exact.clip(1e-3, 1 - 1e-3)
+    tol = 4.5 * np.sqrt(p * (1 - p) / 600) + 1e-3
+    assert ((m.exact_recovery_exact - m.exact_recovery_sampled).abs() <= tol).all(), m
+    assert ((m.f1_exact - m.f1_sampled).abs() <= 0.06).all(), m
+    # not a degenerate check: some probabilities are strictly between 0 and 1
+    assert m.exact_recovery_exact.between(0.05, 0.95).any()
+
+
+def test_intercept_and_defaults_change_the_scores():
+    kw = dict(p=12, s=3, trials=2, eps=1.0, progress=False, random_state=8, exact=True)
+    a = recovery_study(["top_r"], [300], r=None, lam=None, intercept=False, **kw)
+    b = recovery_study(["top_r"], [300], r=None, lam=None, intercept=True, **kw)
+    c = recovery_study(["top_r"], [300], r=1.1, lam=120.0, intercept=False, **kw)
+    # with an intercept Delta is larger: recovery drops; the paper's values are worse still here
+    assert a.exact_recovery.mean() > b.exact_recovery.mean()
+    assert a.exact_recovery.mean() > c.exact_recovery.mean()
+
+
+def test_heavy_tailed_noise_and_custom_generator():
+    def gen(n, p, s, rng):
+        X = rng.uniform(-0.5, 0.5, (n, p))
+        return X, X[:, :s].sum(axis=1), np.arange(s)
+
+    kw = dict(p=12, s=3, trials=1, draws=5, progress=False, random_state=1, r=None, lam=None)
+    t3 = recovery_study(["top_r"], [300], noise="t3", **kw)
+    g = recovery_study(["top_r"], [300], generator=gen, **kw)
+    assert (t3.status == "ok").all() and (g.status == "ok").all()
+    with pytest.raises(ValueError, match="noise must be"):
+        recovery_study(["top_r"], [300], noise="cauchy", **kw)

@@ -30,7 +30,7 @@ PYTHON_VIGNETTES = {
                        "best subset for the private score", r"\begin{tabular}",
                        "share of releases equal to the best-score support",
                        "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 1"], 1),
-    "02_paper_comparison.py": (["n(50%)", "Seed 001 (p = 10,000", "This page (p = 100)",
+    "02_paper_comparison.py": (["n(50%)", "== paper", "== defaults", "== defaults + intercept",
                                 "top_r", "mistakes_assume", "samp_agg", "dp_sis"], 1),
     "03_hinge_classification.py": ([re.compile(r"Loss:\s+hinge"),
                                     "mean test accuracy (standard error)", "DP hinge, r = 3",

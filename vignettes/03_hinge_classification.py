@@ -64,7 +64,7 @@ B = dps.Bounds(x=pima_bounds, y=1.0)
 # ## The radius of the coefficient ball
 #
 # The scores and the refit constrain the coefficients, in the mapped units where
-# every predictor lies in [-1, 1], to a ball of radius `r` (default 1). For a
+# every predictor lies in [-1, 1], to a ball of radius `r` (here 1 at first). For a
 # classifier this is a real restriction: with 3 predictors and the intercept,
 # the linear predictor can then never exceed r sqrt(4) = 2 in absolute value,
 # and the intercept and the slopes compete for the same small budget of norm.
@@ -72,7 +72,7 @@ B = dps.Bounds(x=pima_bounds, y=1.0)
 # probabilities from about 0.0025 to 0.9975 (log-odds of +-6) we take `r = 3`.
 # This is an argument from the model, not from the data, and `r` must be fixed
 # that way: choosing it by its test accuracy on private data would itself leak
-# information. (We did run the default `r = 1` first, and it is kept in the
+# information. (We did run `r = 1` first, and it is kept in the
 # comparison below to show the difference, which a private analyst would not
 # get to see.) A larger `r` also raises the sensitivity of the scores and the
 # noise of the refit, so it is not free.
@@ -110,7 +110,7 @@ print(dps.summary_table([fit, fit_log], model_names=["hinge", "logistic"]))
 #
 # For each repetition the 532 rows are split at random, 70 % for training and
 # 30 % for testing. On the training part we release one private fit per loss,
-# radius (`r = 3`, and the default `r = 1`) and budget, and count the test rows whose class has the sign of the predicted
+# radius (`r = 3`, and `r = 1`) and budget, and count the test rows whose class has the sign of the predicted
 # linear predictor. Two non-private references use the same splits: the
 # majority class of the training part (about 67 % of the women are not
 # diabetic), and a logistic regression on all 7 predictors (statsmodels, no
@@ -205,7 +205,7 @@ for loss in losses:
 # are spread over all seven, and at large eps plasma glucose (`glu`) is always
 # chosen, mostly with age, then body-mass index or the number of pregnancies.
 #
-# With the default `r = 1` the classifiers never get past the majority class:
+# With `r = 1` the classifiers never get past the majority class:
 # from eps = 1 on they stay between 67.0 % and 68.2 %, at most about a point
 # and a half above it (66.9 %), however large the budget, and at eps = 0.5 the
 # logistic fits are about two points below it. The ball is too small for a linear

@@ -97,8 +97,10 @@
 #'   passed to Python as a dict (`NULL`: none).
 #' @param bounds Public bounds: `NULL`, `c(b_x, b_y)`, or [dpsubset_bounds()] /
 #'   a list with elements among `x`, `y`, `default` (see Bounds).
-#' @param r Radius of the coefficient ball (in mapped units) of the scores and the refit.
-#' @param lam Ridge parameter of the scores (> 0); `NULL` means `0.1 * n`.
+#' @param r Radius of the coefficient ball (in mapped units) of the scores and the refit;
+#'   `NULL` means the public default `b_y / sqrt(B_s)` (the largest prediction equals the
+#'   response bound; see the Python package's `dp_best_subset`).
+#' @param lam Ridge parameter of the scores (> 0); `NULL` means 1.
 #' @param R Length of the top-R list, fixed in advance; `NULL` means `2 + (p - s) s`.
 #' @param gap_check For `method = "mistakes"`: `"ptr"` (a private test of the
 #'   score gap, (eps, delta)-DP unconditionally) or `"assume"` (the paper's
@@ -185,7 +187,7 @@
 #' coef(fit)
 #' predict(fit, mtcars[1:5, ])
 #' tidy(fit)
-dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = 1,
+dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = NULL,
                            lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
                            response_levels = NULL, refit = TRUE,
@@ -410,7 +412,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (is.null(v)) return(invisible())
   if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
     stop(sprintf("%s must be a single number%s", name,
-                 if (name %in% c("lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
+                 if (name %in% c("r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
                                  "random_state")) " or NULL" else ""),
          call. = FALSE)
   }

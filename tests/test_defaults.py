@@ -1,0 +1,66 @@
+"""The public default radius and ridge (dpsubset/defaults.py) as dp_best_subset uses them."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpsubset as dps
+from dpsubset.defaults import DEFAULT_LAM, default_radius
+from dpsubset.scores import sensitivity
+
+
+def _frame(seed=0, n=200, p=6, scale=1.0):
+    rng = np.random.default_rng(seed)
+    X = scale * rng.uniform(-1, 1, (n, p))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    df["y"] = X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(n)
+    return df
+
+
+@pytest.mark.parametrize("formula,forced,expected", [
+    ("y ~ 0 + .", [], 0.5 / (0.5 * math.sqrt(2))),         # b_y / (b_x sqrt(s))
+    ("y ~ .", [1.0], 0.5 / math.sqrt(1 + 2 * 0.25)),       # the intercept's bound counts
+])
+def test_default_radius_makes_the_largest_prediction_the_response_bound(formula, forced, expected):
+    res = dps.dp_best_subset(formula, _frame(), eps=2.0, s=2, bounds=(0.5, 0.5), random_state=0)
+    assert res.r == pytest.approx(expected)
+    assert res.lam == DEFAULT_LAM == 1.0
+    # so Delta = (b_y + b_y)^2 / (2 n) whatever s and the bounds
+    Delta = sensitivity([0.5] * 6, 0.5, res.r, 2, forced, 200)
+    assert Delta == pytest.approx(2 * 0.5 ** 2 / 200)
+    assert res.privacy.sensitivity == pytest.approx(Delta)
+
+
+def test_defaults_read_no_data():
+    """The same public bounds give the same r and lam, whatever the data (and n)."""
+    a = dps.dp_best_subset("y ~ .", _frame(0), eps=2.0, s=3, bounds=(2.0, 3.0), random_state=0)
+    b = dps.dp_best_subset("y ~ .", _frame(5, n=400, scale=0.1), eps=2.0, s=3, bounds=(2.0, 3.0),
+                           random_state=0)
+    assert a.r == b.r and a.lam == b.lam
+
+
+def test_interval_bounds_map_to_one_over_sqrt_s_plus_one():
+    bounds = dps.Bounds(x={f"x{j}": (-1, 1) for j in range(6)}, y=(-4, 4))
+    res = dps.dp_best_subset("y ~ .", _frame(), eps=2.0, s=3, bounds=bounds, random_state=0)
+    assert res.r == pytest.approx(1 / math.sqrt(3 + 1))
+
+
+def test_classification_losses_allow_a_log_odds_of_six():
+    df = _frame()
+    df["y"] = df["y"] > 0
+    res = dps.dp_best_subset("y ~ 0 + .", df, eps=2.0, s=2, bounds=(0.5, 7.0), loss="logistic",
+                             random_state=0)
+    assert res.r == pytest.approx(6.0 / (0.5 * math.sqrt(2)))
+
+
+def test_explicit_values_win():
+    res = dps.dp_best_subset("y ~ .", _frame(), eps=2.0, s=2, bounds=(0.5, 0.5), r=1.1, lam=120,
+                             random_state=0)
+    assert res.r == 1.1 and res.lam == 120
+
+
+def test_default_radius_rejects_unusable_bounds():
+    with pytest.raises(ValueError, match="pass r= explicitly"):
+        default_radius([0.0, 0.0], 1.0, 1)
+    assert default_radius([0.5] * 100, 0.5, 5) == pytest.approx(0.4472135955)
