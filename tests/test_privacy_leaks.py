@@ -354,7 +354,7 @@ def test_item7_reported_delta_includes_the_slack(reg):
     from dpsubset.selection import search_slack
 
     res = dps.dp_best_subset("y ~ .", reg, eps=2.0, s=2, bounds=(0.5, 0.5), random_state=0)
-    plain = sensitivity(np.full(6, 0.5), 0.5, 1.0, 2, [1.0], len(reg))
+    plain = sensitivity(np.full(6, 0.5), 0.5, res.r, 2, [1.0], len(reg))
     assert res.privacy.sensitivity == pytest.approx(plain + 2 * search_slack(SquaredLoss(), 0.5),
                                                     rel=1e-12)
 
