@@ -167,7 +167,7 @@ def mistakes_recovery(mc, eps, Delta, true):
     """Exact P(mistakes releases ``true``) and E[F1] (gap_check="assume").
 
     A class-k release is a uniform member of P_k: the true support is released with
-    probability P(k*) / |P_k*|, k* its number of elements outside the centre, and a
+    probability ``P(k*) / |P_k*|``, k* its number of elements outside the centre, and a
     class-k member keeps each centre element with probability (s - k) / s and adds
     each outside column with probability k / (p - s). NON-PRIVATE; for studies.
     """

@@ -47,7 +47,7 @@ class SearchTimeout(RuntimeError):
     problem : str or None
         What was being solved ("best support", "mistake class 3", ...).
     gap : float or None
-        Relative gap (upper - lower) / |upper| when the search stopped (None when the
+        Relative gap ``(upper - lower) / abs(upper)`` when the search stopped (None when the
         route has no gap, e.g. a branch and bound deciding a target).
     seconds : float or None
         Time spent in the solve that stopped.
@@ -81,7 +81,7 @@ class Deadline:
 
 
 def relative_gap(lower, upper):
-    """Scale-free relative gap (upper - lower) / |upper| for messages (>= 0; inf when
+    """Scale-free relative gap ``(upper - lower) / abs(upper)`` for messages (>= 0; inf when
     nothing is bounded yet). It reveals neither bound."""
     lower, upper = float(lower), float(upper)
     if not (math.isfinite(lower) and math.isfinite(upper)):
