@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .design import _resolve  # one resolver of Name / Attribute chains for both modules
+
 __all__ = ["normalise_name", "interval_of", "coding_range", "product_range", "resolve_codebook", "ResolvedBounds",
            "read_codebook", "apply_levels", "Codebook"]
 
@@ -159,18 +161,6 @@ def _unary_functions(env):
             if fn is not None:
                 out.append((fn, handler))
     return out
-
-
-def _resolve(node, env):
-    """The object a Name / Attribute chain names in ``env`` (None if unknown)."""
-    if isinstance(node, ast.Name):
-        if node.id in env:
-            return env[node.id]
-        return getattr(builtins, node.id, None)
-    if isinstance(node, ast.Attribute):
-        base = _resolve(node.value, env)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
 
 
 def interval_of(node, var_intervals, env, aliases=None):
