@@ -29,7 +29,7 @@ PYTHON_VIGNETTES = {
     "01_hitters.py": (["Differentially Private Best Subset Selection", "PrivacyLeakWarning",
                        "best subset for the private score", r"\begin{tabular}",
                        "share of releases equal to the best-score support",
-                       "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 1"], 1),
+                       "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 0.5"], 1),
     "02_paper_comparison.py": (["n(50%)", "== paper", "== defaults", "== defaults + intercept",
                                 "top_r", "mistakes_assume", "samp_agg", "dp_sis"], 1),
     "03_hinge_classification.py": ([re.compile(r"Loss:\s+hinge"),

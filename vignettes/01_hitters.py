@@ -109,8 +109,12 @@ print(res.predict(hitters.head()))
 #   binds) it is the ordinary least-squares best subset of size 5;
 # * with the ridge `lam` and radius `r` that the private fit used, it is the
 #   support with the best *score* in the sense of the mechanism, the one that
-#   top-R makes the most likely release. The ridge of the private score is large
-#   (`lam = 0.1 n` by default, to keep the score stable), so this support need not
+#   top-R makes the most likely release. The ridge of the private score is small
+#   (`lam = 1` by default, worth one row), but its coefficients are confined to a
+#   ball of radius `r`, by default the one in which the largest prediction equals
+#   the response bound (`r = b_y / sqrt(B_s)`, with B_s the largest squared norm of
+#   a row restricted to a support, intercept included; here 1 / sqrt(6) = 0.408 in
+#   the units in which every column is mapped to [-1, 1]). So this support need not
 #   be the least-squares one.
 
 # %%
@@ -151,12 +155,12 @@ eps_star = 2 * Delta * math.log(n_rest) / (scores[-1] - scores[0])
 print(f"selection eps at which the R best outweigh the remainder: about {eps_star:.0f}")
 
 # %% [markdown]
-# On these 263 players the 72 best supports are all within a small fraction of
-# Delta of each other: one player's record moves any score far more than the
+# On these 263 players the 72 best supports are all within a tenth of Delta of
+# each other: one player's record moves any score far more than the
 # difference between a good and a mediocre support. A private mechanism must hide
 # that player, so at any budget one would defend (eps of order 1 to 10) the
 # release is close to a uniformly random set of 5 predictors. Only a selection
-# budget in the hundreds or thousands, which protects nobody, lets the score
+# budget of a few hundred or more, which protects nobody, lets the score
 # differences show. The numbers above are computed from the private data and
 # would not be published in a real analysis; here they explain the results below.
 #
@@ -181,7 +185,7 @@ with warnings.catch_warnings():
         bounds=dps.Bounds(x={v: bounds[v] for v in used if v in bounds}, y=salary))
 compare = pd.DataFrame({f"DP eps={e:g}": f.params for e, f in zip(eps_grid, fits)})
 compare.insert(0, "OLS on best-score support", ols_on_best.coef)
-compare.insert(0, "best score (ridge)", score_best.coef)
+compare.insert(0, "best score (ball r)", score_best.coef)
 compare.insert(0, "OLS best subset", ols_best.coef)
 shown = compare.round(3).astype(object).where(compare.fillna(0).ne(0), "-")
 pd.set_option("display.width", 160)
@@ -191,24 +195,40 @@ for e, f in zip(eps_grid, fits):
     print(f"eps = {e:>5g}: released {f.support}; {agree} of 5 in the best-score support")
 
 # %% [markdown]
-# The first three columns are non-private. The warning above is the eps = 1
-# fit's: before touching the data, `dp_best_subset` checks from public
-# quantities alone (n, p, s, the budget, the bounds and `r`) whether the
-# selection could beat chance even on the most favourable data, and with
-# eps = 0.5 for the selection it could not. At eps = 16 no warning is raised,
-# which does not mean that the release works on these data: the supports
-# released at eps = 1 and 16 both have little to do with the best subset. At the
-# very large budgets the support is the best-score one, and the coefficients
-# approach the least-squares fit on that support (third column), not the ridge
-# fit of the score (second column): the refit minimises the squared loss with
-# only the regularisation its privacy calibration needs. Its noise is scaled to
+# The first three columns are non-private. None of the four fits raised a
+# warning: before touching the data, `dp_best_subset` checks from public
+# quantities alone (n, p, s, the budget, the bounds and `r`) whether even on the
+# most favourable data the selection would release the best support at least
+# half the time, and with the default radius eps = 1 (0.5 for the selection)
+# passes that check. Passing it does not mean that the release works on these
+# data: the supports released at eps = 1 and 16 share only 2 of their 5
+# variables with the best-score support. At the very large budgets the support
+# is the best-score one, and the coefficients approach the fit of the score on
+# that support (second column), not the least-squares fit on it (third column):
+# the refit is confined to the same ball of radius `r` as the score, the ball
+# binds on these data (the least-squares coefficients lie outside it), while the
+# ridge `lam = 1` hardly acts (with `lam = 1e-8` the same ball gives the same
+# coefficients to three digits). The refit's noise is scaled to
 # the public bounds, which are wide (a career-at-bats bound of 15,000 against
 # typical values of a few thousand), so at usual budgets the coefficients are
 # far off. The best-score support is not the least-squares best subset (first
-# column) either: the private score has a large ridge (`lam = 0.1 n`) and a ball
-# constraint, and with them the correlated career totals replace `AtBat` and
-# `Division`. `bench/refit_mse.py` measures the prediction error of the private
+# column) either: within the ball the career total `CRuns` replaces the season's
+# `AtBat`. `bench/refit_mse.py` measures the prediction error of the private
 # refit on Hitters.
+#
+# With half the budget the public check fails, and the fit says so before any
+# selection work:
+
+# %%
+low = dps.dp_best_subset("Salary ~ .", hitters, eps=0.5, s=5, bounds=xy_bounds, random_state=99)
+
+# %% [markdown]
+# The warning above is the eps = 0.5 fit's. It is computed from public settings
+# only (it reads no data and costs no budget), it is about the most favourable
+# data, so it means that these settings cannot work, and it says what would:
+# a larger budget, more rows, a smaller `r`, tighter bounds or a smaller `s`.
+# The release is still private, but its support would be more likely wrong than
+# right whatever the data.
 #
 # `dps.summary_table` lays several fits side by side, with the privacy
 # accounting in the bottom rows; `fmt="latex"` gives a LaTeX table (with
@@ -273,12 +293,16 @@ fig.colorbar(im, ax=ax, shrink=0.8, label="selection frequency")
 fig.tight_layout()
 
 # %% [markdown]
-# Up to eps of a few hundred every variable is selected about equally often
-# (5 of 19, about a quarter of the releases): the release reveals almost nothing
-# about the data, and almost nothing about which predictors matter. Near
-# eps = 1000, about where the estimate above puts it, the frequency moves onto
-# the variables marked `*`, and at the largest budgets the release is nearly
-# always the best-score support. On a data set this small, private best subset
-# selection with meaningful privacy does not find the predictors; the simulation
-# vignette (`02_paper_comparison.py`) shows the same mechanism recovering the
-# true support once the data have a few thousand rows.
+# Up to eps = 64 every variable is selected about equally often (5 of 19, about
+# a quarter of the releases): the release reveals almost nothing about the data,
+# and almost nothing about which predictors matter. Between eps = 64 and 256,
+# near the estimate of about 200 above, the frequency moves onto the variables
+# marked `*`: at eps = 256 more than half of the releases are the best-score
+# support, and from eps = 1024 on nearly all of them. The default radius makes
+# Delta a third of what the former defaults (r = 1, lam = 0.1 n) gave, so this
+# happens at a budget several times smaller than it did with them, but still far
+# beyond any budget that protects a player. On a data set this small, private
+# best subset selection with meaningful privacy does not find the predictors; the
+# simulation vignette (`02_paper_comparison.py`) shows the same mechanism
+# recovering the true support at p = 100 once the data have about two thousand
+# rows.
