@@ -27,37 +27,14 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
     if F.shape[1]:
         Q, _ = np.linalg.qr(F)
         y = y - Q @ (Q.T @ y)
-        Xr = lambda v: X @ v - Q @ (Q.T @ (X @ v))  # noqa: E731
-        XTr = lambda u: X.T @ (u - Q @ (Q.T @ u))  # noqa: E731
+        resid = lambda u: u - Q @ (Q.T @ u)  # noqa: E731
     else:
-        Xr = lambda v: X @ v  # noqa: E731
-        XTr = lambda u: X.T @ u  # noqa: E731
-    # Largest eigenvalue of X'X by a few power iterations (an upper estimate suffices).
-    rng = np.random.default_rng(random_state)
-    v = rng.normal(size=X.shape[1])
-    for _ in range(12):  # a rough estimate is enough for a warm start
-        v = XTr(Xr(v))
-        nv = np.linalg.norm(v)
-        if nv == 0:
-            break
-        v /= nv
-    L = (1.2 * np.linalg.norm(XTr(Xr(v))) + scorer.lam) / n
-    beta = np.zeros(X.shape[1])
-    support = _top_largest(XTr(y), s)
-    for _ in range(max_iter):
-        # beta has s non-zeros: X beta from those columns only.
-        fit = X[:, support] @ beta[support]
-        if F.shape[1]:
-            fit = fit - Q @ (Q.T @ fit)
-        grad = (XTr(fit - y) + scorer.lam * beta) / n
-        step = beta - grad / L
-        new = _top_largest(step, s)
-        beta = np.zeros_like(beta)
-        beta[new] = step[new]
-        if np.array_equal(new, support):
-            break
-        support = new
-    return support
+        resid = lambda u: u  # noqa: E731
+    # A = X residualised on the always-in columns: A'A v = X' r(X v), A'y = X' r(y).
+    AtA = lambda v: X.T @ resid(X @ v)  # noqa: E731
+    AtA_sparse = lambda S, b: X.T @ resid(X[:, S] @ b)  # noqa: E731  (beta has s non-zeros)
+    return _iht_iterations(AtA, AtA_sparse, X.T @ y, X.shape[1],
+                           n, scorer.lam, s, max_iter, random_state)
 
 
 def _iht_gram(scorer, s, *, max_iter=200, random_state=0):
@@ -70,28 +47,33 @@ def _iht_gram(scorer, s, *, max_iter=200, random_state=0):
         # (F'F)^{-1} through a least-squares solve: F'F may be singular (it is PSD).
         proj = lambda u: scorer.XF @ np.linalg.lstsq(scorer.FF, u, rcond=None)[0]  # noqa: E731
         AtA = lambda v: n * (G @ v - proj(scorer.XF.T @ v))  # noqa: E731
+        AtA_sparse = lambda S, b: n * (G[:, S] @ b - proj(scorer.XF[S].T @ b))  # noqa: E731
         Aty = n * (scorer.Xy - proj(scorer.Fy))
     else:
         AtA = lambda v: n * (G @ v)  # noqa: E731
+        AtA_sparse = lambda S, b: n * (G[:, S] @ b)  # noqa: E731
         Aty = n * scorer.Xy
+    return _iht_iterations(AtA, AtA_sparse, Aty, scorer.p, n, scorer.lam, s, max_iter, random_state)
+
+
+def _iht_iterations(AtA, AtA_sparse, Aty, p, n, lam, s, max_iter, random_state):
+    """The IHT iteration shared by the matrix and the Gram routes, given A'A v, A'A beta
+    for a beta supported on S (``AtA_sparse(S, beta[S])``) and A'y."""
+    # Largest eigenvalue of A'A by a few power iterations (a rough upper estimate is
+    # enough for a warm start).
     rng = np.random.default_rng(random_state)
-    v = rng.normal(size=scorer.p)
+    v = rng.normal(size=p)
     for _ in range(12):
         v = AtA(v)
         nv = np.linalg.norm(v)
         if nv == 0:
             break
         v /= nv
-    L = (1.2 * np.linalg.norm(AtA(v)) + scorer.lam) / n
-    beta = np.zeros(scorer.p)
+    L = (1.2 * np.linalg.norm(AtA(v)) + lam) / n
+    beta = np.zeros(p)
     support = _top_largest(Aty, s)
     for _ in range(max_iter):
-        # beta has s non-zeros: A'A beta from those columns of the Gram matrix only.
-        if kf:
-            AtAb = n * (G[:, support] @ beta[support] - proj(scorer.XF[support].T @ beta[support]))
-        else:
-            AtAb = n * (G[:, support] @ beta[support])
-        grad = (AtAb - Aty + scorer.lam * beta) / n
+        grad = (AtA_sparse(support, beta[support]) - Aty + lam * beta) / n
         step = beta - grad / L
         new = _top_largest(step, s)
         beta = np.zeros_like(beta)
