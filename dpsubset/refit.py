@@ -731,13 +731,21 @@ def _solve_closed_form(X, y, Delta, b, r):
     # floating point only: if the closed form is visibly inexact (ill-conditioned data),
     # a few steps of iterative refinement with the exactly summed gradient, each kept
     # only if it improves the certificate
-    for _ in range(3):
+    return _refine(A, theta, d, r,
+                   lambda t: 2.0 * _exact_colsums(X * (X @ t - y)[:, None]) + Delta * t + b,
+                   lambda t: _certificate(lossobj, X, y, t, Delta, b, r, norms))
+
+
+def _refine(A, theta, d, r, gradient, certificate, rounds=3):
+    """Iterative refinement of a closed-form solution in the ball: at most ``rounds``
+    Newton steps with the matrix A and the given gradient, each kept only if it
+    improves the certificate (the distance bound d)."""
+    for _ in range(rounds):
         if d <= 1e-10 * r:
             break
-        g = 2.0 * _exact_colsums(X * (X @ theta - y)[:, None]) + Delta * theta + b
-        cand, _ = _ball_qp(A, A @ theta - g, r)
+        cand, _ = _ball_qp(A, A @ theta - gradient(theta), r)
         cand = _into_ball(cand, r)
-        dc = _certificate(lossobj, X, y, cand, Delta, b, r, norms)
+        dc = certificate(cand)
         if not dc < d:
             break
         theta, d = cand, dc
@@ -1100,16 +1108,8 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     theta, _ = _ball_qp(A, 2.0 * Aty - b, r)
     theta = _into_ball(theta, r)
     d = _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y)
-    for _ in range(3):  # iterative refinement, kept only if the certificate improves
-        if d <= 1e-10 * r:
-            break
-        g = 2.0 * (G @ theta - Aty) + Delta * theta + b
-        cand, _ = _ball_qp(A, A @ theta - g, r)
-        cand = _into_ball(cand, r)
-        dc = _certificate_gram(G, Aty, cand, Delta, b, r, err_G, err_y)
-        if not dc < d:
-            break
-        theta, d = cand, dc
+    theta, d = _refine(A, theta, d, r, lambda t: 2.0 * (G @ t - Aty) + Delta * t + b,
+                       lambda t: _certificate_gram(G, Aty, t, Delta, b, r, err_G, err_y))
     return RefitResult(coef=np.array(theta, dtype=float), loss="squared", eps=cal.eps,
                        delta=cal.delta, mode=_MODE_A, certified_distance=float(d),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
