@@ -413,7 +413,6 @@ class LeastSquaresScorer:
         if s < 2 or q < 2 or keep < 1:
             return np.empty((0, s), dtype=np.intp), np.empty(0), np.inf
         C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
-        lam_n = self.lam_n
         # The running list of the best members: (values, supports) arrays.
         best_v = np.empty(0)
         best_S = np.empty((0, s), dtype=np.intp)
@@ -442,15 +441,23 @@ class LeastSquaresScorer:
         rowmax = self._rowmax_store(outside)  # shared with the class bounds
         for drop in itertools.combinations(range(s), 2):
             B = np.delete(S1, drop)
-            value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
+            # Pair values under the Lagrangian shift of the base's own ball multiplier
+            # (_dual_shift): lower bounds that stay close to the scores of B + {j, k}
+            # where the ball binds (two weak added columns barely move the
+            # multiplier), so few pairs are left for an exact score. With shift = 0
+            # they are the unconstrained ridge values, exact wherever the ball is slack.
+            shift = self._dual_shift(B)
+            lam_b = self.lam_n + shift
+            value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside, shift)
+            value_B -= 0.5 * shift * self.r * self.r
             nB = float(beta_B @ beta_B)
             h = self.Xy[outside] - Cq.T @ beta_B
             v = np.einsum("kq,kq->q", Cq, P)  # what B explains of each column
-            d = self.Xdiag[outside] + lam_n - v
+            d = self.Xdiag[outside] + lam_b - v
             u = P.T @ beta_B
             Qd = np.einsum("kq,kq->q", P, P)
             t = np.abs(h) / np.sqrt(d)
-            rho = float(np.max(1.0 - lam_n / d))
+            rho = float(np.max(1.0 - lam_b / d))
             # Rows in decreasing t: for row position a, only columns b > a with
             # t_b >= tau_a can beat the cut-off, a prefix of the order.
             order = np.argsort(-t, kind="stable")
@@ -526,12 +533,12 @@ class LeastSquaresScorer:
                     done = np.argpartition(np.where(live, flat, np.inf), m_probe - 1)[:m_probe]
                     done = done[live[done]]
                     self._offer_pairs(done, val.shape, E, det, val, rows, cols, B, outside,
-                                      P, u, Qd, nB, d, h, offer, lambda: cutoff, tol)
+                                      P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift)
                     live[done] = False
                 live &= flat <= cutoff + tol
                 rest = np.flatnonzero(live)
                 self._offer_pairs(rest, val.shape, E, det, val, rows, cols, B, outside,
-                                  P, u, Qd, nB, d, h, offer, lambda: cutoff, tol)
+                                  P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift)
                 self.n_scored += len(done) + len(rest)
                 a += len(rows)
         if len(best_v):
@@ -542,10 +549,12 @@ class LeastSquaresScorer:
         return best_S[below], best_v[below], cutoff
 
     def _offer_pairs(self, flat_idx, shape, E, det, val, rows, cols, B, outside, P, u, Qd, nB,
-                     d, h, offer, get_cutoff, tol):
+                     d, h, offer, get_cutoff, tol, shift=0.0):
         """Exact scores of the pairs at ``flat_idx`` of a two-swap block, offered to the
         running list: the rank-two value where the minimiser stays in the ball, an
-        exact re-score where the ball binds (there the update is only a lower bound)."""
+        exact re-score where the ball binds (there the update is only a lower bound).
+        Under a Lagrangian shift (> 0) the block values are bounds only, so every
+        pair offered is re-scored exactly."""
         if len(flat_idx) == 0:
             return
         ii, jj = np.unravel_index(flat_idx, shape)
@@ -562,6 +571,8 @@ class LeastSquaresScorer:
         sups = np.sort(np.column_stack([np.broadcast_to(B, (len(ii), s - 2)),
                                         outside[rj], outside[ck]]), axis=1)
         active = norm2 > self.r * self.r
+        if shift > 0:
+            active[:] = True
         if np.any(active):
             vals[active] = self.score(sups[active])
         keep_mask = vals <= get_cutoff() + tol
@@ -620,7 +631,6 @@ class LeastSquaresScorer:
         s, p, n = len(S1), self.p, self.n
         outside = np.setdiff1d(np.arange(p), S1)
         q = len(outside)
-        lam_n = self.lam_n
         ks = [int(k) for k in ks]
         out = {k: np.inf for k in ks if not 1 <= k <= min(s, q)}  # empty classes
         ks = [k for k in ks if k not in out]
@@ -628,15 +638,22 @@ class LeastSquaresScorer:
             return out
         C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
         # One entry per (class, base): what the gain bound needs about every outside column.
+        # Each base is bounded twice, with the plain ridge and under the Lagrangian
+        # shift of its own ball multiplier (_dual_shift: every J's score is at least
+        # the shifted ridge value minus shift r^2 / 2), and keeps the larger bound.
+        # The shift is what makes the bound bite where the ball binds.
         bases = []
         for k in ks:
             for drop in itertools.combinations(range(s), k):
                 B = np.delete(S1, drop)
-                value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside)
-                h = self.Xy[outside] - Cq.T @ beta_B
-                v = np.maximum(np.einsum("kq,kq->q", Cq, P), 0.0)
-                wd = np.maximum(self.Xdiag[outside] - v, 0.0)  # W_jj
-                bases.append((k, value_B, h * h, wd, np.sqrt(v)))
+                shift = self._dual_shift(B)
+                for sh in ((0.0, shift) if shift > 0 else (0.0,)):
+                    value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside, sh)
+                    h = self.Xy[outside] - Cq.T @ beta_B
+                    v = np.maximum(np.einsum("kq,kq->q", Cq, P), 0.0)
+                    wd = np.maximum(self.Xdiag[outside] - v, 0.0)  # W_jj
+                    bases.append((k, value_B - 0.5 * sh * self.r * self.r, h * h, wd,
+                                  np.sqrt(v), self.lam_n + sh, drop))
         rowmax = self._rowmax_store(outside)
         want = np.concatenate([_top_indices(b[2], min(q, _ROWMAX_FIRST)) for b in bases])
         for _ in range(64):
@@ -646,8 +663,8 @@ class LeastSquaresScorer:
                 rowmax[todo] = self._gram_row_max(outside, todo)
             known = ~np.isnan(rowmax)
             gains, more = [], []
-            for k, value_B, h2, wd, sv in bases:
-                g, extra = _class_gain(k, h2, wd, sv, rowmax, known, lam_n)
+            for k, value_B, h2, wd, sv, lam_b, _ in bases:
+                g, extra = _class_gain(k, h2, wd, sv, rowmax, known, lam_b)
                 gains.append(g)
                 more.append(extra)
             want = np.concatenate(more)
@@ -657,18 +674,23 @@ class LeastSquaresScorer:
             todo = np.flatnonzero(np.isnan(rowmax))
             rowmax[todo] = self._gram_row_max(outside, todo)
             known = np.ones(q, dtype=bool)
-            gains = [_class_gain(k, h2, wd, sv, rowmax, known, lam_n)[0]
-                     for k, value_B, h2, wd, sv in bases]
+            gains = [_class_gain(k, h2, wd, sv, rowmax, known, lam_b)[0]
+                     for k, value_B, h2, wd, sv, lam_b, _ in bases]
         self.n_rowmax = int(np.count_nonzero(~np.isnan(rowmax)))  # for the bench
-        for (k, value_B, *_), g in zip(bases, gains):
-            out[k] = min(out.get(k, np.inf), value_B - 0.5 * g)
+        per_base = {}  # (k, dropped positions) -> the best of its bounds
+        for (k, value_B, *_, drop), g in zip(bases, gains):
+            per_base[k, drop] = max(per_base.get((k, drop), -np.inf), value_B - 0.5 * g)
+        for (k, _), bound in per_base.items():
+            out[k] = min(out.get(k, np.inf), bound)
         return out
 
-    def _base_fit(self, C1, S1, B, outside):
+    def _base_fit(self, C1, S1, B, outside, shift=0.0):
         """Unconstrained ridge fit on a base B (always-in columns first) and what the
         block updates need: value(B), beta_B, Cq = A_B' X_outside / n and
         P = M_B^{-1} Cq, with M_B the ridge Gram matrix of B. ``C1`` is X' X_{S1} / n
-        and B is a subset of S1."""
+        and B is a subset of S1. With ``shift`` > 0 the ridge is lam_n + shift (the
+        Lagrangian bound of :meth:`_dual_shift`); the returned value does not yet
+        include its offset - shift r^2 / 2."""
         kf = self.k_forced
         bpos = np.searchsorted(S1, B)
         kB = kf + len(B)
@@ -681,10 +703,30 @@ class LeastSquaresScorer:
         M[kf:, :kf] = self.XF[B]
         M[:kf, kf:] = self.XF[B].T
         M[kf:, kf:] = C1[B][:, bpos]
-        M[np.diag_indices(kB)] += self.lam_n
+        M[np.diag_indices(kB)] += self.lam_n + shift
         L = np.linalg.cholesky(M)
         beta_B = _chol_solve(L, gB)
         return 0.5 * self.yy - 0.5 * float(gB @ beta_B), beta_B, Cq, _chol_solve(L, Cq)
+
+    def _dual_shift(self, support):
+        """The multiplier mu of the ball in the fit on ``support`` (0 when the ball is slack).
+
+        Used as a Lagrangian shift of the ridge in the bounds on whole families of
+        supports around ``support``: for every support S and every mu >= 0,
+
+            c(S) >= min_beta (1/2n) ||y - A beta||^2 + ((lam/n + mu) / 2) ||beta||^2
+                    - mu r^2 / 2,
+
+        (weak duality for the ball constraint ||beta||^2 <= r^2), with equality at
+        S's own multiplier. The right-hand side is an unconstrained ridge value, so
+        the rank-one and rank-two updates and the class bounds apply to it unchanged
+        with lam/n replaced by lam/n + mu. Where the ball binds (small r, the
+        default), the unconstrained bound (mu = 0) ignores the ball and is far below
+        the scores; at the multiplier of a nearby support it is nearly exact.
+        """
+        G, g = self._blocks(np.asarray(support, dtype=np.intp)[None, :])
+        mu = solve_ball_ridge(G, g, self.yy, self.lam_n, self.r)[2]
+        return max(float(mu[0]), 0.0)
 
     def _rowmax_store(self, cols):
         """Row maxima of |G| = |X'X/n| computed so far against the columns ``cols``
