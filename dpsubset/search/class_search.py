@@ -23,7 +23,9 @@ bound over the added columns that works on the Schur complement of the base:
   eigenvalues >= lambda_min(M) (interlacing), so the further gain is at most
   (sum of the t largest squared residuals h_l^2 among the allowed l) / lambda_min(M).
 * The ridge value is a lower bound on c (the ball only adds a constraint) and equals
-  it when the ridge minimiser lies in the ball. Leaves below the cut-off are therefore
+  it when the ridge minimiser lies in the ball. Where the ball binds, the ridge is
+  shifted by the base's own ball multiplier mu and the values lowered by mu r^2 / 2
+  (a Lagrangian bound, valid for every mu >= 0 and nearly exact there). Leaves below the cut-off are therefore
   re-scored exactly by the scorer (the secular equation), and only exact scores
   become the incumbent.
 
@@ -117,7 +119,13 @@ def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None
 
 def _search_base(scorer, B, outside, k, state, deadline):
     """Branch and bound over the k added columns for one base B; updates ``state``."""
-    n, lam_n = scorer.n, scorer.lam_n
+    n = scorer.n
+    # Ridge values under the Lagrangian shift of the base's own ball multiplier
+    # (LeastSquaresScorer._dual_shift): for every J, c(B + J) >= (ridge value of
+    # B + J with ridge lam/n + shift) - shift r^2 / 2, nearly exact where the ball
+    # binds; with shift = 0 (ball slack) they are the plain ridge values.
+    shift = scorer._dual_shift(B)
+    lam_n = scorer.lam_n + shift
     # Always-in block A = forced columns + base; its ridge Gram K and right-hand side.
     kf = scorer.k_forced
     a = kf + len(B)
@@ -130,7 +138,7 @@ def _search_base(scorer, B, outside, k, state, deadline):
     gA = np.concatenate([scorer.Fy, scorer.Xy[B]])
     L = np.linalg.cholesky(K)
     u = np.linalg.solve(L, gA)
-    value_A = 0.5 * scorer.yy - 0.5 * float(u @ u)
+    value_A = 0.5 * scorer.yy - 0.5 * float(u @ u) - 0.5 * shift * scorer.r ** 2
     KOA = np.hstack([scorer.XF[outside], _gram(scorer, outside, B)])  # (q, a)
     Z = np.linalg.solve(L, KOA.T)  # (a, q)
     h = scorer.Xy[outside] - Z.T @ u
