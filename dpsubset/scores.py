@@ -234,8 +234,18 @@ class LeastSquaresScorer:
         return self.X is None
 
     # ------------------------------------------------------------------ blocks
-    def _blocks(self, supports):
-        """Gram blocks G (m,k,k) and right-hand sides g (m,k) for a batch of supports."""
+    def _blocks(self, supports, cross=None, pair_gram=None):
+        """Gram blocks G (m,k,k) and right-hand sides g (m,k) for a batch of supports.
+
+        Without a stored Gram matrix the blocks come from X (an n s^2 pass per
+        support), unless ``cross`` = (cols, C) gives the cross products
+        C = X' X_cols / n (shape (p, len(cols))) that the caller already holds: then
+        every entry with an index in ``cols`` is read from C, the diagonal from the
+        column norms, and the one entry of each support with neither index in
+        ``cols`` from ``pair_gram`` (shape (m,), for the two-swap pairs). This is
+        how the one- and two-swap searches re-score their neighbours exactly
+        without touching X again.
+        """
         S = np.asarray(supports, dtype=np.intp)
         m, s = S.shape
         kf = self.k_forced
@@ -251,6 +261,9 @@ class LeastSquaresScorer:
         g[:, kf:] = self.Xy[S]
         if self._gram is not None:
             G[:, kf:, kf:] = self._gram[S[:, :, None], S[:, None, :]]
+        elif cross is not None and s > 0 and self._blocks_from_cross(S, cross, pair_gram,
+                                                                      G[:, kf:, kf:]):
+            pass
         else:
             step = max(1, _CHUNK_BYTES // (8 * self.n * max(s, 1)))
             for a in range(0, m, step):
@@ -258,8 +271,31 @@ class LeastSquaresScorer:
                 G[a:a + step, kf:, kf:] = np.einsum("nmi,nmj->mij", Xs, Xs) / self.n
         return G, g
 
+    def _blocks_from_cross(self, S, cross, pair_gram, out):
+        """Fill ``out`` (m, s, s) from known cross products (see :meth:`_blocks`);
+        False (``out`` untouched) when some entry is not covered."""
+        cols, C = cross
+        pos = np.full(self.p, -1, dtype=np.intp)
+        pos[np.asarray(cols, dtype=np.intp)] = np.arange(len(cols))
+        P = pos[S]
+        Pc = np.maximum(P, 0)
+        in_b = (P >= 0)[:, None, :]
+        in_a = (P >= 0)[:, :, None]
+        block = np.where(in_b, C[S[:, :, None], Pc[:, None, :]],
+                         np.where(in_a, C[S[:, None, :], Pc[:, :, None]], np.nan))
+        s = S.shape[1]
+        block[:, np.arange(s), np.arange(s)] = self.Xdiag[S]
+        missing = np.isnan(block)
+        n_missing = int(np.count_nonzero(missing))
+        if n_missing:
+            if pair_gram is None or n_missing != 2 * len(S):
+                return False
+            block[missing] = np.repeat(np.asarray(pair_gram, dtype=float), 2)
+        out[...] = block
+        return True
+
     # ------------------------------------------------------------------ scores
-    def fit(self, supports):
+    def fit(self, supports, cross=None, pair_gram=None):
         """Scores and minimisers for a batch of supports.
 
         Returns
@@ -270,14 +306,15 @@ class LeastSquaresScorer:
         S = np.atleast_2d(np.asarray(supports, dtype=np.intp))
         if S.shape[0] == 0:
             return np.empty(0), np.empty((0, self.k_forced + S.shape[1]))
-        G, g = self._blocks(S)
+        G, g = self._blocks(S, cross, pair_gram)
         value, beta, _ = solve_ball_ridge(G, g, self.yy, self.lam_n, self.r)
         self.n_scored += len(S)
         return value, beta
 
-    def score(self, supports):
-        """Scores c(S) for a batch of supports (shape (m, s)); returns shape (m,)."""
-        return self.fit(supports)[0]
+    def score(self, supports, cross=None, pair_gram=None):
+        """Scores c(S) for a batch of supports (shape (m, s)); returns shape (m,).
+        ``cross`` and ``pair_gram``: known cross products (see :meth:`_blocks`)."""
+        return self.fit(supports, cross, pair_gram)[0]
 
     def neighbourhood(self, support):
         """All one-swap neighbours S - {i} + {j} of a support, and their exact scores.
@@ -330,7 +367,7 @@ class LeastSquaresScorer:
         # relative margin keeps rounding on the boundary on the exact side.)
         active = norm2 > self.r * self.r * (1.0 - 1e-9)
         if np.any(active):
-            value[active] = self.score(nb[active])
+            value[active] = self.score(nb[active], cross=(S, C))
         self.n_scored += s * q - int(np.count_nonzero(active))
         return nb, value
 
@@ -533,12 +570,14 @@ class LeastSquaresScorer:
                     done = np.argpartition(np.where(live, flat, np.inf), m_probe - 1)[:m_probe]
                     done = done[live[done]]
                     self._offer_pairs(done, val.shape, E, det, val, rows, cols, B, outside,
-                                      P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift)
+                                      P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift,
+                                      (S1, C1, G))
                     live[done] = False
                 live &= flat <= cutoff + tol
                 rest = np.flatnonzero(live)
                 self._offer_pairs(rest, val.shape, E, det, val, rows, cols, B, outside,
-                                  P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift)
+                                  P, u, Qd, nB, d, h, offer, lambda: cutoff, tol, shift,
+                                  (S1, C1, G))
                 self.n_scored += len(done) + len(rest)
                 a += len(rows)
         if len(best_v):
@@ -549,12 +588,13 @@ class LeastSquaresScorer:
         return best_S[below], best_v[below], cutoff
 
     def _offer_pairs(self, flat_idx, shape, E, det, val, rows, cols, B, outside, P, u, Qd, nB,
-                     d, h, offer, get_cutoff, tol, shift=0.0):
+                     d, h, offer, get_cutoff, tol, shift=0.0, known=None):
         """Exact scores of the pairs at ``flat_idx`` of a two-swap block, offered to the
         running list: the rank-two value where the minimiser stays in the ball, an
         exact re-score where the ball binds (there the update is only a lower bound).
         Under a Lagrangian shift (> 0) the block values are bounds only, so every
-        pair offered is re-scored exactly."""
+        pair offered is re-scored exactly. ``known`` = (S1, X'X_S1/n, the block's raw
+        Gram entries) lets the re-scores skip X."""
         if len(flat_idx) == 0:
             return
         ii, jj = np.unravel_index(flat_idx, shape)
@@ -574,7 +614,12 @@ class LeastSquaresScorer:
         if shift > 0:
             active[:] = True
         if np.any(active):
-            vals[active] = self.score(sups[active])
+            if known is not None:
+                S1, C1, Graw = known
+                vals[active] = self.score(sups[active], cross=(S1, C1),
+                                          pair_gram=Graw[ii, jj][active])
+            else:
+                vals[active] = self.score(sups[active])
         keep_mask = vals <= get_cutoff() + tol
         offer(vals[keep_mask], sups[keep_mask])
 
@@ -637,25 +682,34 @@ class LeastSquaresScorer:
         if not ks:
             return out
         C1 = self._gram[:, S1] if self._gram is not None else self.X.T @ self.X[:, S1] / n
-        # One entry per (class, base): what the gain bound needs about every outside column.
-        # Each base is bounded twice, with the plain ridge and under the Lagrangian
-        # shift of its own ball multiplier (_dual_shift: every J's score is at least
-        # the shifted ridge value minus shift r^2 / 2), and keeps the larger bound.
-        # The shift is what makes the bound bite where the ball binds.
+        # One entry per (class, base, shift): what the gain bound needs about every
+        # outside column. Each base is bounded with the plain ridge and under the
+        # Lagrangian shifts of its own ball multiplier and of S1's (_dual_shift: every
+        # J's score is at least the shifted ridge value minus shift r^2 / 2; a member
+        # B + J has s columns like S1, so where the ball binds S1's multiplier is
+        # usually close to its own even when B alone sits inside the ball), and keeps
+        # the largest bound. The shift is what makes the bound bite where the ball
+        # binds. Only the entry with the largest shift decides which Gram row maxima
+        # are worth computing (the plain one would ask for nearly all of them, an
+        # n p^2 pass with a weak ridge, to tighten a bound the shifted one already
+        # exceeds); the others use whatever row maxima are known.
+        mu1 = self._dual_shift(S1)
         bases = []
         for k in ks:
             for drop in itertools.combinations(range(s), k):
                 B = np.delete(S1, drop)
-                shift = self._dual_shift(B)
-                for sh in ((0.0, shift) if shift > 0 else (0.0,)):
+                shifts = sorted({0.0, self._dual_shift(B), mu1})
+                shift = shifts[-1]
+                for sh in shifts:
                     value_B, beta_B, Cq, P = self._base_fit(C1, S1, B, outside, sh)
                     h = self.Xy[outside] - Cq.T @ beta_B
                     v = np.maximum(np.einsum("kq,kq->q", Cq, P), 0.0)
                     wd = np.maximum(self.Xdiag[outside] - v, 0.0)  # W_jj
                     bases.append((k, value_B - 0.5 * sh * self.r * self.r, h * h, wd,
-                                  np.sqrt(v), self.lam_n + sh, drop))
+                                  np.sqrt(v), self.lam_n + sh, drop, sh == shift))
         rowmax = self._rowmax_store(outside)
-        want = np.concatenate([_top_indices(b[2], min(q, _ROWMAX_FIRST)) for b in bases])
+        want = np.concatenate([_top_indices(b[2], min(q, _ROWMAX_FIRST)) for b in bases
+                               if b[-1]])
         for _ in range(64):
             todo = np.unique(want)
             todo = todo[np.isnan(rowmax[todo])]
@@ -663,10 +717,11 @@ class LeastSquaresScorer:
                 rowmax[todo] = self._gram_row_max(outside, todo)
             known = ~np.isnan(rowmax)
             gains, more = [], []
-            for k, value_B, h2, wd, sv, lam_b, _ in bases:
+            for k, value_B, h2, wd, sv, lam_b, _, drives in bases:
                 g, extra = _class_gain(k, h2, wd, sv, rowmax, known, lam_b)
                 gains.append(g)
-                more.append(extra)
+                if drives:
+                    more.append(extra)
             want = np.concatenate(more)
             if len(want) == 0:
                 break
@@ -675,10 +730,10 @@ class LeastSquaresScorer:
             rowmax[todo] = self._gram_row_max(outside, todo)
             known = np.ones(q, dtype=bool)
             gains = [_class_gain(k, h2, wd, sv, rowmax, known, lam_b)[0]
-                     for k, value_B, h2, wd, sv, lam_b, _ in bases]
+                     for k, value_B, h2, wd, sv, lam_b, *_ in bases]
         self.n_rowmax = int(np.count_nonzero(~np.isnan(rowmax)))  # for the bench
         per_base = {}  # (k, dropped positions) -> the best of its bounds
-        for (k, value_B, *_, drop), g in zip(bases, gains):
+        for (k, value_B, *_, drop, _), g in zip(bases, gains):
             per_base[k, drop] = max(per_base.get((k, drop), -np.inf), value_B - 0.5 * g)
         for (k, _), bound in per_base.items():
             out[k] = min(out.get(k, np.inf), bound)
