@@ -97,7 +97,7 @@ def _warm_imports():
 # ----------------------------------------------------------------------------- (a) wide
 def run_a(p, n, seed, what):
     from dpsubset import dp_best_subset
-    from dpsubset.api import DEFAULT_LAM_PER_ROW
+    from dpsubset.defaults import DEFAULT_LAM
     from dpsubset.design import build_design
     from dpsubset.simulate import make_regression
 
@@ -115,7 +115,7 @@ def run_a(p, n, seed, what):
     if what == "search":
         from dpsubset.search.exact import SubsetSearch, default_R
         from dpsubset.selection import SelectionRequest, make_scorer
-        req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM_PER_ROW * n, r=1.1,
+        req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM, r=1.1,
                                loss="squared", rng=np.random.default_rng(seed), options={})
         with PeakRSS() as m:
             scorer, _ = make_scorer(req)

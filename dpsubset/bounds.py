@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import keyword
 import math
 import os
 from dataclasses import dataclass, field
@@ -65,6 +66,9 @@ def normalise_name(text):
     parts = []
     for part in str(text).split(":"):
         part = part.strip()
+        if part.isidentifier() and not keyword.iskeyword(part):
+            parts.append(part)  # a plain name unparses to itself (the common case, p times)
+            continue
         try:
             parts.append(ast.unparse(ast.parse(part, mode="eval")))
         except (SyntaxError, ValueError):
