@@ -24,7 +24,7 @@ from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
-from .results import DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .results import SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
 from .search.exact import check_search
 from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_time_limit
 from .suffstats import gram_route, refit_from_gram
@@ -257,7 +257,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     clock = Deadline(time_limit)  # one deadline for the whole call
     solver, solver_options = check_search(search, solver, solver_options, loss)
     if on_dask:
-        check_dask_request(loss=loss, method=method, search=search)
+        check_dask_request(loss=loss, method=method)
     if not isinstance(refit, bool):
         raise TypeError("refit must be True or False")
     if refit_delta is not None:
@@ -473,7 +473,7 @@ def _report(stages, sel, design, *, seeded=False):
         statement += " " + sel.statement
     statement += " Neighbouring datasets differ by replacing one row."
     if seeded:
-        statement += " Seeded: private only while the seed is secret."
+        statement += " " + SEEDED_NOTE
     assert kind in GUARANTEES
     # With bounds from the data, Delta is a statistic of the data: not kept.
     sensitivity = sel.sensitivity if design.bounds_public else None

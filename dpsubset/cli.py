@@ -76,6 +76,11 @@ def build_parser():
                      help="with --codebook: the response's interval, if the codebook has no row for it")
     fit.add_argument("--loss", default="squared", choices=("squared", "huber", "logistic", "hinge"),
                      help="loss of the scores and the refit; logistic and hinge for two classes")
+    fit.add_argument("--response-levels", nargs=2, metavar=("NEG", "POS"), default=None,
+                     help="the response's classes for --loss logistic/hinge: the class coded -1, "
+                          "then the class coded +1 (public; read as numbers or true/false where "
+                          "they parse as such, as the CSV reader does, else as text). Needed for "
+                          "a -1/+1 or a text response")
     fit.add_argument("--keep", nargs="+", action="extend", default=[], metavar="COL",
                      help="columns or terms always in the model (repeatable)")
     fit.add_argument("--eps-select", type=float, default=None,
@@ -217,6 +222,19 @@ def _write_out(res, path):
         summary_table(res, file=path)
 
 
+def _level(text):
+    """A class label from the command line, typed as pandas' CSV reader types a column:
+    true/false as bools, then integers, then floats, else the text itself."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
 def _fit(args, parser):
     from .api import dp_best_subset
     from .tables import summary_table
@@ -228,7 +246,9 @@ def _fit(args, parser):
                              eps_select=args.eps_select, eps_refit=args.eps_refit,
                              r=args.r, lam=args.lam, refit=not args.no_refit,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
-                             random_state=args.seed, method_options=dict(args.option) or None)
+                             random_state=args.seed, method_options=dict(args.option) or None,
+                             response_levels=(None if args.response_levels is None
+                                              else tuple(_level(v) for v in args.response_levels)))
     except (ValueError, TypeError) as exc:
         parser.error(cli_message(exc))
     except SearchTimeout as exc:  # nothing was released: say why, without a traceback

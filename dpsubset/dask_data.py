@@ -45,8 +45,9 @@ def is_dask_frame(data):
         and hasattr(data, "npartitions")
 
 
-def check_dask_request(*, loss, method, search):
-    """Refuse, before any work, what the Dask route cannot do."""
+def check_dask_request(*, loss, method):
+    """Refuse, before any work, what the Dask route cannot do (every search works on
+    the Gram matrix the route builds, so ``search`` is not restricted)."""
     if loss not in DASK_LOSSES or method not in DASK_METHODS:
         raise ValueError(
             f"data: a Dask DataFrame is supported with loss in {DASK_LOSSES} and method in {DASK_METHODS} "

@@ -15,7 +15,7 @@ from statsmodels.iolib.summary import Summary
 
 from .privacy import GUARANTEES
 
-__all__ = ["PrivacyReport", "SEEDED_CAVEAT", "FLOAT_CAVEAT", "DPSubsetResults",
+__all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "DPSubsetResults",
            "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "BOUNDS_FROM_DATA",
            "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
 
@@ -66,6 +66,8 @@ WITHHELD = {
 PREDICT_WHICH = ("mean", "linear", "class")
 
 
+#: The short form appended to the guarantee statement of a seeded call (summary notes, glance).
+SEEDED_NOTE = "Seeded: private only while the seed is secret."
 #: What the report says when the call was seeded (random_state given).
 SEEDED_CAVEAT = ("seeded: private only while the seed is secret (anyone who knows the seed "
                  "and the other rows can undo the noise); leave random_state=None for a release")
@@ -147,7 +149,8 @@ class PrivacyReport:
 
     def __repr__(self):
         lines = [f"Privacy report: {GUARANTEES[self.guarantee]}",
-                 f"  {self.statement}",
+                 # the seeded caveat is printed once, in full, below
+                 f"  {self.statement.replace(' ' + SEEDED_NOTE, '') if self.seeded else self.statement}",
                  f"  total eps = {self.eps:.6g}, delta = {self.delta:.3g}; neighbours: {self.neighbours}"]
         for st in self.stages:
             lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g})")

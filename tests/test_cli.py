@@ -207,3 +207,20 @@ def test_cli_input_errors(clinic, capsys, extra, msg):
     err = capsys.readouterr().err
     assert msg in err
     assert "east" not in err   # a value of the data is never printed
+
+
+def test_response_levels_for_a_plus_minus_one_response(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1, -1)
+    path = tmp_path / "pm.csv"
+    pd.DataFrame(np.column_stack([y, X]), columns=["y", "a", "b", "c", "d"]).astype(
+        {"y": int}).to_csv(path, index=False)
+    args = ["fit", str(path), "--formula", "y ~ a + b + c + d", "--eps", "4", "--s", "1",
+            "--bounds", "1", "1", "--loss", "logistic", "--seed", "2", "--no-refit"]
+    with pytest.raises(SystemExit) as exc:  # the coding is not guessed from the values
+        main(args)
+    assert exc.value.code == 2 and "response_levels" in capsys.readouterr().err
+    assert main(args + ["--response-levels", "-1", "1"]) == 0
+    out = capsys.readouterr().out.replace("\n    ", " ")
+    assert "Two classes: y = -1 coded -1, 1 coded +1" in out

@@ -109,6 +109,7 @@ def test_item3_seeded_report_says_so(reg):
     seeded = dps.dp_best_subset("y ~ .", reg, eps=2.0, s=2, bounds=(0.5, 0.5), random_state=3)
     assert seeded.privacy.seeded is True
     assert "private only while the seed is secret" in repr(seeded.privacy)
+    assert repr(seeded.privacy).count("seed is secret") == 1  # once, in full
     assert "private only while the seed is secret" in seeded.privacy.statement
     assert "seed is secret" in seeded.summary().as_text()
     fresh = dps.dp_best_subset("y ~ .", reg, eps=2.0, s=2, bounds=(0.5, 0.5))
