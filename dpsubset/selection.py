@@ -354,9 +354,11 @@ def _select_mistakes(req: SelectionRequest) -> Selection:
                      "condition was NOT checked privately.")
     certs = [c for u in used for c in certificate_dicts(u.certificates)]
     certs += score_certificates(scorer)
-    # Classes bracketed but never solved exactly: their certified brackets decided the draw.
+    # Classes bracketed but never solved exactly: their certified brackets (a valid
+    # lower bound from the class bounds or a partial search, and a member's exact
+    # score above it) decided the draw, whichever route produced them.
     certs += [dict(problem=f"mistake class {k}: certified bracket decided the draw",
-                   method="outer_approximation bound", closed=True) for k in mc.open_classes]
+                   method="certified bracket", closed=True) for k in mc.open_classes]
     last = used[-1]
     return Selection(
         support=tuple(sorted(support)), stages=stages, guarantee=guarantee, statement=statement,
