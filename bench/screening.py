@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 
 from dpsubset.experiments import recovery_study, recovery_table
+from dpsubset.screening import DEFAULT_SCREEN_SHARE
 
 
 def masking_data(n, p, s, rng, snr=5.0):
@@ -64,7 +65,8 @@ def main(argv=None):
     ap.add_argument("--design", choices=["paper", "masking"], default="paper")
     ap.add_argument("--rho", type=float, default=0.1)
     ap.add_argument("--k", type=int, default=None, help="columns kept (default 10 s)")
-    ap.add_argument("--share", type=float, default=0.25, help="share of eps for the screen")
+    ap.add_argument("--share", type=float, default=DEFAULT_SCREEN_SHARE,
+                    help="share of the selection eps for the screen (default: the package's, 1/2)")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--screens", type=int, default=20,
                     help="private screens per data set for the screened rows")
