@@ -240,6 +240,17 @@ def _as_int(name, v):
     return v
 
 
+def _screen_from_r(v):
+    """``screen`` from R: TRUE/FALSE, a whole number k (sent as a double), or a named
+    list with ``k``, ``share``, ``gamma``."""
+    if isinstance(v, dict):
+        v = dict(v)
+        if v.get("k") is not None:
+            v["k"] = _as_int("screen$k", v["k"])
+        return v
+    return _as_int("screen", v)
+
+
 def _bound_value(v, where):
     """A scalar, or an interval from a length-2 R vector."""
     if isinstance(v, (list, tuple)):
@@ -331,6 +342,8 @@ def fit(formula, cols, args):
     for k in ("s", "R", "random_state"):
         if k in args:
             args[k] = _as_int(k, args[k])
+    if args.get("screen") is not None:
+        args["screen"] = _screen_from_r(args["screen"])
     if isinstance(args.get("keep"), list) and not args["keep"]:
         args["keep"] = None
     if args.get("response_levels") is not None:

@@ -130,6 +130,14 @@
 #' @param huber_h,hinge_h Threshold of the Huber loss / smoothing of the hinge
 #'   loss, in the mapped units of the response (`NULL`: the Python default).
 #'   Only with that loss.
+#' @param screen Private screening before the selection (`method = "top_r"` or
+#'   `"mistakes"`, least squares): `NULL` or `FALSE` (none), `TRUE` (the
+#'   defaults: keep `k = 10 s` columns with half of the selection budget), a whole
+#'   number `k`, or `list(k = , share = , gamma = )`. A DP-SIS screen (the
+#'   canonical Lipschitz top-k mechanism) keeps `k` columns, and the selection runs
+#'   on those; the privacy report accounts for both stages. It drops true
+#'   columns whose marginal correlation with the response is weak (see the
+#'   Python package's screening page).
 #' @param refit Fit DP coefficients on the released support (objective perturbation).
 #' @param eps_select,eps_refit Manual split of `eps` (default: half each).
 #' @param search `"auto"`, `"enumeration"`, `"branch_and_bound"`,
@@ -190,7 +198,7 @@
 dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = NULL,
                            lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
-                           response_levels = NULL, refit = TRUE,
+                           response_levels = NULL, screen = NULL, refit = TRUE,
                            eps_select = NULL, eps_refit = NULL,
                            search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
                                       "pyomo", "scip"),
@@ -227,6 +235,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                "random_state", "huber_h", "hinge_h")) {
     .check_number(get(nm, envir = environment()), nm)
   }
+  .check_screen(screen)
   if (!is.null(keep) && !is.character(keep)) stop("keep must be a character vector of column names", call. = FALSE)
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
@@ -253,6 +262,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(huber_h)) args$huber_h <- huber_h
   if (!is.null(hinge_h)) args$hinge_h <- hinge_h
   if (!is.null(response_levels)) args$response_levels <- as.list(unname(response_levels))
+  if (!is.null(screen)) args$screen <- screen
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   .replay_warnings(plain$warnings)
@@ -369,6 +379,18 @@ print.dpsubset_bounds <- function(x, ...) {
 }
 
 # na.action: only "fail" is private (see the section "Missing values" of ?dp_best_subset).
+.check_screen <- function(screen) {
+  if (is.null(screen) || isTRUE(screen) || isFALSE(screen)) return(invisible())
+  whole <- function(v) is.numeric(v) && length(v) == 1L && !is.na(v) && v == round(v)
+  if (whole(screen)) return(invisible())
+  if (is.list(screen) && !is.null(names(screen)) && all(names(screen) %in% c("k", "share", "gamma")) &&
+      (is.null(screen$k) || whole(screen$k))) {
+    return(invisible())
+  }
+  stop("screen must be NULL, TRUE, a whole number k (columns kept), or ",
+       "list(k = , share = , gamma = ); see ?dp_best_subset", call. = FALSE)
+}
+
 .check_na_action <- function(na.action) {
   if (is.function(na.action) && identical(na.action, stats::na.fail)) return(invisible())
   if (is.character(na.action) && length(na.action) == 1L && na.action %in% c("fail", "na.fail")) {

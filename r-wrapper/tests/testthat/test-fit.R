@@ -293,3 +293,24 @@ test_that("the result holds no data: not in its call, not in its formula's envir
     expect_length(grepRaw(marker, serialize(f, NULL), fixed = TRUE), 0L)
   }
 })
+
+test_that("screen= runs a private screen before top-R and the report counts both stages", {
+  skip_if_no_python()
+  d <- sim_data(400)
+  b <- dpsubset_bounds(x = 1, y = 3)
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 4, random_state = 1)
+  stages <- fit$privacy$stages
+  expect_true(any(grepl("screen", stages$stage)))
+  expect_equal(sum(stages$eps), 4)
+  expect_length(fit$support, 2)
+  fit2 <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b,
+                         screen = list(k = 4, share = 0.25), random_state = 1)
+  st2 <- fit2$privacy$stages
+  expect_equal(st2$eps[grepl("screen", st2$stage)], 0.25 * sum(st2$eps[grepl("select|screen", st2$stage)]))
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = "yes"),
+               "screen must be NULL, TRUE, a whole number k")
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 1.5),
+               "screen must be NULL, TRUE, a whole number k")
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 2),
+               "larger than s", class = "dpsubset_ValueError")
+})
