@@ -661,6 +661,10 @@ class LeastSquaresScorer:
         base instead of all p, and the row maxima are computed once per support and
         kept for later calls.
 
+        Everything above holds with lam_n replaced by lam_n + mu and the bound lowered
+        by mu r^2 / 2, for any mu >= 0 (:meth:`_dual_shift`); each base is bounded at
+        mu = 0, at its own ball multiplier and at S1's, and keeps the largest.
+
         Parameters
         ----------
         support : array_like of int, shape (s,)
