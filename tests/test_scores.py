@@ -176,3 +176,32 @@ def test_bounds_stay_tight_where_the_ball_binds():
     S, vals, bound = sc.two_swap(S1, 20)
     np.testing.assert_array_equal(S, sups[rank_supports(sups, v)[:20]])
     assert sc.n_scored - n0 <= 10 * 20
+
+
+def test_blocks_from_known_cross_products_match_blocks_from_x():
+    # The exact re-scores of the one- and two-swap searches read their Gram blocks from
+    # X'X_S/n, the column norms and the pair's own Gram entry instead of X: the same
+    # blocks, and a support with an entry not covered falls back to X.
+    rng = np.random.default_rng(11)
+    n, p = 70, 15
+    X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
+    y = np.clip(X[:, :3].sum(axis=1) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    F = np.ones((n, 1))
+    sc = LeastSquaresScorer(X, y, 1.0, 0.3, F)
+    sc._gram = None
+    S1 = np.array([1, 4, 6, 9])
+    C1 = X.T @ X[:, S1] / n
+    nb = np.array([[1, 4, 6, 12], [0, 4, 6, 9], [4, 6, 9, 14]])  # one column outside S1
+    pairs = np.array([[1, 4, 10, 13], [2, 6, 9, 11]])  # two columns outside S1
+    pair_gram = np.array([X[:, 10] @ X[:, 13], X[:, 2] @ X[:, 11]]) / n
+    for sups, pg in ((nb, None), (pairs, pair_gram)):
+        G0, g0 = sc._blocks(sups)
+        G1, g1 = sc._blocks(sups, cross=(S1, C1), pair_gram=pg)
+        np.testing.assert_allclose(G1, G0, rtol=0, atol=1e-14)
+        np.testing.assert_array_equal(g1, g0)
+        np.testing.assert_allclose(sc.score(sups, cross=(S1, C1), pair_gram=pg), sc.score(sups),
+                                   rtol=0, atol=1e-14)
+    # pairs without their Gram entries: not covered, so the blocks come from X
+    block = np.empty((2, 4, 4))
+    assert not sc._blocks_from_cross(pairs, (S1, C1), None, block)
+    np.testing.assert_allclose(sc._blocks(pairs, cross=(S1, C1))[0], sc._blocks(pairs)[0], atol=1e-14)
