@@ -128,7 +128,15 @@ def test_scip_settings_are_checked_before_the_data():
 
 
 def test_scip_time_limit_fails_closed():
-    sc, s = _problem(7, p=15, s=3, r=0.15)
-    ps = PyomoSearch(sc, s, solver=SCIP_SOLVER, time_limit=0.3)
+    # p = 60, s = 6 with the ball active takes SCIP about 11 s on an idle machine, so a
+    # 1 s limit stops SCIP itself (its own time-limit status), with a wide margin; at
+    # p = 15 SCIP can finish inside a fraction of a second and the test would be flaky.
+    sc, s = _problem(7, p=60, s=6, r=0.15)
+    ps = PyomoSearch(sc, s, solver=SCIP_SOLVER, time_limit=1.0)
     with pytest.raises(SearchTimeout, match="nothing was released"):
         ps.solve()
+    # A deadline already past is refused before the solver is called.
+    ps = PyomoSearch(sc, s, solver=SCIP_SOLVER, time_limit=0.0)
+    with pytest.raises(SearchTimeout, match="nothing was released"):
+        ps.solve()
+    assert ps.n_solves == 0
