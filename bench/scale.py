@@ -7,7 +7,8 @@ memory), i.e. the memory the call itself added.
 
 (a) wide: n = 1000, p in {10,000, 50,000, 100,000}, the paper's design (rho = 0.1,
     SNR = 5, s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5),
-    r=1.1)`` (top-R, refit on), against
+    r=1.1)`` (top-R, refit on; ``--r default`` leaves r to the package default
+    b_y / (b_x sqrt(s)) = 0.447, the call a user of the defaults makes), against
     - the search alone: the scorer and the exact top-R list on the design
       (``make_scorer`` + ``SubsetSearch.top_r``), the design built beforehand;
     - abess (non-private best subset of size 5; ``pip install abess``) on the same
@@ -95,7 +96,7 @@ def _warm_imports():
 
 
 # ----------------------------------------------------------------------------- (a) wide
-def run_a(p, n, seed, what):
+def run_a(p, n, seed, what, r="1.1"):
     from dpsubset import dp_best_subset
     from dpsubset.defaults import DEFAULT_LAM
     from dpsubset.design import build_design
@@ -106,16 +107,21 @@ def run_a(p, n, seed, what):
     df = pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j + 1}" for j in range(p)])
     del X, y
     x_mb = n * p * 8 / 2**20
+    radius = {} if r == "default" else {"r": float(r)}
     if what == "call":
         with PeakRSS() as m:
-            res = dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5), r=1.1, random_state=seed)
+            res = dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5), random_state=seed,
+                                 **radius)
         return dict(seconds=m.seconds, extra_mb=m.extra[0] / 2**20, x_mb=x_mb, support=res.support)
     design = build_design("y ~ 0 + .", df, (0.5, 0.5))
     del df
     if what == "search":
+        from dpsubset.defaults import default_radius
         from dpsubset.search.exact import SubsetSearch, default_R
         from dpsubset.selection import SelectionRequest, make_scorer
-        req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM, r=1.1,
+        req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM,
+                               r=radius.get("r", default_radius(design.x_bounds, design.b_y, S,
+                                                                 design.forced_bounds)),
                                loss="squared", rng=np.random.default_rng(seed), options={})
         with PeakRSS() as m:
             scorer, _ = make_scorer(req)
@@ -224,6 +230,8 @@ def main():
     ap.add_argument("--memory-limit", default="4GB", help="part c: Dask memory limit per worker")
     ap.add_argument("--no-reference", action="store_true", help="skip abess / statsmodels")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--r", default="1.1",
+                    help="part a: the radius (the issue's 1.1), or 'default' for the package's")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
     ap.add_argument("--single", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -232,7 +240,7 @@ def main():
         _warm_imports()
         kind, *rest = args.single
         if kind == "a":
-            res = run_a(int(rest[0]), 1000, int(rest[1]), rest[2])
+            res = run_a(int(rest[0]), 1000, int(rest[1]), rest[2], rest[3])
         elif kind == "b":
             res = run_b(int(rest[0]), 100, int(rest[1]), rest[2])
         else:
@@ -243,14 +251,14 @@ def main():
     print(f"# bench/scale.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     if "a" in args.part:
-        print("\n## (a) n = 1000, 'y ~ 0 + .', top-R with refit\n")
+        print(f"\n## (a) n = 1000, 'y ~ 0 + .', top-R with refit, r = {args.r}\n")
         print("| p | X MB | call s | search s | abess s | call/search | call/abess | call peak MB | "
               "peak/X | search peak MB | abess peak MB |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for p in args.p:
-            call = _isolated("a", p, args.seed, "call", timeout=args.timeout)
-            search = _isolated("a", p, args.seed, "search", timeout=args.timeout)
-            ab = None if args.no_reference else _isolated("a", p, args.seed, "abess", timeout=args.timeout)
+            call = _isolated("a", p, args.seed, "call", args.r, timeout=args.timeout)
+            search = _isolated("a", p, args.seed, "search", args.r, timeout=args.timeout)
+            ab = None if args.no_reference else _isolated("a", p, args.seed, "abess", args.r, timeout=args.timeout)
             ok = lambda r: r is not None and "error" not in r  # noqa: E731
             ratio_s = call["seconds"] / search["seconds"] if ok(call) and ok(search) else None
             ratio_a = call["seconds"] / ab["seconds"] if ok(call) and ok(ab) else None
