@@ -121,6 +121,39 @@ def test_two_swap_matches_brute_force(case, gram):
         assert np.all(v[rest] >= bound - 1e-12)
 
 
+@pytest.mark.parametrize("block_elements", [40, 150, 700])
+@pytest.mark.parametrize("r", [1.1, 0.3])
+def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, monkeypatch):
+    # Tiny pair blocks on the route without a stored Gram matrix: many row blocks of
+    # different heights (sized from the prefixes their rows need), and both ways of
+    # forming a block's cross products (all of X, or a gather of the columns in
+    # memory order put back in the caller's order) must give the exact class. Gram
+    # row maxima computed two rows at a time leave rows with and without them side
+    # by side, so a later row of a block can need a longer prefix than its first.
+    monkeypatch.setattr("dpsubset.scores._TWO_SWAP_REFINE_CHUNK", 2)
+    n, p, s = 150, 40, 4
+    rng = np.random.default_rng(11)
+    X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
+    y = np.clip(X[:, :s] @ np.full(s, 0.5) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    sc = LeastSquaresScorer(X, y, 2.0, r, np.ones((n, 1)))
+    sc._gram = None
+    S1 = np.arange(s)
+    sups, v = _class_two(sc, S1)
+    order = rank_supports(sups, v)
+    for keep in (1, 25, 400, 1500, 10**9):
+        S, vals, bound = sc.two_swap(S1, keep, block_elements=block_elements)
+        k = min(keep, len(sups))
+        np.testing.assert_array_equal(S, sups[order[:k]])
+        np.testing.assert_allclose(vals, v[order[:k]], rtol=0, atol=1e-12)
+        assert np.all(v[order[k:]] >= bound - 1e-12)
+    rows, cols = np.array([5, 2, 9]), np.array([30, 4, 17, 8])  # gathered (4 <= p / 5)
+    np.testing.assert_allclose(sc._cross_block(rows, cols), X[:, rows].T @ X[:, cols] / n,
+                               rtol=1e-13, atol=1e-15)
+    cols = np.arange(39, 4, -1)  # against all of X (35 > p / 5)
+    np.testing.assert_allclose(sc._cross_block(rows, cols), X[:, rows].T @ X[:, cols] / n,
+                               rtol=1e-13, atol=1e-15)
+
+
 @pytest.mark.parametrize("case", [
     # n, p, s, r, lam, always-in columns, AR(1) correlation of the columns
     (100, 12, 4, 1.1, 5.0, 1, 0.0), (300, 14, 4, 1.1, 30.0, 1, 0.3), (60, 10, 3, 5.0, 1.0, 0, 0.0),
