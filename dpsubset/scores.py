@@ -33,6 +33,11 @@ _CHUNK_BYTES = 64 * 2**20
 _ROWMAX_FIRST = 256
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
+# Largest rows x p product the two-swap search forms against all of X (64 MB).
+_FULL_PRODUCT_MAX_ELEMENTS = 8 * 2**20
+# The two-swap search's copy of a base's columns: at most this many bytes and 1/share of X.
+_PREFIX_MAX_BYTES = 64 * 2**20
+_PREFIX_X_SHARE = 16
 
 
 def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
@@ -513,6 +518,7 @@ class LeastSquaresScorer:
 
             set_mu(np.arange(q))
             mu_suf = np.maximum.accumulate(mus[::-1])[::-1]
+            prefix = _PrefixColumns(self.X, outside[order]) if self._gram is None else None
             # Row blocks small enough that skipping the lower triangle pays.
             rows_per_block = max(1, min(block_elements // q, max(64, q // 8)))
             a = 0
@@ -561,7 +567,9 @@ class LeastSquaresScorer:
                 if self._gram is not None:
                     G = self._gram[Xo_r[:, None], Xo_c[None, :]]
                 else:
-                    G = self._cross_block(Xo_r, Xo_c)
+                    G = prefix.product(Xo_r, c0, ncol)
+                    if G is None:
+                        G = self._cross_block(Xo_r, Xo_c)
                 E = G - Cq[:, rows].T @ P[:, cols]
                 dr, dc = d[rows], d[cols]
                 hr, hc = h[rows], h[cols]
@@ -603,17 +611,18 @@ class LeastSquaresScorer:
         """X[:, rows]' X[:, cols] / n for a short list ``rows`` and any list ``cols``.
 
         X is stored by rows (C order), so X[:, cols] gathers scattered elements of
-        every row: in t-order that is several times the cost of the product itself
-        (0.18 s for 12,000 of 50,000 columns at n = 1000, against 0.02 s for the
-        product with 40 rows). The gather is done in index order (memory order; the
-        columns are put back in the caller's order afterwards on the small result),
-        and when ``cols`` is a large part of X the product is taken against all of X
-        instead (no copy of X[:, cols], which would be most of X): at n = 1000 that
-        is cheaper from about p / 5 columns on.
+        every row, about one cache miss per element: in t-order that is several
+        times the cost of the product itself (0.18 s for 12,000 of 50,000 columns at
+        n = 1000, against 0.02 s for the product with 40 rows). The gather is done in
+        index order (memory order; the columns are put back in the caller's order
+        afterwards on the small result). The product with all of X instead costs
+        2 n p flops per row and no gather; it is cheaper once the columns exceed
+        about len(rows) p / 200 (measured at p = 50,000 and 100,000, n = 1000, one
+        thread), and it is taken then if its len(rows) x p result stays within 64 MB.
         """
         n, p = self.n, self.p
         Xr = self.X[:, rows]
-        if len(cols) > p // 5:
+        if len(cols) * 200 > len(rows) * p and len(rows) * p <= _FULL_PRODUCT_MAX_ELEMENTS:
             return (Xr.T @ self.X)[:, cols] / n
         perm = np.argsort(cols, kind="stable")
         G = np.empty((len(rows), len(cols)))
@@ -937,6 +946,38 @@ def _pair_gain_bound(mu, ta, tb):
     (ta, tb) and off-diagonal correlation |S_ab| / sqrt(S_aa S_bb) at most mu < 1:
     (ta^2 + tb^2 + 2 mu ta tb) / (1 - mu^2), increasing in ta, tb and mu."""
     return (ta * ta + tb * tb + 2.0 * mu * ta * tb) / (1.0 - mu * mu)
+
+
+class _PrefixColumns:
+    """Columns of X in one base's t-order, gathered once for a run of pair blocks.
+
+    The pair blocks of one base need the column ranges [c0, ncol) of that order with
+    c0 growing and ncol (mostly) shrinking from block to block, so each range lies
+    inside the one before. Gathering the first short enough range once and taking
+    every later block's columns as a slice of it (a view: no copy) replaces one
+    scattered gather of X per block, the largest cost of the search at p = 100,000.
+    Only ranges of at most min(64 MB, X / 16) are kept, so the copy stays small
+    next to X.
+    """
+
+    def __init__(self, X, cols_in_order):
+        self.X, self.cols = X, cols_in_order
+        cap = min(_PREFIX_MAX_BYTES, X.nbytes // _PREFIX_X_SHARE)
+        self.max_cols = max(1, cap // (8 * X.shape[0]))
+        self.span, self.block = None, None
+
+    def product(self, rows, c0, ncol):
+        """X[:, rows]' X[:, cols[c0:ncol]] / n, or None when the range is too wide."""
+        if self.span is None or not (self.span[0] <= c0 and ncol <= self.span[1]):
+            if ncol - c0 > self.max_cols:
+                return None
+            idx = self.cols[c0:ncol]
+            perm = np.argsort(idx, kind="stable")  # gather in memory order
+            block = np.empty((self.X.shape[0], len(idx)))
+            block[:, perm] = self.X[:, idx[perm]]
+            self.span, self.block = (c0, ncol), block
+        a = c0 - self.span[0]
+        return self.X[:, rows].T @ self.block[:, a:a + ncol - c0] / self.X.shape[0]
 
 
 def _pair_prefix_ends(ts, ta, mu, need):

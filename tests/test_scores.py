@@ -123,7 +123,8 @@ def test_two_swap_matches_brute_force(case, gram):
 
 @pytest.mark.parametrize("block_elements", [40, 150, 700])
 @pytest.mark.parametrize("r", [1.1, 0.3])
-def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, monkeypatch):
+@pytest.mark.parametrize("x_share", [16, 1])
+def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, x_share, monkeypatch):
     # Tiny pair blocks on the route without a stored Gram matrix: many row blocks of
     # different heights (sized from the prefixes their rows need), and both ways of
     # forming a block's cross products (all of X, or a gather of the columns in
@@ -131,6 +132,9 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, monkeyp
     # row maxima computed two rows at a time leave rows with and without them side
     # by side, so a later row of a block can need a longer prefix than its first.
     monkeypatch.setattr("dpsubset.scores._TWO_SWAP_REFINE_CHUNK", 2)
+    # x_share = 1: a base's columns may be gathered once for all its blocks (at this
+    # size 1/16 of X is two columns, so the blocks gather their own).
+    monkeypatch.setattr("dpsubset.scores._PREFIX_X_SHARE", x_share)
     n, p, s = 150, 40, 4
     rng = np.random.default_rng(11)
     X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
@@ -152,6 +156,24 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, monkeyp
     cols = np.arange(39, 4, -1)  # against all of X (35 > p / 5)
     np.testing.assert_allclose(sc._cross_block(rows, cols), X[:, rows].T @ X[:, cols] / n,
                                rtol=1e-13, atol=1e-15)
+
+
+def test_prefix_columns_serve_nested_ranges_from_one_gather():
+    from dpsubset.scores import _PrefixColumns
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 64))
+    order = rng.permutation(64)
+    pc = _PrefixColumns(X, order)
+    pc.max_cols = 30
+    rows = np.array([3, 7])
+    assert pc.product(rows, 0, 40) is None  # wider than the copy may be
+    spans = []
+    for c0, ncol in [(2, 30), (5, 28), (9, 20), (12, 13), (20, 40), (21, 35)]:
+        G = pc.product(rows, c0, ncol)
+        np.testing.assert_allclose(G, X[:, rows].T @ X[:, order[c0:ncol]] / 50, rtol=1e-13, atol=1e-15)
+        spans.append(pc.span)
+    # One gather for the first four nested ranges, a new one when a range leaves it.
+    assert spans[:4] == [(2, 30)] * 4 and spans[4:] == [(20, 40)] * 2
 
 
 @pytest.mark.parametrize("case", [
