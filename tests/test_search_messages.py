@@ -183,3 +183,15 @@ def test_relative_gap_is_scale_free():
     assert relative_gap(-math.inf, 0.05) == math.inf
     assert format_gap(1.0) == "100%" and format_gap(0.032) == "3.2%"
     assert format_gap(None) == "n/a" and format_gap(math.inf) == "none proved"
+
+
+def test_outer_approximation_prints_nothing_to_the_terminal(capfd, force_outer_approximation):
+    """HiGHS writes from C, below Python's sys.stdout: capfd sees the file descriptors.
+    A silent call (verbose=False) must leave both empty (highspy's wrapper class once
+    printed the solver's banner for every master problem)."""
+    df = _data(seed=2)
+    res = dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, r=R_BALL, lam=LAM,
+                         search="outer_approximation", random_state=0)
+    out, err = capfd.readouterr()
+    assert len(res.support) == S
+    assert out == "" and err == "", (out[:200], err[:200])

@@ -23,10 +23,23 @@ import time
 import highspy
 import numpy as np
 
+
 from .candidates import GAP_TOL, Certificate
 from .limits import SearchTimeout, describe_gap, format_gap, relative_gap
 
 __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
+
+
+def _quiet_highs():
+    """A HiGHS instance that prints nothing.
+
+    highspy's ``Highs`` wrapper prints the solver's banner on construction (its
+    callback set-up logs before ``output_flag`` can be switched off), once per
+    master problem; the search uses no Python callbacks, so the core class serves
+    where the installed highspy has it.
+    """
+    core = getattr(highspy, "_Highs", None)
+    return core() if core is not None else highspy.Highs()
 
 
 class _NoBar:
@@ -147,7 +160,7 @@ class OuterApproximation(FamilyMaster):
         # few extra cuts per round save many rounds.
         self.cuts_per_round = 2 * self.s if cuts_per_round is None else int(cuts_per_round)
         self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-        h = highspy.Highs()
+        h = _quiet_highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 0.0)
