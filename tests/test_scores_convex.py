@@ -1,6 +1,7 @@
 """Certified scores for the Huber, logistic and hinge losses: losses, scores against an
 independent solver, certificates, cuts, sensitivity, and the exact search on top."""
 import itertools
+import time
 import math
 
 import numpy as np
@@ -325,3 +326,94 @@ def test_class_lower_bounds_are_valid(name):
             assert bound <= true_min, (k, bound, true_min)
         # the bound is informative for the nearest class (not -inf or far below)
         assert lb[1] > c_all[mistakes == 1].min() - 0.5
+
+
+# ------------------------------------------------ outer approximation -> enumeration
+
+
+def _race_problem(monkeypatch, name="logistic", lam=0.05):
+    """A p = 14, s = 3 problem on the automatic route's outer approximation (the
+    enumeration threshold lowered below its C(14, 3) = 364 supports)."""
+    import dpsubset.search.exact as exact
+    monkeypatch.setattr(exact, "ENUMERATE_BELOW", 10)
+    # no analytic certificate for the best support: it goes to the outer approximation
+    monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
+    X, y = _data(name, n=120, p=14, seed=8)
+    # lam = 0.05: nearly flat scores, the regime in which the master problems stall
+    return ConvexLossScorer(X, y, lam, 1.0, np.ones((len(y), 1)), loss=LOSSES[name]), exact
+
+
+@pytest.mark.parametrize("name", ["logistic", "hinge"])
+def test_outer_approximation_yields_to_enumeration_and_stays_exact(monkeypatch, name):
+    sc, exact = _race_problem(monkeypatch, name)
+    # No time at all for the outer approximation: every list must come from enumeration.
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 0.0)
+    monkeypatch.setattr(exact, "RACE_FACTOR", 0.0)
+    s, R = 3, 2 + 11 * 3
+    raced = SubsetSearch(sc, s, time_limit=600)
+    assert raced.search == "outer_approximation"
+    en = SubsetSearch(sc, s, search="enumeration")
+    t_r, t_e = raced.top_r(R), en.top_r(R)
+    assert raced._enumerated is not None  # the race was lost, as arranged
+    assert any("yielded to enumeration" in c.problem for c in raced.certificates)
+    assert all(c.closed for c in t_r.certificates)
+    np.testing.assert_array_equal(t_r.supports, t_e.supports)
+    np.testing.assert_array_equal(t_r.scores, t_e.scores)
+    m_r, m_e = raced.mistake_classes(), en.mistake_classes()
+    np.testing.assert_array_equal(m_r.supports, m_e.supports)
+    assert m_r.second_best == m_e.second_best
+
+
+def test_mistake_classes_yield_to_enumeration_after_a_certified_best(monkeypatch):
+    """The race lost inside the mistake classes, the best support already certified by
+    the outer approximation: the classes come from enumeration, exactly."""
+    from dpsubset.search.limits import SearchTimeout
+    sc, exact = _race_problem(monkeypatch, lam=4.0)
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 1e6)
+    search = SubsetSearch(sc, 3, time_limit=600)
+    search.best()
+    assert [c.method for c in search.certificates] == ["outer_approximation"]
+
+    def stalls(self, S1, c1):
+        self._race_deadline = time.perf_counter() - 1.0  # the budget ran out in here
+        raise SearchTimeout("a class solve reached the race's deadline")
+
+    monkeypatch.setattr(SubsetSearch, "_search_mistake_classes", stalls)
+    got = search.mistake_classes()
+    want = SubsetSearch(sc, 3, search="enumeration").mistake_classes()
+    assert search._enumerated is not None
+    np.testing.assert_array_equal(got.supports, want.supports)
+    np.testing.assert_array_equal(got.scores, want.scores)
+
+
+def test_the_users_time_limit_is_not_the_race(monkeypatch):
+    """A SearchTimeout from the user's own limit stays a timeout (nothing enumerated)."""
+    from dpsubset.search.limits import SearchTimeout
+    sc, exact = _race_problem(monkeypatch)
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 1e6)  # the race never ends first
+    search = SubsetSearch(sc, 3, time_limit=1e-9)
+    with pytest.raises(SearchTimeout):
+        search.top_r(35)
+    assert search._enumerated is None
+
+
+def test_an_explicit_outer_approximation_does_not_race(monkeypatch):
+    sc, exact = _race_problem(monkeypatch, lam=4.0)
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 0.0)
+    monkeypatch.setattr(exact, "RACE_FACTOR", 0.0)
+    search = SubsetSearch(sc, 3, search="outer_approximation", time_limit=600)
+    search.top_r(35)
+    assert search._enumerated is None and search._race_deadline is None
+    assert not any("enumeration" in c.method for c in search.certificates)
+
+
+def test_the_race_ends_with_the_mistake_classes(monkeypatch):
+    """Refiners kept for the lazy draw get their own deadline back: a refinement
+    during the draw must not stop at the race's deadline."""
+    sc, exact = _race_problem(monkeypatch, lam=4.0)
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 1e6)
+    search = SubsetSearch(sc, 3, time_limit=600)
+    search.mistake_classes()
+    assert search._enumerated is None
+    assert search._raced_masters == [] and not search._race
+    assert search._race_deadline_at() is None

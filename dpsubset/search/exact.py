@@ -31,7 +31,7 @@ from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           score_all, top_r_by_enumeration)
 from .heuristics import iht_support, local_search
-from .limits import Deadline
+from .limits import Deadline, SearchTimeout
 from .outer_approximation import OuterApproximation, progress
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
@@ -43,6 +43,16 @@ ENUMERATE_BELOW = 50_000
 # search gives up for enumeration after C(p, s) / NODE_COST nodes (pure noise with a
 # small ridge, where the relaxation is weak: 17,800 nodes against C(40, 5) = 658,008).
 NODE_COST = 500
+# The same hand-over for the outer approximation (the route of the convex losses): its
+# master problems stall where the scores are flat (a small ridge, weak signal; measured
+# at p = 30, s = 5, n = 400, logistic, lam = 1: no certificate after 10 minutes, against
+# 10.5 s to score all 142,506 supports). Where C(p, s) <= ENUMERATION_LIMIT, all the
+# outer-approximation solves of one search together get as many seconds as scoring
+# every support is expected to take (from the cost per support measured in the local
+# search, times this factor, at least MIN_RACE_SECONDS); then the search scores every
+# support instead, so a call costs at most about twice the enumeration.
+RACE_FACTOR = 1.0
+MIN_RACE_SECONDS = 1.0
 # Nodes after which a class search by perspective bounds hands over to the ridge-bound
 # search of class_search.py (measured at p = 100, r = 0.2, lam = 1, rho = 0.1: the class
 # with no column of S_1 took 11,600 perspective nodes, 93 s, against 5 s for the
@@ -119,6 +129,9 @@ class SubsetSearch:
         self.verbose = bool(verbose)
         self.solver, self.solver_options = solver, solver_options
         total = comb(self.p, self.s)
+        # The outer approximation hands over to enumeration only on the automatic
+        # route: a user who asked for search="outer_approximation" gets it.
+        self._race = search == "auto" and total <= ENUMERATION_LIMIT
         if search == "auto":
             if total <= ENUMERATE_BELOW:
                 search = "enumeration"
@@ -142,6 +155,9 @@ class SubsetSearch:
         self._nbhd = None
         self._mom = None  # second moments for the branch and bound (built on first use)
         self._enumerated = None  # every support and score, when the search fell back
+        self._seconds_per_support = None  # measured in the local search (for the race)
+        self._race_deadline = None  # perf_counter time at which enumeration takes over
+        self._raced_masters = []  # (master, its own deadline) while the race is on
         self.certificates = []
 
     @property
@@ -187,8 +203,59 @@ class SubsetSearch:
             return PyomoSearch(scorer, self.s, solver=self.solver,
                                solver_options=self.solver_options, time_limit=self.time_limit,
                                name=name, verbose=self.verbose)
-        return OuterApproximation(scorer, self.s, time_limit=self.time_limit, name=name,
-                                  verbose=self.verbose)
+        oa = OuterApproximation(scorer, self.s, time_limit=self.time_limit, name=name,
+                                verbose=self.verbose)
+        race = self._race_deadline_at() if scorer is self.scorer else None
+        if race is not None and (oa.deadline is None or race < oa.deadline):
+            self._raced_masters.append((oa, oa.deadline))
+            oa.deadline = race
+        return oa
+
+    # ------------------------------------------------------------ enumeration race
+    def _race_deadline_at(self):
+        """When the outer approximation of this search yields to enumeration (a
+        perf_counter time), or None where it never does. Set at the first solve: one
+        budget for all of the search's solves together."""
+        if not self._race or self.miqcp or self.search != "outer_approximation":
+            return None
+        if self._race_deadline is None:
+            per = self._seconds_per_support
+            if per is None:
+                return None
+            budget = max(MIN_RACE_SECONDS, RACE_FACTOR * per * comb(self.p, self.s))
+            self._race_deadline = time.perf_counter() + budget
+        return self._race_deadline
+
+    def _lost_race(self):
+        """True when a SearchTimeout came from the enumeration race, not from the
+        user's time limit (whose deadline has not passed)."""
+        race = self._race_deadline
+        if race is None or time.perf_counter() < race:
+            return False
+        left = self.time_limit
+        return left is None or left > 0
+
+    def _end_race(self):
+        """Give the masters still held (the lazy refiners of mistake classes, used
+        during the draw) back their own deadline: once candidates are returned, a
+        refinement must not stop at the race's."""
+        self._race = False
+        for oa, own in self._raced_masters:
+            oa.deadline = own
+        self._raced_masters = []
+
+    def _enumerate_all(self, problem):
+        """Score every support (the race was lost); keeps them for top-R and mistakes."""
+        if self._enumerated is None:
+            t0 = time.perf_counter()
+            S_all, c_all = score_all(self.scorer, self.s)
+            j = int(rank_supports(S_all, c_all)[0])
+            self._enumerated = (S_all, c_all)
+            self._best = (S_all[j], float(c_all[j]))
+            self.certificates.append(Certificate(
+                problem + " (outer approximation yielded to enumeration)", "enumeration",
+                float(c_all[j]), float(c_all[j]), 1, time.perf_counter() - t0))
+        return self._enumerated
 
     def _new_master(self, name):
         oa = self._master(name)
@@ -207,8 +274,11 @@ class SubsetSearch:
         if self._best is None:
             t0 = time.perf_counter()
             sc = self.scorer
+            n0 = getattr(sc, "n_scored", None)
             start = iht_support(sc, self.s)
             S, v, nbhd = local_search(sc, start)
+            if n0 is not None and sc.n_scored > n0:
+                self._seconds_per_support = (time.perf_counter() - t0) / (sc.n_scored - n0)
             cert = self._certify_local_optimum(S, v, nbhd)
             if cert is not None:
                 self._nbhd = (S, *nbhd)
@@ -244,7 +314,13 @@ class SubsetSearch:
                 order = np.argsort(nbhd[1])[: (self.n_seed_cuts or 2 * self.s)]
                 for j in order:
                     oa.add_cut(nbhd[0][j])
-            S1, c1, cert = oa.solve("best support")
+            try:
+                S1, c1, cert = oa.solve("best support")
+            except SearchTimeout:
+                if not self._lost_race():
+                    raise
+                self._enumerate_all("best support")
+                return self._best
             cert = Certificate(cert.problem, cert.method, cert.lower, cert.upper,
                                cert.iterations, time.perf_counter() - t0)
             self.certificates.append(cert)
@@ -374,36 +450,43 @@ class SubsetSearch:
             oa = self._new_master("top-R completion")
             oa.add_constraint(S1, -np.inf, self.s - min_mistakes)
             bar = progress(self.verbose, desc="top-R completion", unit="round")
-            while True:
-                S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
-                order = rank_supports(S_all, c_all)
-                v = c_all[order[R - 1]] if len(order) >= R else np.inf
-                bar.update()
-                if self.verbose:
-                    bar.set_postfix(added=rounds, pool=len(c_all))
-                # Everything outside the pool has >= min_mistakes mistakes; the R best
-                # of the pool are the R best overall once that family is bounded by v.
-                problem = f"support with >= {min_mistakes} mistakes below the R-th score"
-                if np.isfinite(v):
-                    # Only supports scoring below v can enter the list: feasibility
-                    # rounds find them (or prove there are none) without proving
-                    # the family's optimum each round.
-                    # (A hair above v, so that ties at the R-th score are resolved by
-                    # the lexicographic rule, not by which tie the search met first.)
-                    U, u, cert = oa.find_below(v + 1e-12 * max(1.0, abs(v)), problem)
-                else:
-                    try:
-                        U, u, cert = oa.solve(f"best support with >= {min_mistakes} mistakes")
-                    except ValueError:  # the family is empty
+            try:
+                while True:
+                    S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
+                    order = rank_supports(S_all, c_all)
+                    v = c_all[order[R - 1]] if len(order) >= R else np.inf
+                    bar.update()
+                    if self.verbose:
+                        bar.set_postfix(added=rounds, pool=len(c_all))
+                    # Everything outside the pool has >= min_mistakes mistakes; the R best
+                    # of the pool are the R best overall once that family is bounded by v.
+                    problem = f"support with >= {min_mistakes} mistakes below the R-th score"
+                    if np.isfinite(v):
+                        # Only supports scoring below v can enter the list: feasibility
+                        # rounds find them (or prove there are none) without proving
+                        # the family's optimum each round.
+                        # (A hair above v, so that ties at the R-th score are resolved by
+                        # the lexicographic rule, not by which tie the search met first.)
+                        U, u, cert = oa.find_below(v + 1e-12 * max(1.0, abs(v)), problem)
+                    else:
+                        try:
+                            U, u, cert = oa.solve(f"best support with >= {min_mistakes} mistakes")
+                        except ValueError:  # the family is empty
+                            break
+                    certs.append(cert)
+                    if U is None:
                         break
-                certs.append(cert)
-                if U is None:
-                    break
-                pool_S.append(U[None, :])
-                pool_c.append(np.array([u]))
-                rounds += 1
-                oa.exclude(U)
-            bar.close()
+                    pool_S.append(U[None, :])
+                    pool_c.append(np.array([u]))
+                    rounds += 1
+                    oa.exclude(U)
+            except SearchTimeout:
+                if not self._lost_race():
+                    raise
+                return top_r_by_enumeration(self.scorer, self.s, R,
+                                            scored=self._enumerate_all("top-R completion"))
+            finally:
+                bar.close()
         S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
         order = rank_supports(S_all, c_all)[:R]
         top = S_all[order]
@@ -421,6 +504,18 @@ class SubsetSearch:
         S1, c1 = self.best()
         if self._enumerated is not None:
             return mistakes_by_enumeration(self.scorer, self.s, scored=self._enumerated)
+        try:
+            mc = self._search_mistake_classes(S1, c1)
+        except SearchTimeout:
+            if not self._lost_race():
+                raise
+            return mistakes_by_enumeration(
+                self.scorer, self.s, scored=self._enumerate_all("mistake classes"))
+        self._end_race()
+        return mc
+
+    def _search_mistake_classes(self, S1, c1):
+        """:meth:`mistake_classes` by the certified searches (not enumeration)."""
         nb, vals = self.neighbourhood()
         j = int(rank_supports(nb, vals)[0])
         supports, scores = [S1, nb[j]], [c1, float(vals[j])]
