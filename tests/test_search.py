@@ -144,3 +144,32 @@ def test_class_subproblems_give_exact_class_minima(seed):
         np.testing.assert_allclose(v, exact.scores[k], rtol=1e-12)
         assert len(np.setdiff1d(S, S1)) == k
         np.testing.assert_allclose(sc.score(S[None, :])[0], v, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("R", [1, 3, "default"])
+def test_top_r_first_shares_the_two_mistake_pass(seed, R, monkeypatch):
+    """top_r on a fresh search certifies the best support with the same two-mistake
+    pass that gives the list's class-2 members (one two_swap call, not two); the list,
+    and the mistake classes asked for afterwards, equal enumeration."""
+    sc, s = _problem(seed)
+    R = default_R(sc.p, s) if R == "default" else R
+    calls = []
+    two_swap = type(sc).two_swap
+
+    def counted(self, *args, **kwargs):
+        calls.append(args[1] if len(args) > 1 else kwargs["keep"])
+        return two_swap(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(sc), "two_swap", counted)
+    search = SubsetSearch(sc, s, search="branch_and_bound")  # (auto would enumerate)
+    t, e = search.top_r(R), top_r_by_enumeration(sc, s, R)
+    np.testing.assert_array_equal(t.supports, e.supports)
+    np.testing.assert_allclose(t.scores, e.scores, rtol=1e-12)
+    analytic = any("local optimum" in c.method for c in search.certificates)
+    if analytic and s >= 2:
+        assert calls == [R]  # the certificate's pass served the list too
+    m, me = search.mistake_classes(), mistakes_by_enumeration(sc, s)
+    np.testing.assert_array_equal(m.supports, me.supports)
+    np.testing.assert_allclose(m.scores, me.scores, rtol=1e-12)
+    assert all(c.closed for c in t.certificates + m.certificates)
