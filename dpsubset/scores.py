@@ -584,7 +584,12 @@ class LeastSquaresScorer:
                 # Probe the most promising pairs first: their exact scores tighten the
                 # cut-off before the rest of the block is filtered against it.
                 live = np.isfinite(flat) & (flat <= cutoff + tol)
-                m_probe = min(keep, int(np.count_nonzero(live)))
+                # As many as it takes to fill the list (``others`` count towards it):
+                # then the cut-off is finite. With top-R's R - 1 other values that is
+                # one pair, where probing ``keep`` pairs re-scored up to R of them
+                # exactly against an infinite cut-off (p = 10,000: 50,000 re-scores
+                # for a list that kept one member).
+                m_probe = min(max(keep - len(others), 1), int(np.count_nonzero(live)))
                 done = np.zeros(0, dtype=np.intp)
                 if 0 < m_probe < len(flat):
                     done = np.argpartition(np.where(live, flat, np.inf), m_probe - 1)[:m_probe]

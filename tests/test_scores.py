@@ -260,3 +260,27 @@ def test_blocks_from_known_cross_products_match_blocks_from_x():
     block = np.empty((2, 4, 4))
     assert not sc._blocks_from_cross(pairs, (S1, C1), None, block)
     np.testing.assert_allclose(sc._blocks(pairs, cross=(S1, C1))[0], sc._blocks(pairs)[0], atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_two_swap_for_top_r_rescores_few_pairs(seed):
+    """top-R's class-2 pass: R - 1 other values (S_1 and its neighbours) compete for a
+    list of R. The first probe must re-score only what fills the list (then the cut-off
+    is finite), not R pairs against an infinite cut-off: with the ball binding every
+    probed pair needs an exact score (measured: about 6,000 re-scores for a list that
+    kept one member; 4 to 16 after the fix). The list itself is checked against brute
+    force by the tests above."""
+    from dpsubset.search.exact import SubsetSearch, default_R
+    from dpsubset.simulate import make_regression
+    p, n, s = 300, 400, 5
+    X, y, _ = make_regression(n, p, s, random_state=seed)
+    X, y = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)
+    sc = LeastSquaresScorer(X, y, 1.0, 0.5 / (0.5 * np.sqrt(s)), np.zeros((n, 0)))
+    S1, c1 = SubsetSearch(sc, s).best()
+    nb, vals = sc.neighbourhood(S1)
+    before = sc.n_scored
+    sup, val, bound = sc.two_swap(S1, default_R(p, s), other_values=np.concatenate([[c1], vals]))
+    assert sc.n_scored - before <= 200
+    # what the list keeps is below the R-th of the others and itself
+    both = np.sort(np.concatenate([[c1], vals, val]))
+    assert np.all(val <= both[default_R(p, s) - 1] + 1e-12)
