@@ -785,8 +785,17 @@ class LeastSquaresScorer:
                      for k, value_B, h2, wd, sv, lam_b, *_ in bases]
         self.n_rowmax = int(np.count_nonzero(~np.isnan(rowmax)))  # for the bench
         per_base = {}  # (k, dropped positions) -> the best of its bounds
-        for (k, value_B, *_, drop, _), g in zip(bases, gains):
-            per_base[k, drop] = max(per_base.get((k, drop), -np.inf), value_B - 0.5 * g)
+        for (k, value_B, h2, _, _, lam_b, drop, _), g in zip(bases, gains):
+            # The ball caps the gain too: with beta_B minimised out, the score of B + J
+            # is value(B) - h_J' b + b' S_J b / 2 at b = beta_J, and ||b|| <= r, so the
+            # gain is at most max over t in [0, r] of a t - lam_b t^2 / 2 with
+            # a = ||h_J|| (at most the root of the k largest h^2) and S_J >= lam_b I.
+            # With a small ridge and columns whose Gram row maxima are not known,
+            # this is far below the eigenvalue bound g / 2.
+            a = float(np.sqrt(np.sum(np.partition(h2, q - k)[q - k:]))) if k < q \
+                else float(np.sqrt(np.sum(h2)))
+            per_base[k, drop] = max(per_base.get((k, drop), -np.inf),
+                                    value_B - min(0.5 * g, _ball_gain_cap(a, lam_b, self.r)))
         for (k, _), bound in per_base.items():
             out[k] = min(out.get(k, np.inf), bound)
         return out
@@ -1089,6 +1098,13 @@ def _mixed_bound(k, u, h2r, wdr, mr, h2r_sorted, lam_n):
         best = float(np.max(np.minimum(val, crude))) if len(A_pos) else -np.inf
         return max(best, (A_crude + b) / lam_n)
     return bound
+
+
+def _ball_gain_cap(a, lam, r):
+    """max over 0 <= t <= r of a t - lam t^2 / 2: the most that columns with residual
+    correlations of norm a can lower a score when their coefficients lie in the ball
+    of radius r and their Schur complement is at least lam I."""
+    return a * r - 0.5 * lam * r * r if a >= lam * r else a * a / (2.0 * lam)
 
 
 def _max_ratio(h2, d, k, max_exact=4000):

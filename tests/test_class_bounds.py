@@ -153,3 +153,53 @@ def test_two_swap_with_row_maxima_matches_brute_force(seed, monkeypatch):
         np.testing.assert_allclose(vals, v[order[:keep]], rtol=0, atol=1e-12)
         assert np.all(v[order[keep:]] >= bound - 1e-12)
     assert np.count_nonzero(~np.isnan(sc._rowmax_store(out))) > known0  # rows were computed
+
+
+def _small_ridge_case(seed):
+    """The regime of the ball cap: lam = 1 against n = 200 (lam_n = 0.005), a radius
+    that the unconstrained fits overshoot, correlated columns."""
+    rng = np.random.default_rng(5000 + seed)
+    n, p, s = 200, 12, 4
+    X = _design(rng, n, p, 0.6)
+    y = np.clip(X[:, :s] @ rng.normal(size=s) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    S1 = np.sort(rng.choice(p, s, replace=False))
+    return (lambda: LeastSquaresScorer(X, y, 1.0, 0.3, np.ones((n, 1)))), S1
+
+
+def _class_minima(sc, S1):
+    out = np.setdiff1d(np.arange(sc.p), S1)
+    s = len(S1)
+    mins = {}
+    for k in range(1, min(s, len(out)) + 1):
+        sups = np.array([sorted(set(S1) - set(D) | set(A)) for D in itertools.combinations(S1, k)
+                         for A in itertools.combinations(out, k)])
+        mins[k] = sc.score(sups).min()
+    return mins
+
+
+def test_ball_cap_tightens_the_class_bounds_and_stays_below_the_minima(monkeypatch):
+    """With a small ridge the gain of k added columns is capped by the ball
+    (a r - lam r^2 / 2, a the norm of their residual correlations); the capped bounds
+    are higher than without the cap and still below every enumerated class minimum.
+    A cap computed for a smaller ball than the score's (a known-bad variant) gives
+    bounds above a class minimum: the brute-force check catches it."""
+    raised, broken = 0, 0
+    for seed in range(12):
+        make, S1 = _small_ridge_case(seed)
+        sc = make()
+        mins = _class_minima(sc, S1)
+        ks = list(mins)
+        capped = sc.class_lower_bounds(S1, ks)
+        for k in ks:
+            assert capped[k] <= mins[k] + 1e-12
+        with monkeypatch.context() as m:
+            m.setattr(scores, "_ball_gain_cap", lambda a, lam, r: np.inf)
+            plain = make().class_lower_bounds(S1, ks)
+        raised += sum(capped[k] > plain[k] + 1e-12 for k in ks)
+        with monkeypatch.context() as m:
+            real = scores._ball_gain_cap
+            m.setattr(scores, "_ball_gain_cap", lambda a, lam, r: real(a, lam, r / 4))
+            bad = make().class_lower_bounds(S1, ks)
+        broken += sum(bad[k] > mins[k] + 1e-12 for k in ks)
+    assert raised >= 5
+    assert broken >= 1
