@@ -33,8 +33,11 @@ _CHUNK_BYTES = 64 * 2**20
 _ROWMAX_FIRST = 256
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
-# Largest rows x p product the two-swap search forms against all of X (64 MB).
+# Largest rows x p product the two-swap search forms against all of X (64 MB; at most a
+# quarter of X).
 _FULL_PRODUCT_MAX_ELEMENTS = 8 * 2**20
+# Pairs per vectorised block of two_swap (at most; a sixteenth of X's size when less).
+_PAIR_BLOCK_ELEMENTS = 2_000_000
 # The two-swap search's copy of a base's columns: at most this many bytes and 1/share of X.
 _PREFIX_MAX_BYTES = 64 * 2**20
 _PREFIX_X_SHARE = 16
@@ -270,7 +273,9 @@ class LeastSquaresScorer:
                                                                       G[:, kf:, kf:]):
             pass
         else:
-            step = max(1, _CHUNK_BYTES // (8 * self.n * max(s, 1)))
+            # (at most an eighth of X's size at a time, so small problems stay small)
+            chunk = min(_CHUNK_BYTES, max(self.X.nbytes // 8, 2**20))
+            step = max(1, chunk // (8 * self.n * max(s, 1)))
             for a in range(0, m, step):
                 Xs = self.X[:, S[a:a + step]]  # (n, mb, s)
                 G[a:a + step, kf:, kf:] = np.einsum("nmi,nmj->mij", Xs, Xs) / self.n
@@ -396,7 +401,7 @@ class LeastSquaresScorer:
 
     # ------------------------------------------------------------ two swaps
     def two_swap(self, support, keep, threshold=np.inf, other_values=None,
-                 block_elements=2_000_000):
+                 block_elements=None):
         """The ``keep`` best supports with exactly two elements swapped out of ``support``.
 
         Exact, without scoring the whole class one support at a time. A member of
@@ -435,8 +440,11 @@ class LeastSquaresScorer:
             (for top-R: S_1 and its one-swap neighbours). The cut-off is then the
             ``keep``-th smallest of these and the members found so far, so fewer
             pairs are evaluated; only class members are returned.
-        block_elements : int
-            Pairs evaluated per vectorised block (memory).
+        block_elements : int, optional
+            Pairs evaluated per vectorised block (memory: about ten arrays of this
+            many float64 values live at once). By default 2 million, or a sixteenth of
+            X's size if that is less, so that the working memory stays small next
+            to X for small problems.
 
         Returns
         -------
@@ -450,6 +458,8 @@ class LeastSquaresScorer:
         S1 = np.sort(np.asarray(support, dtype=np.intp))
         s, p, n = len(S1), self.p, self.n
         keep = int(keep)
+        if block_elements is None:
+            block_elements = max(100_000, min(_PAIR_BLOCK_ELEMENTS, self.X.size // 16))
         outside = np.setdiff1d(np.arange(p), S1)
         q = len(outside)
         if s < 2 or q < 2 or keep < 1:
@@ -623,11 +633,13 @@ class LeastSquaresScorer:
         afterwards on the small result). The product with all of X instead costs
         2 n p flops per row and no gather; it is cheaper once the columns exceed
         about len(rows) p / 200 (measured at p = 50,000 and 100,000, n = 1000, one
-        thread), and it is taken then if its len(rows) x p result stays within 64 MB.
+        thread), and it is taken then if its len(rows) x p result stays within 64 MB
+        and a quarter of X.
         """
         n, p = self.n, self.p
         Xr = self.X[:, rows]
-        if len(cols) * 200 > len(rows) * p and len(rows) * p <= _FULL_PRODUCT_MAX_ELEMENTS:
+        if len(cols) * 200 > len(rows) * p and len(rows) * p <= min(_FULL_PRODUCT_MAX_ELEMENTS,
+                                                                     self.X.size // 4):
             return (Xr.T @ self.X)[:, cols] / n
         perm = np.argsort(cols, kind="stable")
         G = np.empty((len(rows), len(cols)))
@@ -884,7 +896,8 @@ class LeastSquaresScorer:
         err = (gamma + 2.5 * u32) * self._xmax ** 2
         outside = np.zeros(p, dtype=bool)
         outside[cols] = True
-        budget = 64 * 2**20 // 4  # single-precision entries per temporary
+        # single-precision entries per temporary: 64 MB, or an eighth of X's size if less
+        budget = max(2**18, min(64 * 2**20 // 4, self.X.size // 8))
         row_step = max(1, min(N, budget // n, 4096))
         for a in range(0, N, row_step):
             r = rows[a:a + row_step]
