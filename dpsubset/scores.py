@@ -31,6 +31,8 @@ _CHUNK_BYTES = 64 * 2**20
 # Columns per base whose Gram row maxima the class bounds compute before checking
 # whether more are needed (largest h^2 first).
 _ROWMAX_FIRST = 256
+# The same when the caller gives a target (the bounds need only clear it): start short.
+_ROWMAX_FIRST_TARGET = 16
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
 # Largest rows x p product the two-swap search forms against all of X (64 MB; at most a
@@ -684,7 +686,7 @@ class LeastSquaresScorer:
         offer(vals[keep_mask], sups[keep_mask])
 
     # ------------------------------------------------------- mistake-class bounds
-    def class_lower_bounds(self, support, ks):
+    def class_lower_bounds(self, support, ks, target=None):
         """Certified lower bounds on the best score of each mistake class around a support.
 
         Class k holds the supports B + J with B = ``support`` minus k elements and J
@@ -730,6 +732,11 @@ class LeastSquaresScorer:
         support : array_like of int, shape (s,)
         ks : iterable of int
             Classes (numbers of mistakes) to bound, each in 1..min(s, p - s).
+        target : float, optional
+            Stop refining once every bound is above this value (the caller only
+            needs to know that): the refinement starts from a short list per base
+            and grows only while some class is still at or below the target. The
+            bounds are valid either way, but may be lower than without a target.
 
         Returns
         -------
@@ -772,8 +779,11 @@ class LeastSquaresScorer:
                     bases.append((k, value_B - 0.5 * sh * self.r * self.r, h * h, wd,
                                   np.sqrt(v), self.lam_n + sh, drop, sh == shift))
         rowmax = self._rowmax_store(outside)
-        want = np.concatenate([_top_indices(b[2], min(q, _ROWMAX_FIRST)) for b in bases
-                               if b[-1]])
+        first = _ROWMAX_FIRST if target is None else _ROWMAX_FIRST_TARGET
+        want = np.concatenate([_top_indices(b[2], min(q, first)) for b in bases if b[-1]])
+        # ||h_J|| bound of the ball cap: the root of the k largest h^2, per entry
+        tops = [float(np.sqrt(np.sum(np.partition(b[2], q - b[0])[q - b[0]:]))) if b[0] < q
+                else float(np.sqrt(np.sum(b[2]))) for b in bases]
         for _ in range(64):
             todo = np.unique(want)
             todo = todo[np.isnan(rowmax[todo])]
@@ -789,6 +799,9 @@ class LeastSquaresScorer:
             want = np.concatenate(more)
             if len(want) == 0:
                 break
+            if target is not None and min(
+                    self._bounds_from(bases, gains, tops, out).values()) > target:
+                break  # the caller's question is settled
         else:  # not settled after many rounds (never seen): refine everything left
             todo = np.flatnonzero(np.isnan(rowmax))
             rowmax[todo] = self._gram_row_max(outside, todo)
@@ -796,16 +809,21 @@ class LeastSquaresScorer:
             gains = [_class_gain(k, h2, wd, sv, rowmax, known, lam_b)[0]
                      for k, value_B, h2, wd, sv, lam_b, *_ in bases]
         self.n_rowmax = int(np.count_nonzero(~np.isnan(rowmax)))  # for the bench
+        return self._bounds_from(bases, gains, tops, out)
+
+    def _bounds_from(self, bases, gains, tops, empty):
+        """Class bounds from each (class, base, shift) entry's gain bound: per base the
+        best of its shifts, per class the worst of its bases. ``empty``: the bounds
+        of the empty classes (inf), copied into the result."""
+        out = dict(empty)
         per_base = {}  # (k, dropped positions) -> the best of its bounds
-        for (k, value_B, h2, _, _, lam_b, drop, _), g in zip(bases, gains):
+        for (k, value_B, _, _, _, lam_b, drop, _), g, a in zip(bases, gains, tops):
             # The ball caps the gain too: with beta_B minimised out, the score of B + J
             # is value(B) - h_J' b + b' S_J b / 2 at b = beta_J, and ||b|| <= r, so the
             # gain is at most max over t in [0, r] of a t - lam_b t^2 / 2 with
             # a = ||h_J|| (at most the root of the k largest h^2) and S_J >= lam_b I.
             # With a small ridge and columns whose Gram row maxima are not known,
             # this is far below the eigenvalue bound g / 2.
-            a = float(np.sqrt(np.sum(np.partition(h2, q - k)[q - k:]))) if k < q \
-                else float(np.sqrt(np.sum(h2)))
             per_base[k, drop] = max(per_base.get((k, drop), -np.inf),
                                     value_B - min(0.5 * g, _ball_gain_cap(a, lam_b, self.r)))
         for (k, _), bound in per_base.items():

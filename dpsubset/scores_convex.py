@@ -492,7 +492,7 @@ class ConvexLossScorer:
             lo.append(lo_b)
         return np.sort(np.vstack(members), axis=1), np.concatenate(lo), np.concatenate(up)
 
-    def class_lower_bounds(self, support, ks):
+    def class_lower_bounds(self, support, ks, target=None):
         """Certified lower bounds on the best score of each mistake class around a support.
 
         Class k holds the supports B + J, B = ``support`` less k elements, J k outside
@@ -507,7 +507,9 @@ class ConvexLossScorer:
         for the base is one fit on B and one X' alpha product; the class bound is the
         smallest over the C(s, k) bases. It is the outer-approximation cut at B,
         minimised over the class: tight when adding columns changes little, loose
-        otherwise (the caller then falls back to outer approximation).
+        otherwise (the caller then falls back to outer approximation). ``target`` is
+        accepted for the interface of :meth:`LeastSquaresScorer.class_lower_bounds`
+        and not used: nothing here is refined.
 
         Returns
         -------

@@ -189,8 +189,8 @@ def test_subset_search_branch_and_bound_equals_enumeration(seed, binds, monkeypa
     sc, s, rng = _problem(seed)
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
     monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: binds)
-    monkeypatch.setattr(sc, "class_lower_bounds", lambda S, ks: {k: -np.inf for k in ks},
-                        raising=False)
+    monkeypatch.setattr(sc, "class_lower_bounds",
+                        lambda S, ks, target=None: {k: -np.inf for k in ks}, raising=False)
     ss = SubsetSearch(sc, s, search="branch_and_bound")
     R = 2 + (sc.p - s) * s + 5
     t = ss.top_r(R)
@@ -249,8 +249,8 @@ def test_class_search_hands_over_past_its_budget(seed, monkeypatch):
     sc, s, _ = _problem(seed)
     monkeypatch.setattr(exact, "CLASS_NODE_BUDGET", 0)
     monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: True)
-    monkeypatch.setattr(sc, "class_lower_bounds", lambda S, ks: {k: -np.inf for k in ks},
-                        raising=False)
+    monkeypatch.setattr(sc, "class_lower_bounds",
+                        lambda S, ks, target=None: {k: -np.inf for k in ks}, raising=False)
     orig = SubsetSearch._branch_and_bound
     monkeypatch.setattr(SubsetSearch, "_branch_and_bound",
                         lambda self, problem, **kw: orig(self, problem, leaf_max=1, **kw))

@@ -203,3 +203,66 @@ def test_ball_cap_tightens_the_class_bounds_and_stays_below_the_minima(monkeypat
         broken += sum(bad[k] > mins[k] + 1e-12 for k in ks)
     assert raised >= 5
     assert broken >= 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_class_bounds_with_a_target_stay_valid(seed, monkeypatch):
+    """Refining only until the bounds clear a target keeps them below every enumerated
+    class minimum; where they do not clear it they are refined to completion."""
+    rng = np.random.default_rng(2000 + seed)
+    n, p, s = int(rng.integers(40, 300)), int(rng.integers(9, 14)), int(rng.integers(3, 6))
+    X = _design(rng, n, p, float(rng.uniform(-0.8, 0.8)))
+    y = np.clip(X[:, :s] @ rng.normal(size=s) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    lam, r = float(rng.choice([0.05, 1.0, 20.0])), float(rng.choice([0.2, 1.1, 10.0]))
+    monkeypatch.setattr(scores, "_ROWMAX_FIRST_TARGET", seed % 3)
+    S1 = np.sort(rng.choice(p, s, replace=False))
+    out = np.setdiff1d(np.arange(p), S1)
+    ks = list(range(1, min(s, p - s) + 1))
+    sc = LeastSquaresScorer(X, y, lam, r, np.ones((n, 1)))
+    if seed % 2:
+        sc._gram = None
+    mins = {}
+    for k in ks:
+        sups = np.array([sorted(set(S1) - set(D) | set(A)) for D in itertools.combinations(S1, k)
+                         for A in itertools.combinations(out, k)])
+        mins[k] = sc.score(sups).min()
+    target = float(sc.score(S1[None, :])[0])
+    full = LeastSquaresScorer(X, y, lam, r, np.ones((n, 1))).class_lower_bounds(S1, ks)
+    got = sc.class_lower_bounds(S1, ks, target=target)
+    for k in ks:
+        assert got[k] <= mins[k] + 1e-12
+    if min(full.values()) > target:
+        assert min(got.values()) > target or np.allclose(list(got.values()), list(full.values()))
+
+
+def test_search_refines_targeted_class_bounds_only_when_asked_more():
+    """SubsetSearch.class_bounds: a bound refined for one target serves a lower target,
+    and is computed again for a higher target or for the tightest bound."""
+    from dpsubset.search.exact import SubsetSearch
+    rng = np.random.default_rng(11)
+    n, p, s = 200, 12, 4
+    X = _design(rng, n, p, 0.3)
+    y = np.clip(X[:, :s].sum(axis=1) + 0.3 * rng.normal(size=n), -0.5, 0.5)
+    sc = LeastSquaresScorer(X, y, 1.0, 1.1, np.ones((n, 1)))
+    search = SubsetSearch(sc, s, search="branch_and_bound")
+    search.best()
+    calls = []
+    real = sc.class_lower_bounds
+
+    def counted(S, ks, target=None):
+        calls.append((tuple(ks), target))
+        return real(S, ks, target=target)
+
+    sc.class_lower_bounds = counted
+    search.__dict__.pop("_class_lb", None)
+    b = search.class_bounds([3], target=-1.0)[3]
+    assert calls == [((3,), -1.0)]
+    search.class_bounds([3], target=b - 1.0)          # below the cached bound: served
+    assert len(calls) == 1
+    search.class_bounds([3], target=b + 1.0)          # above it: computed again
+    assert calls[-1] == ((3,), b + 1.0)
+    search.class_bounds([3])                          # the tightest: computed again
+    assert calls[-1] == ((3,), None)
+    n_calls = len(calls)
+    search.class_bounds([3], target=1e9)              # a complete bound serves any target
+    assert len(calls) == n_calls

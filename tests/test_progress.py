@@ -23,7 +23,7 @@ def _run_all_loops(verbose, monkeypatch):
     outer approximation, the top-R completion, and the class subproblems."""
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
     monkeypatch.setattr(SubsetSearch, "class_bounds",
-                        lambda self, ks: {k: -np.inf for k in ks})
+                        lambda self, ks, target=None: {k: -np.inf for k in ks})
     sc, s = _problem()
     search = SubsetSearch(sc, s, search="outer_approximation", verbose=verbose)
     R = default_R(sc.p, s)

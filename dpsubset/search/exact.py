@@ -347,7 +347,8 @@ class SubsetSearch:
         K = min(self.s, self.p - self.s)
         lb = {}
         if K >= 3:
-            lb = sc.class_lower_bounds(S, range(3, K + 1))
+            # (refined only as far as it takes to clear c(S): the question here)
+            lb = sc.class_lower_bounds(S, range(3, K + 1), target=v)
             if min(lb.values()) <= v:
                 return None
         if K >= 2:
@@ -369,8 +370,9 @@ class SubsetSearch:
             if (len(val2) and val2[0] <= v) or (not len(val2) and bound2 <= v):
                 return None
             self._class2_best = class2  # (None: computed when the mistake classes need it)
-        # S is S_1 from here on: keep its class bounds for the later searches.
-        self.__dict__["_class_lb"] = dict(lb)
+        # S is S_1 from here on: keep its class bounds for the later searches (with the
+        # target they were refined for: a later question with a higher one refines more).
+        self.__dict__["_class_lb"] = {k: (b, v) for k, b in lb.items()}
         return Certificate("best support", "local optimum + exact class 2 + class bounds",
                            float(v), float(v))
 
@@ -446,8 +448,9 @@ class SubsetSearch:
             S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
             order = rank_supports(S_all, c_all)
             v = c_all[order[R - 1]] if len(order) >= R else np.inf
-            lb = min(self.class_bounds(family).values())
-            if lb > v + 1e-12 * max(1.0, abs(v)):
+            need = v + 1e-12 * max(1.0, abs(v))
+            lb = min(self.class_bounds(family, target=need).values())
+            if lb > need:
                 certs.append(Certificate(f"supports with >= {min_mistakes} mistakes score above "
                                          "the R-th (bound >= target proved)", "analytic bound",
                                          float(lb), float(lb), 1, time.perf_counter() - t0))
@@ -618,16 +621,29 @@ class SubsetSearch:
                                lower=np.array(lower), refiners=refiners)
         return mc
 
-    def class_bounds(self, ks):
-        """Certified lower bounds on the best score of mistake classes around S_1 (cached)."""
+    def class_bounds(self, ks, target=None):
+        """Certified lower bounds on the best score of mistake classes around S_1 (cached).
+
+        With ``target`` the bounds need only be shown above it (the scorer then stops
+        refining them once they are); without, they are as tight as the scorer makes
+        them. A cached bound serves a later call if it was computed without a target,
+        or if it is above the new target."""
         S1, _ = self.best()
         if not hasattr(self.scorer, "class_lower_bounds"):
             return {}
-        cache = self.__dict__.setdefault("_class_lb", {})
-        todo = [k for k in ks if k not in cache]
+        cache = self.__dict__.setdefault("_class_lb", {})  # k -> (bound, its target)
+
+        def serves(k):
+            if k not in cache:
+                return False
+            bound, was = cache[k]
+            return was is None or (target is not None and bound > target)
+
+        todo = [k for k in ks if not serves(k)]
         if todo:
-            cache.update(self.scorer.class_lower_bounds(S1, todo))
-        return {k: cache[k] for k in ks}
+            got = self.scorer.class_lower_bounds(S1, todo, target=target)
+            cache.update({k: (b, target) for k, b in got.items()})
+        return {k: cache[k][0] for k in ks}
 
     def _class_by_subproblems(self, S1, k, problem):
         """The exact minimum of class k as C(s, s - k) ordinary best-subset problems.
