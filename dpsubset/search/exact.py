@@ -53,6 +53,7 @@ NODE_COST = 500
 # support instead, so a call costs at most about twice the enumeration.
 RACE_FACTOR = 1.0
 MIN_RACE_SECONDS = 1.0
+YIELDED = "outer approximation yielded to enumeration"  # in the certificate's problem
 # Nodes after which a class search by perspective bounds hands over to the ridge-bound
 # search of class_search.py (measured at p = 100, r = 0.2, lam = 1, rho = 0.1: the class
 # with no column of S_1 took 11,600 perspective nodes, 93 s, against 5 s for the
@@ -249,16 +250,17 @@ class SubsetSearch:
         self._raced_masters = []
 
     def _enumerate_all(self, problem):
-        """Score every support (the race was lost); keeps them for top-R and mistakes."""
+        """Score every support (a weak relaxation, or a lost race); sets the best support
+        and keeps every score for top-R and the mistake classes. ``problem`` names the
+        certificate."""
         if self._enumerated is None:
             t0 = time.perf_counter()
             S_all, c_all = score_all(self.scorer, self.s)
             j = int(rank_supports(S_all, c_all)[0])
             self._enumerated = (S_all, c_all)
             self._best = (S_all[j], float(c_all[j]))
-            self.certificates.append(Certificate(
-                problem + " (outer approximation yielded to enumeration)", "enumeration",
-                float(c_all[j]), float(c_all[j]), 1, time.perf_counter() - t0))
+            self.certificates.append(Certificate(problem, "enumeration", float(c_all[j]),
+                                                 float(c_all[j]), 1, time.perf_counter() - t0))
         return self._enumerated
 
     def _new_master(self, name):
@@ -296,13 +298,7 @@ class SubsetSearch:
                     res = self._branch_and_bound("best support", keep=1, seeds=seeds,
                                                  max_nodes=self._node_budget())
                 except NodeBudgetExceeded:  # a weak relaxation: score every support
-                    S_all, c_all = score_all(sc, self.s)
-                    j = int(rank_supports(S_all, c_all)[0])
-                    self._enumerated = (S_all, c_all)  # for top-R and mistakes
-                    self.certificates.append(Certificate(
-                        "best support", "enumeration", float(c_all[j]), float(c_all[j]),
-                        1, time.perf_counter() - t0))
-                    self._best = (S_all[j], float(c_all[j]))
+                    self._enumerate_all("best support")
                     return self._best
                 if nbhd is not None:
                     self._nbhd = (S, *nbhd)
@@ -323,7 +319,7 @@ class SubsetSearch:
             except SearchTimeout:
                 if not self._lost_race():
                     raise
-                self._enumerate_all("best support")
+                self._enumerate_all(f"best support ({YIELDED})")
                 return self._best
             cert = Certificate(cert.problem, cert.method, cert.lower, cert.upper,
                                cert.iterations, time.perf_counter() - t0)
@@ -509,8 +505,8 @@ class SubsetSearch:
             except SearchTimeout:
                 if not self._lost_race():
                     raise
-                return top_r_by_enumeration(self.scorer, self.s, R,
-                                            scored=self._enumerate_all("top-R completion"))
+                scored = self._enumerate_all(f"top-R completion ({YIELDED})")
+                return top_r_by_enumeration(self.scorer, self.s, R, scored=scored)
             finally:
                 bar.close()
         S_all, c_all = np.vstack(pool_S), np.concatenate(pool_c)
@@ -536,7 +532,7 @@ class SubsetSearch:
             if not self._lost_race():
                 raise
             return mistakes_by_enumeration(
-                self.scorer, self.s, scored=self._enumerate_all("mistake classes"))
+                self.scorer, self.s, scored=self._enumerate_all(f"mistake classes ({YIELDED})"))
         self._end_race()
         return mc
 

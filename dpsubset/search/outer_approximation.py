@@ -23,7 +23,6 @@ import time
 import highspy
 import numpy as np
 
-
 from .candidates import GAP_TOL, Certificate
 from .limits import SearchTimeout, describe_gap, format_gap, relative_gap
 
