@@ -243,6 +243,16 @@ class LeastSquaresScorer:
         """True when the scorer holds only the sufficient statistics (no X)."""
         return self.X is None
 
+    @property
+    def data_size(self):
+        """n p, the number of entries of X, whether X is held or only its Gram matrix.
+
+        Working memory of the searches is sized from it (a share of the data's own
+        size, so small problems stay small); it is a public number, and on the Gram
+        route, where X is never formed, it is what X would have taken.
+        """
+        return self.n * self.p
+
     # ------------------------------------------------------------------ blocks
     def _blocks(self, supports, cross=None, pair_gram=None):
         """Gram blocks G (m,k,k) and right-hand sides g (m,k) for a batch of supports.
@@ -461,7 +471,7 @@ class LeastSquaresScorer:
         s, p, n = len(S1), self.p, self.n
         keep = int(keep)
         if block_elements is None:
-            block_elements = max(100_000, min(_PAIR_BLOCK_ELEMENTS, self.X.size // 16))
+            block_elements = max(100_000, min(_PAIR_BLOCK_ELEMENTS, self.data_size // 16))
         outside = np.setdiff1d(np.arange(p), S1)
         q = len(outside)
         if s < 2 or q < 2 or keep < 1:
