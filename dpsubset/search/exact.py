@@ -255,7 +255,8 @@ class SubsetSearch:
         certificate."""
         if self._enumerated is None:
             t0 = time.perf_counter()
-            S_all, c_all = score_all(self.scorer, self.s)
+            S_all, c_all = score_all(self.scorer, self.s, deadline=self._deadline_at(),
+                                     problem=problem)
             j = int(rank_supports(S_all, c_all)[0])
             self._enumerated = (S_all, c_all)
             self._best = (S_all[j], float(c_all[j]))
@@ -410,7 +411,7 @@ class SubsetSearch:
         total = comb(self.p, self.s)
         R = int(min(R, total))
         if self.search == "enumeration":
-            return top_r_by_enumeration(self.scorer, self.s, R)
+            return top_r_by_enumeration(self.scorer, self.s, R, deadline=self._deadline_at())
         if self._best is None:
             self._want_R = R
         S1, c1 = self.best()
@@ -463,7 +464,7 @@ class SubsetSearch:
                     center=S1, inside=(0, self.s - min_mistakes), cutoff=v,
                     seeds=[(S1[None, :], np.array([c1]))], max_nodes=self._node_budget())
             except NodeBudgetExceeded:  # a weak relaxation: score every support
-                return top_r_by_enumeration(self.scorer, self.s, R)
+                return top_r_by_enumeration(self.scorer, self.s, R, deadline=self._deadline_at())
             certs.append(res.certificate)
             pool_S.append(res.supports)
             pool_c.append(res.scores)
@@ -522,7 +523,7 @@ class SubsetSearch:
     def mistake_classes(self) -> MistakeCandidates:
         """Best support in each class P_k of supports with k elements outside S_1."""
         if self.search == "enumeration":
-            return mistakes_by_enumeration(self.scorer, self.s)
+            return mistakes_by_enumeration(self.scorer, self.s, deadline=self._deadline_at())
         S1, c1 = self.best()
         if self._enumerated is not None:
             return mistakes_by_enumeration(self.scorer, self.s, scored=self._enumerated)
