@@ -170,10 +170,17 @@ def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto
         Public settings of the call.
     """
     limit = "no time_limit" if time_limit is None else f"time_limit = {time_limit:g} s"
+    problem, gap, seconds = err.problem, err.gap, err.seconds
     if random_draws:
         draws = (f"The private draw of method={method!r} had begun (it alternates with the "
                  "search) and random numbers had been drawn; they were discarded unused, and "
                  "no noisy value, test outcome or support was released.")
+        # Which problem was open once the draw had begun (a top-R completion or a mistake
+        # class) would tell the outcome of the private test: neither it nor its gap or
+        # time is said.
+        err = ("a search that the private draw asked for did not certify its answer in time "
+               "(which one is not shown: it would tell the outcome of the private test)")
+        problem = gap = seconds = None
     else:
         draws = ("No random number had been drawn: the search stopped before the private "
                  "draw began.")
@@ -184,4 +191,4 @@ def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto
             "that it timed out, and treat new attempts on these data with other settings as "
             "a choice made by looking at the data; see docs/guide/time-limits.md.\n"
             + timeout_advice(p, s, search=search, r=r, lam=lam, time_limit=time_limit))
-    return SearchTimeout(text, problem=err.problem, gap=err.gap, seconds=err.seconds)
+    return SearchTimeout(text, problem=problem, gap=gap, seconds=seconds)
