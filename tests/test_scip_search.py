@@ -125,6 +125,14 @@ def test_scip_settings_are_checked_before_the_data():
         check_search("scip", None, None, "huber")
     with pytest.raises(ValueError, match="solver"):  # raised before the data are read
         dp_best_subset("y ~ .", None, eps=1.0, s=2, search="scip", solver="gurobi_direct")
+    # Unknown SCIP parameters and bad values: refused before the data are read, even
+    # where the search would certify without calling SCIP (they were accepted silently).
+    with pytest.raises(ValueError, match="'limits/nodez' is not a SCIP parameter.*limits/nodes"):
+        check_search("scip", None, {"limits/nodez": 10}, "squared")
+    with pytest.raises(ValueError, match="'limits/nodes' does not accept 'many'"):
+        check_search("scip", None, {"limits/nodes": "many"}, "squared")
+    with pytest.raises(ValueError, match="not a SCIP parameter"):
+        dp_best_subset("y ~ .", None, eps=1.0, s=2, search="scip", solver_options={"gap": 0.1})
 
 
 def test_scip_time_limit_fails_closed():

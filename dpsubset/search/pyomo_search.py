@@ -38,6 +38,7 @@ Pyomo and the solver are optional: nothing here is imported unless search="pyomo
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import logging
 import math
@@ -187,7 +188,30 @@ def check_scip(solver_options=None):
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ValueError("search='scip' needs pyscipopt (its wheels include SCIP) and Pyomo: "
                          "pip install 'dpsubset[scip]', or use search='auto'") from err
-    return check_solver(SCIP_SOLVER, solver_options)
+    name, options = check_solver(SCIP_SOLVER, solver_options)
+    _check_scip_parameters(options)
+    return name, options
+
+
+def _check_scip_parameters(options):
+    """Every SCIP parameter name and value, checked on an empty SCIP model before any data
+    are read: a search that certifies without calling SCIP would otherwise accept a
+    misspelt parameter silently, and one that calls it would fail deep inside the solve."""
+    import pyscipopt
+    model = pyscipopt.Model()
+    model.hideOutput()
+    known = model.getParams()
+    for key, value in options.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"solver_options: {key!r} is not a SCIP parameter{hint}; SCIP's "
+                             "parameter names look like 'limits/nodes' (see SCIP's parameter list)")
+        try:
+            model.setParam(key, value)
+        except (ValueError, TypeError, KeyError, LookupError) as err:
+            raise ValueError(f"solver_options: SCIP parameter {key!r} does not accept "
+                             f"{value!r} ({err})") from err
 
 
 class PyomoSearch(FamilyMaster):
