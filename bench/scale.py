@@ -155,13 +155,19 @@ def _tall(n, p, seed):
     return pd.DataFrame(Z, columns=["y"] + [f"x{j + 1}" for j in range(p)], copy=False)
 
 
+# Part (b)'s two calls: the documented one (a wide box for y, r = 5) and the one an
+# audit found crashing on the Gram route (bounds (3, 3), eps = 2, the default radius).
+B_CALLS = {"call": dict(eps=1.0, bounds=(3.0, 6.0), r=5.0),
+           "call_defaults": dict(eps=2.0, bounds=(3.0, 3.0))}
+
+
 def run_b(n, p, seed, what):
     df = _tall(n, p, seed)
     data_mb = df.to_numpy().nbytes / 2**20
-    if what == "call":
+    if what in B_CALLS:
         from dpsubset import dp_best_subset
         with PeakRSS() as m:
-            res = dp_best_subset("y ~ .", df, eps=1.0, s=S, bounds=(3.0, 6.0), r=5.0, random_state=seed)
+            res = dp_best_subset("y ~ .", df, s=S, random_state=seed, **B_CALLS[what])
         return dict(seconds=m.seconds, extra_mb=m.extra[0] / 2**20, data_mb=data_mb, support=res.support)
     if what == "ols":
         import statsmodels.api as sm
@@ -275,22 +281,25 @@ def main():
                 if r is not None and "error" in r:
                     print(f"  ({name} at p = {p:,}: {r['error']})", flush=True)
     if "b" in args.part:
-        print("\n## (b) p = 100, 'y ~ .', bounds (3, 6)\n")
-        print("| n | data MB | call s | OLS s | call/OLS | call peak MB | peak/data | OLS peak MB |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("\n## (b) p = 100, 'y ~ .', s = 5; call A: eps = 1, bounds (3, 6), r = 5; "
+              "call B: eps = 2, bounds (3, 3), default r\n")
+        print("| n | call | data MB | call s | OLS s | call/OLS | call peak MB | peak/data | OLS peak MB |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for n in args.n:
-            call = _isolated("b", n, args.seed, "call", timeout=args.timeout)
             ols = None if args.no_reference else _isolated("b", n, args.seed, "ols", timeout=args.timeout)
-            ok = lambda r: r is not None and "error" not in r  # noqa: E731
-            ratio = call["seconds"] / ols["seconds"] if ok(call) and ok(ols) else None
-            peak_d = call["extra_mb"] / call["data_mb"] if ok(call) else None
-            print(f"| {n:,} | {_fmt(call, 'data_mb', '{:.0f}')} | {_fmt(call, 'seconds')} | "
-                  f"{_fmt(ols, 'seconds')} | {'n/a' if ratio is None else f'{ratio:.2f}'} | "
-                  f"{_fmt(call, 'extra_mb', '{:.0f}')} | {'n/a' if peak_d is None else f'{peak_d:.2f}'} | "
-                  f"{_fmt(ols, 'extra_mb', '{:.0f}')} |", flush=True)
-            for name, r in (("call", call), ("OLS", ols)):
-                if r is not None and "error" in r:
-                    print(f"  ({name} at n = {n:,}: {r['error']})", flush=True)
+            for label, what in (("A", "call"), ("B", "call_defaults")):
+                call = _isolated("b", n, args.seed, what, timeout=args.timeout)
+                ok = lambda r: r is not None and "error" not in r  # noqa: E731
+                ratio = call["seconds"] / ols["seconds"] if ok(call) and ok(ols) else None
+                peak_d = call["extra_mb"] / call["data_mb"] if ok(call) else None
+                print(f"| {n:,} | {label} | {_fmt(call, 'data_mb', '{:.0f}')} | {_fmt(call, 'seconds')} | "
+                      f"{_fmt(ols, 'seconds')} | {'n/a' if ratio is None else f'{ratio:.2f}'} | "
+                      f"{_fmt(call, 'extra_mb', '{:.0f}')} | {'n/a' if peak_d is None else f'{peak_d:.2f}'} | "
+                      f"{_fmt(ols, 'extra_mb', '{:.0f}')} |", flush=True)
+                if call is not None and "error" in call:
+                    print(f"  (call {label} at n = {n:,}: {call['error']})", flush=True)
+            if ols is not None and "error" in ols:
+                print(f"  (OLS at n = {n:,}: {ols['error']})", flush=True)
     if "c" in args.part:
         print("\n## (c) Dask, p = 20, 'y ~ .', LocalCluster: 2 worker processes x 1 thread\n")
         r = _isolated("c", args.dask_n, args.rows_per_partition, args.seed, args.memory_limit,
