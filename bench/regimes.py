@@ -113,7 +113,7 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search):
                     lam=lam, time_limit=time_limit, random_state=seed, diagnostics=True,
                     search=search)
             routes = {route(c.method) for c in diag.certificates} - {None}
-            if not res.privacy.all_certificates_closed:
+            if not all(c["closed"] for c in diag.solves):  # (a release never has one open)
                 status = "open"
         except dps.SearchTimeout:
             status = "timeout"

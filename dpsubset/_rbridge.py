@@ -379,8 +379,10 @@ def result_to_plain(res):
         ``coef_values`` (None when the fit had ``refit=False``), ``method``,
         ``nobs``, ``formula``, ``response``, ``loss``, ``response_levels`` (the
         classes coded -1/+1 for a classification loss, else None), ``privacy`` (a dict of the
-        :class:`~dpsubset.PrivacyReport` fields; ``stages`` and ``certificates``
-        as lists of dicts), ``privacy_text`` (its printed form) and ``pickle``
+        :class:`~dpsubset.PrivacyReport` fields; ``stages`` as a list of dicts;
+        ``exact_search`` and ``all_certificates_closed``, but no per-solve
+        certificate list, which depends on the data), ``privacy_text`` (its
+        printed form) and ``pickle``
         (the whole result, pickled and base64-encoded, so that R can save the fit
         with ``saveRDS`` and still predict after reloading it).
     """
@@ -394,8 +396,8 @@ def result_to_plain(res):
         sensitivity=float("nan") if rep.sensitivity is None else float(rep.sensitivity),
         seeded=bool(getattr(rep, "seeded", False)),
         bounds_public=bool(rep.bounds_public), leaks=[str(x) for x in rep.leaks],
-        certificates=[dict(problem=str(c["problem"]), method=str(c["method"]), closed=bool(c["closed"]))
-                      for c in rep.certificates],
+        # no per-solve list: which solves the search needed depends on the data
+        exact_search=bool(getattr(rep, "exact_search", False)),
         gap_check_passed=None if rep.gap_check_passed is None else bool(rep.gap_check_passed),
         all_certificates_closed=bool(rep.all_certificates_closed),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import sys
 import warnings
 from dataclasses import replace
 
@@ -24,7 +25,8 @@ from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
 from .refit import objective_perturbation
-from .results import SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport
+from .results import (SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport,
+                      describe_solves)
 from .search.exact import check_search
 from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_time_limit
 from .suffstats import gram_route, refit_from_gram
@@ -198,7 +200,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     diagnostics : bool
         Also return a :class:`NonPrivateDiagnostics` (non-private, with a warning).
     verbose : bool
-        Show progress.
+        Show progress on stderr, and after the selection the exact search's solves
+        (how many, by which route, whether each closed). NON-PRIVATE: the solves
+        depend on the data, so this is for the data owner's terminal only; the
+        released result says only that every solve was certified.
     method_options : dict, optional
         Further options of the chosen method (see :data:`dpsubset.selection.METHODS`
         and each method's documentation).
@@ -357,6 +362,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                               random_draws=rng.bit_generator.state != rng_state) from err
     support_idx = [int(kept[j]) for j in sel.support]
     support = [design.candidate_names[j] for j in support_idx]
+    if verbose and sel.certificates:
+        # the solves depend on the data: on the data owner's terminal only, labelled
+        tqdm.write(describe_solves(sel.certificates), file=sys.stderr)
     bar.update()
 
     # ---- refit on the released support
@@ -410,7 +418,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         candidate_supports=sel.diagnostics.get("candidate_supports", []),
         candidate_scores=sel.diagnostics.get("candidate_scores", np.empty(0)),
         certificates=sel.diagnostics.get("certificates", []),
-        score_gap=sel.diagnostics.get("score_gap"))
+        score_gap=sel.diagnostics.get("score_gap"),
+        solves=[dict(c) for c in sel.certificates])
     return res, diag
 
 
@@ -477,6 +486,10 @@ def _report(stages, sel, design, *, seeded=False):
     assert kind in GUARANTEES
     # With bounds from the data, Delta is a statistic of the data: not kept.
     sensitivity = sel.sensitivity if design.bounds_public else None
+    # Whether an exact search ran is a function of the method (only the exact methods
+    # return certificates); which solves it needed, and how, depends on the data and
+    # stays out of the report (NonPrivateDiagnostics.solves, verbose=True).
     return PrivacyReport(kind, statement, eps_total, delta_total, tuple(stages), NEIGHBOURS,
                          sensitivity, design.bounds_public, tuple(design.leaks),
-                         tuple(sel.certificates), sel.gap_check_passed, seeded=seeded)
+                         exact_search=bool(sel.certificates),
+                         gap_check_passed=sel.gap_check_passed, seeded=seeded)

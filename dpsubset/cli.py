@@ -210,9 +210,11 @@ def _write_out(res, path):
                           for k, v in ((k, getattr(res.model, k)) for k in res.model.keys())},
                    glance=json.loads(res.glance().to_json(orient="records"))[0],
                    tidy=json.loads(res.tidy().to_json(orient="records")),
+                   # public fields only: no per-solve list (it depends on the data)
                    privacy=dict(guarantee=rep.guarantee, statement=rep.statement, eps=rep.eps,
                                 delta=rep.delta, stages=[dict(st) for st in rep.stages],
-                                neighbours=rep.neighbours),
+                                neighbours=rep.neighbours, exact_search=rep.exact_search,
+                                certified=rep.all_certificates_closed),
                    bounds_derived={k: list(v) for k, v in res.bounds_derived.items()},
                    bounds_unused=res.bounds_unused)
         with open(path, "w", encoding="utf-8") as fh:

@@ -15,9 +15,9 @@ from statsmodels.iolib.summary import Summary
 
 from .privacy import GUARANTEES
 
-__all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "DPSubsetResults",
-           "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "BOUNDS_FROM_DATA",
-           "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
+__all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "CERTIFIED", "DPSubsetResults",
+           "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "describe_solves",
+           "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
 
 
 class NotReleasedError(AttributeError):
@@ -71,6 +71,18 @@ SEEDED_NOTE = "Seeded: private only while the seed is secret."
 #: What the report says when the call was seeded (random_state given).
 SEEDED_CAVEAT = ("seeded: private only while the seed is secret (anyone who knows the seed "
                  "and the other rows can undo the noise); leave random_state=None for a release")
+#: What a report says about the exact search: the same words for every release, since a
+#: search that does not certify its answer raises SearchTimeout and releases nothing.
+CERTIFIED = "all solves certified optimal"
+#: Why the per-solve list is not in a release (the error of ``res.privacy.certificates``).
+_SOLVES_NOT_RELEASED = (
+    "res.privacy.certificates is not released: which solves the exact search needed, how many, "
+    "by which route (enumeration, class bounds, branch and bound, ...), with how many nodes and "
+    "in what time are functions of the data that the guarantee does not cover (neighbouring data "
+    "sets can need different solves). Every release is certified (res.privacy.exact_search, "
+    "glance()['certificates_closed']); the per-solve list is NON-PRIVATE and comes only with "
+    "diagnostics=True (diag.solves, diag.certificates) or on the terminal with verbose=True")
+
 #: The floating-point caveat every report carries (Mironov 2012).
 FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the coefficients are drawn "
                 "with floating-point samplers, whose low-order bits can in principle leak "
@@ -100,10 +112,13 @@ class PrivacyReport:
     bounds_public : bool
     leaks : tuple of str
         Why the guarantee is void, if it is.
-    certificates : tuple of dict
-        For every exact solve: ``problem``, ``method``, ``closed`` (whether the
-        optimality gap met the tolerance). The bounds themselves are scores of the
-        data and are not reported here.
+    exact_search : bool
+        True when the selection rests on an exact search (``top_r``, ``mistakes``,
+        ``exponential``, ``lei_ic``): every solve it needed was certified optimal,
+        which holds for every release, since a search that does not certify its
+        answer raises SearchTimeout and releases nothing. A function of the method
+        only. Which solves were needed, how many, by which route, with how many
+        nodes and in what time depend on the data and are not released (see Notes).
     gap_check_passed : bool or None
         For the gap-checked mistakes mechanism: whether the private test passed
         (mistakes ran) or not (top-R ran). Covered by the guarantee.
@@ -118,6 +133,14 @@ class PrivacyReport:
     Every printed report ends with :data:`FLOAT_CAVEAT`: the guarantee is proved
     for exact real-valued noise, and the released coefficients come from numpy's
     floating-point samplers (Mironov 2012). See docs/guide/privacy-caveats.md.
+
+    The report holds no per-solve certificate list: two data sets that differ in
+    one row can need different solves (one enumeration against three certified
+    searches), so the list, its length and its routes are outputs the guarantee
+    does not cover. It is in :attr:`NonPrivateDiagnostics.solves`
+    (``diagnostics=True``) and on the terminal with ``verbose=True``, both
+    labelled non-private; ``report.certificates`` raises :class:`NotReleasedError`
+    saying so.
     """
 
     guarantee: str
@@ -129,7 +152,7 @@ class PrivacyReport:
     sensitivity: float
     bounds_public: bool
     leaks: tuple = ()
-    certificates: tuple = ()
+    exact_search: bool = False
     gap_check_passed: bool | None = None
     seeded: bool = False
 
@@ -145,7 +168,21 @@ class PrivacyReport:
 
     @property
     def all_certificates_closed(self) -> bool:
-        return all(c["closed"] for c in self.certificates)
+        """True for every release: a search that does not certify releases nothing.
+
+        Kept as documentation of the guarantee (``glance()["certificates_closed"]``);
+        it is the same for every result, so it tells nothing about the data.
+        """
+        return True
+
+    @property
+    def certificates(self):
+        # The per-solve list left the report (it depends on the data): say where it went.
+        raise NotReleasedError(_SOLVES_NOT_RELEASED)
+
+    def _search_text(self):
+        """The exact search in words: the same for every release of a method."""
+        return CERTIFIED if self.exact_search else "not used by this method"
 
     def __repr__(self):
         lines = [f"Privacy report: {GUARANTEES[self.guarantee]}",
@@ -158,8 +195,8 @@ class PrivacyReport:
         if self.gap_check_passed is not None:
             lines.append("  gap check: " + ("passed, mistakes ran" if self.gap_check_passed
                                             else "not passed, top-R ran"))
-        n_closed = sum(c["closed"] for c in self.certificates)
-        lines.append(f"  exact solves: {n_closed} of {len(self.certificates)} certified optimal")
+        # no count, route or timing of the solves: they depend on the data
+        lines.append(f"  exact search: {self._search_text()}")
         if not self.bounds_public:
             lines.append("  bounds: NOT public (taken from the data)")
         for leak in self.leaks:
@@ -616,9 +653,12 @@ class DPSubsetResults:
             :attr:`PrivacyReport.seeded`), ``sensitivity`` (score sensitivity Delta;
             NaN when the bounds were taken from the data, since it is then a
             statistic of the data),
-            ``certificates_closed`` (bool), ``n_certificates``, ``gap_check_passed``,
+            ``certificates_closed`` (bool: True for every release, since a search
+            that does not certify releases nothing), ``gap_check_passed``,
             ``bounds_public``, ``r``, ``lam``, ``formula``, ``response``. No
             goodness-of-fit statistics: they would be computed from the private data.
+            No count of the exact solves either: it depends on the data
+            (:attr:`PrivacyReport.exact_search`).
         """
         rep = self.privacy
         row = dict(
@@ -631,7 +671,7 @@ class DPSubsetResults:
             sensitivity=(float("nan") if rep.sensitivity is None or not rep.bounds_public
                          else float(rep.sensitivity)),
             certificates_closed=bool(rep.all_certificates_closed),
-            n_certificates=len(rep.certificates), gap_check_passed=rep.gap_check_passed,
+            gap_check_passed=rep.gap_check_passed,
             bounds_public=bool(rep.bounds_public),
             r=float("nan") if self.r is None else float(self.r),
             lam=float("nan") if self.lam is None else float(self.lam),
@@ -649,8 +689,8 @@ class DPSubsetResults:
                 ("No. candidates (p):", str(self.p)),
                 ("Support size (s):", str(self.s)),
                 ("Always in:", str(len(self.forced)))]
-        cert = (f"all closed ({len(rep.certificates)})" if rep.all_certificates_closed
-                else f"OPEN ({sum(not c['closed'] for c in rep.certificates)})")
+        # the same words for every release of the method: no count of the solves
+        cert = "all certified" if rep.exact_search else "not needed"
         right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
         for st in rep.stages:
             right.append((f"eps {st['stage'].replace('selection: ', '')}:", f"{st['eps']:.4g}"))
@@ -719,7 +759,8 @@ class DPSubsetResults:
             A :class:`statsmodels.iolib.summary.Summary` (``print`` it, or call
             ``.as_text()``, ``.as_latex()``, ``.as_html()``) with a header (response,
             loss, method, refit, n, p, s, eps per stage, delta, guarantee, bounds,
-            score sensitivity Delta, certificate status), a coefficient table (the
+            score sensitivity Delta, whether the exact search was certified, which
+            every release is), a coefficient table (the
             always-in and the selected terms: DP coefficient, status, public clipping
             interval) and notes that state the guarantee in words.
         """
@@ -757,12 +798,57 @@ class DPSubsetResults:
         return smry
 
 
+def describe_solves(solves):
+    """The per-solve list of an exact search in words, for the data owner's terminal.
+
+    NON-PRIVATE: the number of solves, their routes and whether each closed depend
+    on the data. Printed with ``verbose=True`` and available as
+    :attr:`NonPrivateDiagnostics.solves`; never part of a release.
+
+    Parameters
+    ----------
+    solves : list of dict
+        ``problem``, ``method``, ``closed`` per solve.
+
+    Returns
+    -------
+    str
+    """
+    head = (f"NON-PRIVATE (verbose; do not publish): the exact search needed {len(solves)} "
+            f"solve{'' if len(solves) == 1 else 's'}")
+    lines = [head + (":" if solves else "")]
+    lines += [f"  - {c['problem']}: {c['method']} ({'certified' if c['closed'] else 'OPEN'})"
+              for c in solves]
+    return "\n".join(lines)
+
+
 @dataclass
 class NonPrivateDiagnostics:
     """NON-PRIVATE intermediate values of one call. Not covered by any guarantee.
 
     Returned only with ``diagnostics=True``, with a PrivacyLeakWarning. Publishing
     anything in here can reveal information about individual rows.
+
+    Attributes
+    ----------
+    best_support : list of str
+        The exact best support of the data.
+    candidate_supports : list of list of str
+        The supports the mechanism drew from (the top-R list, or the mistake classes).
+    candidate_scores : ndarray
+        Their scores.
+    certificates : list of dpsubset.search.candidates.Certificate
+        The exact search's optimality certificates, with their bounds (scores of
+        the data), iterations or nodes, and wall times.
+    score_gap : float or None
+        c(S_(2)) - c(S_(1)) for the mistakes mechanism.
+    solves : list of dict
+        ``problem``, ``method`` (the route: enumeration, class bounds, branch and
+        bound, ...) and ``closed`` for every solve the release rests on, including
+        the accuracy of iteratively computed scores. This list used to be in the
+        privacy report; it left it because its length and routes differ between
+        neighbouring data sets (:func:`describe_solves` prints it).
+    label : str
     """
 
     best_support: list
@@ -770,4 +856,5 @@ class NonPrivateDiagnostics:
     candidate_scores: np.ndarray
     certificates: list
     score_gap: float | None = None
+    solves: list = field(default_factory=list)
     label: str = "NON-PRIVATE: scores of the data; not covered by the privacy guarantee"

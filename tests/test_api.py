@@ -30,7 +30,7 @@ def test_release_and_report(sim):
     assert rep.guarantee == "pure" and rep.delta == 0
     assert rep.eps == pytest.approx(2.0)
     assert [st["stage"] for st in rep.stages] == ["selection", "refit"]
-    assert rep.all_certificates_closed and rep.certificates
+    assert rep.all_certificates_closed and rep.exact_search
     assert res.params.index.tolist() == ["Intercept"] + res.candidates
     assert (res.params[[c for c in res.candidates if c not in res.support]] == 0).all()
     assert "pure" in repr(rep)

@@ -70,8 +70,7 @@ def test_classification_end_to_end(clf, loss, method):
                              r=1.1, loss=loss, random_state=0)
     assert res.response_levels == ("control", "case")
     assert res.loss == loss and len(res.support) == 2
-    assert res.privacy.all_certificates_closed
-    assert any("score within" in c["problem"] for c in res.privacy.certificates)
+    assert res.privacy.all_certificates_closed and res.privacy.exact_search
     # y's bound is 1 whatever was given; Delta is the loss's, plus the accuracy allowance
     lossobj = LogisticLoss() if loss == "logistic" else HingeLoss(0.5)
     Delta = (convex_sensitivity(lossobj, [0.5] * 8, 1.0, 1.1, 2, [1.0], len(df)) + 2 * SCORE_TOL

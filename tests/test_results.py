@@ -8,7 +8,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset import api
-from dpsubset.simulate import make_regression
+from dpsubset.simulate import make_classification, make_regression
 
 TIDY_HEAD = ["term", "estimate", "selected", "forced"]
 GLANCE_COLS = ["nobs", "n_candidates", "s", "method", "loss", "eps", "delta", "eps_select",
@@ -44,7 +44,7 @@ def test_summary_text_has_header_terms_and_notes(fits):
                   "objective perturbation", "No. Observations:", "No. candidates (p):",
                   "Support size (s):", "Guarantee:", "pure", "eps (total):", "eps selection:",
                   "eps refit:", "delta:", "Bounds:", "public", "Score sensitivity:",
-                  "Certificates:", "all closed", "Notes:"):
+                  "Certificates:", "all certified", "Notes:"):
         assert field in text, field
     assert re.search(r"No\. Observations:\s+263", text)
     assert re.search(r"No\. candidates \(p\):\s+19", text)
@@ -135,6 +135,58 @@ def test_model_and_privacy_report(fits):
     assert frame["stage"].tolist() == ["selection", "refit"]
     assert frame["eps"].sum() == pytest.approx(2.0)
     assert not hasattr(res, "fittedvalues") and not hasattr(res, "resid")
+
+
+# ---------------------------------------------------------------- the exact search's certificates
+
+def test_the_report_says_certified_without_counting_the_solves(fits):
+    """Which solves the search needed depends on the data (neighbours can need one or
+    three: tests/audit/test_outputs_audit.py), so no output counts or names them."""
+    for res in fits:
+        rep = res.privacy
+        assert rep.exact_search is True and rep.all_certificates_closed is True
+        assert "exact search: all solves certified optimal" in repr(rep)
+        assert not re.search(r"exact solves|\d+ of \d+ certified|closed \(\d+\)", repr(rep))
+        text = res.summary().as_text()
+        assert re.search(r"Certificates:\s+all certified", text) and "closed (" not in text
+        assert "n_certificates" not in res.glance().columns
+        with pytest.raises(dps.NotReleasedError, match="diagnostics=True"):
+            rep.certificates
+    table = dps.summary_table(list(fits), fmt="frame")
+    assert table.loc["Certificates"].tolist() == ["all certified"] * 3
+
+
+def test_a_method_without_exact_search_says_so(hitters):
+    df, bounds = hitters
+    res = dps.dp_best_subset("Salary ~ .", df, eps=2.0, s=3, bounds=bounds, method="dp_sis",
+                             random_state=1)
+    assert res.privacy.exact_search is False
+    assert "exact search: not used by this method" in repr(res.privacy)
+    assert re.search(r"Certificates:\s+not needed", res.summary().as_text())
+    assert dps.summary_table(res, fmt="frame").loc["Certificates", "(1)"] == "not needed"
+    assert bool(res.glance()["certificates_closed"].iloc[0]) is True
+
+
+def test_the_solves_are_in_the_diagnostics_and_on_the_verbose_terminal(capsys):
+    """The per-solve list (routes, how many) moved to the non-private outputs, labelled."""
+    df, _ = make_classification(300, 8, s=2, random_state=4, as_frame=True)
+    with pytest.warns(dps.PrivacyLeakWarning, match="NON-PRIVATE"):
+        res, diag = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), r=1.1,
+                                       loss="logistic", response_levels=(-1, 1), random_state=0,
+                                       diagnostics=True, verbose=True)
+    assert diag.solves and all(set(c) == {"problem", "method", "closed"} for c in diag.solves)
+    assert all(c["closed"] for c in diag.solves)
+    # the accuracy of the iteratively computed scores is one of them
+    assert any("score within" in c["problem"] for c in diag.solves)
+    err = capsys.readouterr().err
+    assert "NON-PRIVATE" in err and f"needed {len(diag.solves)} solve" in err
+    for c in diag.solves:
+        assert c["problem"] in err and c["method"] in err
+    # without verbose nothing is printed, and the release never holds the list
+    dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), r=1.1, loss="logistic",
+                       response_levels=(-1, 1), random_state=0)
+    assert capsys.readouterr().err == ""
+    assert "score within" not in repr(res.privacy)
 
 
 # ---------------------------------------------------------------- predict

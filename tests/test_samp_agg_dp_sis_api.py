@@ -31,7 +31,7 @@ def test_release_report_and_reproducibility(sim, method):
     rep = res.privacy
     assert rep.guarantee == "pure" and rep.delta == 0 and rep.eps == pytest.approx(2.0)
     assert [st["stage"] for st in rep.stages] == ["selection", "refit"]
-    assert rep.certificates == ()
+    assert rep.exact_search is False
     assert fit(df, method=method, random_state=4).support == fit(df, method=method,
                                                                   random_state=4).support
     assert res.summary().as_text()

@@ -152,7 +152,9 @@
 #'   depends on the data (a timing side channel): fix the limit before looking at
 #'   the data and do not publish that a call timed out.
 #' @param random_state `NULL` or a whole number (see Randomness).
-#' @param verbose Show progress (printed by Python).
+#' @param verbose Show progress (printed by Python), and the exact search's
+#'   solves (how many, by which route): NON-PRIVATE, since they depend on the
+#'   data; for your terminal only, not for publication.
 #' @param na.action What to do with missing values: only `"fail"` (or
 #'   `na.fail`), see Missing values.
 #' @param ... Not used; an error if given (arguments are matched by name, as in
@@ -167,8 +169,13 @@
 #'     `guarantee` (`"pure"`, `"approximate"`, `"conditional"` or `"void"`),
 #'     `statement`, `eps`, `delta`, `stages` (data.frame: stage, mechanism, eps,
 #'     delta), `neighbours`, `sensitivity`, `bounds_public`, `leaks`,
-#'     `certificates` (data.frame: problem, method, closed), `gap_check_passed`
-#'     (`NA` when there was no gap test), `all_certificates_closed`.}
+#'     `exact_search` (`TRUE` when the method runs an exact search; every such
+#'     fit has all its solves certified, since a search that does not certify
+#'     releases nothing), `gap_check_passed` (`NA` when there was no gap
+#'     test), `all_certificates_closed` (`TRUE` for every fit). There is no
+#'     per-solve certificate list: which solves the search needed, how many and
+#'     by which route depend on the data and are not released; `verbose =
+#'     TRUE` prints them on your terminal, labelled non-private.}
 #'   \item{response_levels}{for a classification loss, the classes coded -1 and +1; else `NULL`.}
 #'   \item{method, s, loss, nobs, response, formula, formula_python, refit, call}{as named.}
 #'   \item{terms_python}{named character vector: the Python package's column
@@ -510,7 +517,7 @@ print.dpsubset_bounds <- function(x, ...) {
     seeded = isTRUE(p$seeded),
     bounds_public = p$bounds_public,
     leaks = .chr(p$leaks),
-    certificates = .rows_df(p$certificates, c(problem = "character", method = "character", closed = "logical")),
+    exact_search = isTRUE(p$exact_search),
     gap_check_passed = if (is.null(p$gap_check_passed)) NA else p$gap_check_passed,
     all_certificates_closed = p$all_certificates_closed,
     text = text

@@ -8,6 +8,12 @@
   void = "NO differential privacy guarantee"
 )
 
+# The exact search in words: the same for every release of a method (a search that
+# does not certify its answer releases nothing), never a count of the solves.
+.search_words <- function(privacy) {
+  if (isTRUE(privacy$exact_search)) "all solves certified optimal" else "not used by this method"
+}
+
 .formula_string <- function(f) paste(deparse(f, width.cutoff = 500L), collapse = " ")
 
 #' @export
@@ -48,8 +54,8 @@ print.dpsubset_privacy <- function(x, brief = FALSE, ...) {
     if (!is.na(x$gap_check_passed)) {
       cat("  gap check:", if (x$gap_check_passed) "passed, mistakes ran\n" else "not passed, top-R ran\n")
     }
-    cat(sprintf("  exact solves: %d of %d certified optimal\n", sum(x$certificates$closed),
-                nrow(x$certificates)))
+    # no count or route of the solves: they depend on the data
+    cat(sprintf("  exact search: %s\n", .search_words(x)))
   }
   invisible(x)
 }
@@ -105,9 +111,8 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
   print(st, row.names = FALSE, right = FALSE)
   cat("\n")
   print(x$privacy, brief = TRUE)
-  cat(sprintf("  score sensitivity Delta = %s; exact solves certified optimal: %d of %d\n",
-              format(x$privacy$sensitivity, digits = 4), sum(x$privacy$certificates$closed),
-              nrow(x$privacy$certificates)))
+  cat(sprintf("  score sensitivity Delta = %s; exact search: %s\n",
+              format(x$privacy$sensitivity, digits = 4), .search_words(x$privacy)))
   cat("No standard errors or p-values: they would be computed from the private data.\n")
   invisible(x)
 }
@@ -241,9 +246,11 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   `glance()`: one row with `nobs`, `n_candidates`, `n_forced`, `s`, `method`,
 #'   `loss`, `refit`, `eps`, `delta`, `eps_select`, `eps_refit`, `guarantee`,
 #'   `seeded` (`TRUE` when `random_state` was given: the release is then private
-#'   only while the seed is secret), `sensitivity`, `certificates_closed`, `n_certificates`,
+#'   only while the seed is secret), `sensitivity`, `certificates_closed`
+#'   (`TRUE` for every fit: a search that does not certify releases nothing),
 #'   `gap_check_passed`, `bounds_public`, `r`, `lam`, `formula` (the R
-#'   formula) and `response`. `augment()`: `newdata` plus `.fitted`.
+#'   formula) and `response`. No count of the exact solves: it depends on the
+#'   data. `augment()`: `newdata` plus `.fitted`.
 #' @name tidy.dpsubset
 #' @method tidy dpsubset
 #' @export

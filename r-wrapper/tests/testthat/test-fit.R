@@ -29,6 +29,29 @@ test_that("a fit has R-native fields", {
   expect_true(is.na(p$gap_check_passed))
 })
 
+test_that("the privacy report says the search was certified, never how many solves it needed", {
+  skip_if_no_python()
+  fit <- fit_mtcars()
+  p <- fit$privacy
+  # which solves the search needed (and how many, by which route) depends on the data
+  expect_null(p$certificates)
+  expect_true(p$exact_search)
+  expect_true(p$all_certificates_closed)
+  printed <- c(capture.output(print(fit)), capture.output(print(p)), capture.output(print(summary(fit))),
+               p$text)
+  expect_true(any(grepl("exact search: all solves certified optimal", printed, fixed = TRUE)))
+  expect_false(any(grepl("exact solves|of [0-9]+ certified|closed \\(", printed)))
+  expect_false("n_certificates" %in% names(glance(fit)))
+  expect_true(glance(fit)$certificates_closed)
+  # a method without an exact search says so, in the same words for every fit
+  d <- sim_data(400)
+  fit2 <- suppressWarnings(dp_best_subset(y ~ ., data = d, eps = 4, s = 3, method = "dp_sis",
+                                          bounds = dpsubset_bounds(x = 1, y = 2), random_state = 1))
+  expect_false(fit2$privacy$exact_search)
+  expect_true(any(grepl("exact search: not used by this method", capture.output(print(fit2$privacy)),
+                        fixed = TRUE)))
+})
+
 test_that("the same random_state gives the same release; s may be a double", {
   skip_if_no_python()
   a <- fit_mtcars()

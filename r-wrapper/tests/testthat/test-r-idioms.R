@@ -114,8 +114,7 @@ test_that("tidy() and glance() have the Python API's columns and are tibbles whe
   expect_equal(names(td), c("term", "estimate", "selected", "forced", "status", "clip_lo", "clip_hi"))
   expect_equal(names(gl), c("nobs", "n_candidates", "n_forced", "s", "method", "loss", "refit", "eps", "delta",
                             "eps_select", "eps_refit", "guarantee", "seeded", "sensitivity", "certificates_closed",
-                            "n_certificates", "gap_check_passed", "bounds_public", "r", "lam", "formula",
-                            "response"))
+                            "gap_check_passed", "bounds_public", "r", "lam", "formula", "response"))
   if (requireNamespace("tibble", quietly = TRUE)) {
     expect_s3_class(td, "tbl_df")
     expect_s3_class(gl, "tbl_df")
