@@ -20,7 +20,7 @@ from ._rbridge import maybe_from_r
 from .dask_data import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius
 from .design import Bounds, _as_frame, as_bounds, build_design
-from .guards import check_budget_representable, check_R, check_sizes
+from .guards import check_budget_representable, check_eps_ceiling, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
 from .mechanisms import as_generator
 from .privacy import GUARANTEES, PrivacyLeakWarning
@@ -235,6 +235,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     on_dask = is_dask_frame(data)
     # ---- arguments that need no data: checked before anything is built
     eps = _positive("eps", eps)
+    check_eps_ceiling(eps)
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise ValueError(f"s must be an integer >= 1, got {s!r}")
     s = int(s)

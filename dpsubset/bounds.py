@@ -50,8 +50,8 @@ import pandas as pd
 
 from .design import _resolve  # one resolver of Name / Attribute chains for both modules
 
-__all__ = ["normalise_name", "interval_of", "coding_range", "product_range", "resolve_codebook", "ResolvedBounds",
-           "read_codebook", "apply_levels", "Codebook"]
+__all__ = ["normalise_name", "interval_of", "enclosure", "factor_enclosure", "coding_range", "product_range", "resolve_codebook",
+           "ResolvedBounds", "raw_intervals", "undefined_message", "read_codebook", "apply_levels", "Codebook"]
 
 
 # --------------------------------------------------------------------------- names
@@ -79,11 +79,26 @@ def normalise_name(text):
 # --------------------------------------------------------------------------- interval arithmetic
 
 
+class _Undefined(Exception):
+    """An operation known to take undefined or infinite values somewhere on its
+    argument's interval (log of an interval reaching 0, a divisor interval containing 0,
+    an overflow). Raised inside the enclosure, with the reason in words once known."""
+
+    def __init__(self, reason=None):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _fmt_iv(iv):
+    return f"[{iv[0]:.6g}, {iv[1]:.6g}]"
+
+
 def _finite(iv):
-    if iv is None:
-        return None
+    """``iv`` as floats, or _Undefined when an end is not finite (an overflow) or nan."""
     lo, hi = float(iv[0]), float(iv[1])
-    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo <= hi else None
+    if math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
+        return (lo, hi)
+    raise _Undefined()
 
 
 def _mul(a, b):
@@ -94,10 +109,12 @@ def _mul(a, b):
 def _div(a, b):
     if b[0] > 0 or b[1] < 0:  # the divisor stays away from 0
         return _mul(a, (1.0 / b[1], 1.0 / b[0]))
-    return None
+    raise _Undefined()
 
 
 def _pow(a, k):
+    """Enclosure of a ** k for a constant k; _Undefined where some power is not finite
+    (a negative or fractional power of an interval reaching 0 or below, an overflow)."""
     lo, hi = a
     try:
         if float(k).is_integer():
@@ -113,21 +130,20 @@ def _pow(a, k):
             if lo > 0 or hi < 0:  # x^-m is monotone on an interval without 0
                 v = sorted((lo ** k, hi ** k))
                 return _finite((v[0], v[1]))
-            return None
-        if lo >= 0 and k > 0:
+        elif lo >= 0 and k > 0:
             return _finite((lo ** k, hi ** k))
-        if lo > 0 and k < 0:
+        elif lo > 0 and k < 0:
             return _finite((hi ** k, lo ** k))
     except (OverflowError, ZeroDivisionError):
-        return None
-    return None
+        pass
+    raise _Undefined()
 
 
 def _monotone(fn, lo_min=None, strict=True):
     def apply(a):
         lo, hi = a
         if lo_min is not None and (lo <= lo_min if strict else lo < lo_min):
-            return None
+            raise _Undefined()
         with np.errstate(all="ignore"):
             return _finite((float(fn(lo)), float(fn(hi))))
     return apply
@@ -167,6 +183,94 @@ def _unary_functions(env):
     return out
 
 
+def _text(node):
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover
+        return "?"
+
+
+def _enclose(node, var_intervals, env, aliases):
+    """The enclosure of ``node``; None when none is known (an unknown function or
+    variable); _Undefined, with the reason, when the expression is known to take
+    undefined or infinite values somewhere on the intervals."""
+    if isinstance(node, ast.Expression):
+        node = node.body
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return _finite((node.value, node.value))
+        return None
+    if isinstance(node, ast.Name):
+        name = aliases.get(node.id, node.id)
+        if name in var_intervals:
+            return var_intervals[name]
+        obj = env.get(node.id)
+        if isinstance(obj, (int, float)) and not isinstance(obj, bool):  # a public constant of the caller
+            return _finite((obj, obj))
+        return None
+    if isinstance(node, ast.UnaryOp):
+        a = _enclose(node.operand, var_intervals, env, aliases)
+        if a is None:
+            return None
+        if isinstance(node.op, ast.USub):
+            return (-a[1], -a[0])
+        return a if isinstance(node.op, ast.UAdd) else None
+    if isinstance(node, ast.BinOp):
+        # both sides first: an undefined part is reported even next to an unknown one
+        a = _enclose(node.left, var_intervals, env, aliases)
+        b = _enclose(node.right, var_intervals, env, aliases)
+        if a is None or b is None:
+            return None
+        op = node.op
+        try:
+            if isinstance(op, ast.Add):
+                return _finite((a[0] + b[0], a[1] + b[1]))
+            if isinstance(op, ast.Sub):
+                return _finite((a[0] - b[1], a[1] - b[0]))
+            if isinstance(op, ast.Mult):
+                return _mul(a, b)
+            if isinstance(op, ast.Div):
+                return _div(a, b)
+            if isinstance(op, ast.Pow) and b[0] == b[1]:
+                return _pow(a, b[0])
+        except _Undefined:
+            if isinstance(op, ast.Div) and not (b[0] > 0 or b[1] < 0):
+                why = f"divides by {_text(node.right)}, which takes values in {_fmt_iv(b)}, 0 included"
+            elif isinstance(op, ast.Pow):
+                why = f"is undefined or infinite for {_text(node.left)} in {_fmt_iv(a)}"
+            else:
+                why = "exceeds the floating-point range"
+            raise _Undefined(f"{_text(node)} {why}") from None
+        return None
+    if isinstance(node, ast.Call) and not node.keywords:
+        fn = _resolve(node.func, env)
+        if fn is None:
+            return None
+        if fn is np.power and len(node.args) == 2:
+            a = _enclose(node.args[0], var_intervals, env, aliases)
+            k = _enclose(node.args[1], var_intervals, env, aliases)
+            if a is None or k is None or k[0] != k[1]:
+                return None
+            try:
+                return _pow(a, k[0])
+            except _Undefined:
+                raise _Undefined(f"{_text(node)} is undefined or infinite for {_text(node.args[0])} "
+                                 f"in {_fmt_iv(a)}") from None
+        if len(node.args) != 1:
+            return None
+        for f, handler in _unary_functions(env):
+            if fn is f:
+                a = _enclose(node.args[0], var_intervals, env, aliases)
+                if a is None:
+                    return None
+                try:
+                    return handler(a)
+                except _Undefined:
+                    raise _Undefined(f"{_text(node)} is undefined or infinite for {_text(node.args[0])} "
+                                     f"in {_fmt_iv(a)}") from None
+    return None
+
+
 def interval_of(node, var_intervals, env, aliases=None):
     """An interval containing every value of an expression, or None when none follows.
 
@@ -184,61 +288,29 @@ def interval_of(node, var_intervals, env, aliases=None):
     Returns
     -------
     (float, float) or None
+        None both when no enclosure is known and when the expression is undefined
+        or unbounded somewhere on the intervals (:func:`enclosure` tells them apart).
     """
-    aliases = aliases or {}
-    if isinstance(node, ast.Expression):
-        node = node.body
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return _finite((node.value, node.value))
-        return None
-    if isinstance(node, ast.Name):
-        name = aliases.get(node.id, node.id)
-        if name in var_intervals:
-            return var_intervals[name]
-        obj = env.get(node.id)
-        if isinstance(obj, (int, float)) and not isinstance(obj, bool):  # a public constant of the caller
-            return _finite((obj, obj))
-        return None
-    if isinstance(node, ast.UnaryOp):
-        a = interval_of(node.operand, var_intervals, env, aliases)
-        if a is None:
-            return None
-        if isinstance(node.op, ast.USub):
-            return (-a[1], -a[0])
-        return a if isinstance(node.op, ast.UAdd) else None
-    if isinstance(node, ast.BinOp):
-        a = interval_of(node.left, var_intervals, env, aliases)
-        b = interval_of(node.right, var_intervals, env, aliases)
-        if a is None or b is None:
-            return None
-        op = node.op
-        if isinstance(op, ast.Add):
-            return _finite((a[0] + b[0], a[1] + b[1]))
-        if isinstance(op, ast.Sub):
-            return _finite((a[0] - b[1], a[1] - b[0]))
-        if isinstance(op, ast.Mult):
-            return _mul(a, b)
-        if isinstance(op, ast.Div):
-            return _div(a, b)
-        if isinstance(op, ast.Pow) and b[0] == b[1]:
-            return _pow(a, b[0])
-        return None
-    if isinstance(node, ast.Call) and not node.keywords:
-        fn = _resolve(node.func, env)
-        if fn is None:
-            return None
-        if fn is np.power and len(node.args) == 2:
-            a = interval_of(node.args[0], var_intervals, env, aliases)
-            k = interval_of(node.args[1], var_intervals, env, aliases)
-            return None if a is None or k is None or k[0] != k[1] else _pow(a, k[0])
-        if len(node.args) != 1:
-            return None
-        for f, handler in _unary_functions(env):
-            if fn is f:
-                a = interval_of(node.args[0], var_intervals, env, aliases)
-                return None if a is None else handler(a)
-    return None
+    return enclosure(node, var_intervals, env, aliases)[0]
+
+
+def enclosure(node, var_intervals, env, aliases=None):
+    """Like :func:`interval_of`, and why there is none when the expression is known to fail.
+
+    Returns
+    -------
+    interval : (float, float) or None
+    undefined : str or None
+        When the expression takes undefined or infinite values somewhere on the
+        intervals (``np.log`` of an interval reaching 0, a divisor interval that
+        contains 0, ``np.exp`` or a power beyond the floating-point range): the reason
+        in words, naming the sub-expression and its interval. None otherwise, also
+        when no enclosure is known (a function the package does not know).
+    """
+    try:
+        return _enclose(node, var_intervals, env, aliases or {}), None
+    except _Undefined as exc:
+        return None, exc.reason or f"{_text(node)} exceeds the floating-point range"
 
 
 def coding_range(state):
@@ -260,10 +332,11 @@ def product_range(ranges):
     if not ranges or any(r is None for r in ranges):
         return None
     out = ranges[0]
-    for r in ranges[1:]:
-        out = _mul(out, r)
-        if out is None:
-            return None
+    try:
+        for r in ranges[1:]:
+            out = _mul(out, r)
+    except _Undefined:
+        return None
     return out
 
 
@@ -280,6 +353,40 @@ def _poly_raw_var(tree, env):
     if len(raw) == 1 and isinstance(raw[0], ast.Constant) and raw[0].value is True and body.args:
         return body.args[0]
     return None
+
+
+def _poly_degree(tree):
+    """The degree of ``poly(x, d, raw=True)`` when it is a literal integer, else None."""
+    body = tree.body if isinstance(tree, ast.Expression) else tree
+    node = next((kw.value for kw in body.keywords if kw.arg == "degree"), None)
+    if node is None and len(body.args) > 1:
+        node = body.args[1]
+    if node is None:
+        return 1  # formulaic's default degree
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _powers_undefined(arg, base):
+    return f"a power of {_text(arg)} in {_fmt_iv(base)} exceeds the floating-point range"
+
+
+def factor_enclosure(tree, var_intervals, env, aliases=None):
+    """:func:`enclosure` of one factor of a formula; for a raw polynomial
+    ``poly(x, d, raw=True)``, the hull of the intervals of x, x^2, ..., x^d (its columns)."""
+    arg = _poly_raw_var(tree, env)
+    if arg is None:
+        return enclosure(tree, var_intervals, env, aliases)
+    degree = _poly_degree(tree)
+    base, why = enclosure(arg, var_intervals, env, aliases)
+    if why is not None or base is None or degree is None or degree < 1:
+        return None, why
+    try:
+        ivs = [_pow(base, k) for k in range(1, degree + 1)]
+    except _Undefined:
+        return None, _powers_undefined(arg, base)
+    return (min(iv[0] for iv in ivs), max(iv[1] for iv in ivs)), None
 
 
 # --------------------------------------------------------------------------- resolution
@@ -317,7 +424,8 @@ def _fmt_names(names):
 
 
 def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, encoder_state,
-                     factor_info, env, lhs_info, response_name, lhs_vars, rhs_vars, inherent):
+                     factor_info, env, lhs_info, response_name, lhs_vars, rhs_vars, inherent,
+                     coding_ranges=None, fallback=False):
     """Settle the bounds of one formula from a codebook (see the module docstring).
 
     Parameters
@@ -347,6 +455,12 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
         The response's column name and the data columns of both sides.
     inherent : dict
         Column -> public bound of its coding (None when it has none).
+    coding_ranges : dict, optional
+        Coded column -> (min, max) of its coding: an interval given for a coded
+        column must be that range.
+    fallback : bool
+        Whether a scalar ``Bounds.x`` or ``Bounds.default`` bounds the columns that
+        get nothing here (then a term undefined on the box takes that bound).
 
     Returns
     -------
@@ -355,7 +469,11 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
     Raises
     ------
     ValueError
-        An entry that names no column of the data and no column or term of the model.
+        An entry that names no column of the data and no column or term of the
+        model; an interval for a coded (dummy or bool) column other than its
+        coding's range; a term (or the response) that is undefined or unbounded
+        somewhere on the codebook's box and has no bound of its own
+        (:func:`undefined_message`).
     """
     out = ResolvedBounds(y=y)
     by_norm = {}
@@ -380,11 +498,13 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
                          f"of the model{hint}. Valid names: {valid}, or any column of the data")
 
     used = set()
+    coding_ranges = coding_ranges or {}
     # ---- given: by column, then by term
     for c in xcols:
         hit = by_norm.get(normalise_name(c))
         if hit is None:
             continue
+        _check_coded(hit, c, inherent, coding_ranges)
         out.columns[c] = hit[1]
         used.add(hit[0])
     for t, cols in term_cols.items():
@@ -393,13 +513,12 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
             continue
         used.add(hit[0])
         for c in cols:
-            out.columns.setdefault(c, hit[1])
+            if c not in out.columns:
+                _check_coded(hit, c, inherent, coding_ranges)
+                out.columns[c] = hit[1]
 
     # ---- public intervals of the data columns (scalars b read as [-b, b])
-    var_iv = {}
-    for norm, (key, val) in by_norm.items():
-        if key in data_set:
-            var_iv[key] = (-val, val) if not isinstance(val, tuple) else val
+    var_iv = raw_intervals(xdict, data_columns)
 
     # ---- derived, column by column, for what is still open
     for st in structure:
@@ -413,15 +532,22 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
             arg = _poly_raw_var(info.tree, env) if info is not None and info.tree is not None else None
             if arg is None:
                 continue
-            base = interval_of(arg, var_iv, env, getattr(info, "aliases", {}))
-            if base is None:
+            base, why = enclosure(arg, var_iv, env, getattr(info, "aliases", {}))
+            ivs = []
+            if base is not None:
+                try:
+                    ivs = [_pow(base, i + 1) for i in range(len(cols))]
+                except _Undefined:
+                    why = _powers_undefined(arg, base)
+            if why is not None:
+                if not fallback:
+                    raise ValueError(undefined_message(label, why, info.data_vars, var_iv))
                 continue
-            for i, c in enumerate(cols):
-                iv = _pow(base, i + 1)
-                if iv is not None and c not in out.columns:
+            for c, iv in zip(cols, ivs):
+                if c not in out.columns:
                     _derive(out, c, iv, info.data_vars, used)
             continue
-        ivs, vars_ = [], []
+        ivs, vars_, why = [], [], None
         for fac in factors:
             info = factor_info.get(fac.expr)
             kind, state = encoder_state.get(fac.expr, (None, {}))
@@ -435,14 +561,21 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
             if info.tree is None:  # a plain column
                 ivs.append(var_iv.get(info.data_vars[0]) if info.data_vars else None)
             else:
-                ivs.append(interval_of(info.tree, var_iv, env, getattr(info, "aliases", {})))
-        if any(iv is None for iv in ivs) or len(cols) < 1:
-            continue
-        iv = ivs[0]
-        for nxt in ivs[1:]:
-            iv = _mul(iv, nxt)
-            if iv is None:
-                break
+                iv, reason = enclosure(info.tree, var_iv, env, getattr(info, "aliases", {}))
+                ivs.append(iv)
+                why = why or reason
+        iv = None
+        if why is None and cols and all(v is not None for v in ivs):
+            try:
+                iv = ivs[0]
+                for nxt in ivs[1:]:
+                    iv = _mul(iv, nxt)
+            except _Undefined:
+                iv, why = None, "the product of its factors exceeds the floating-point range"
+        if why is not None and not fallback:
+            # undefined or unbounded on the public box, and no bound of its own: refused
+            # (a bound from the data would void the guarantee; the rows' values would decide)
+            raise ValueError(undefined_message(label, why, vars_, var_iv))
         if iv is None:
             continue
         for c in cols:
@@ -456,7 +589,10 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
             out.y = resp_hit[1]
             used.add(resp_hit[0])
     if out.y is None and len(lhs_info) == 1 and lhs_info[0].tree is not None:
-        iv = interval_of(lhs_info[0].tree, var_iv, env, getattr(lhs_info[0], "aliases", {}))
+        iv, why = enclosure(lhs_info[0].tree, var_iv, env, getattr(lhs_info[0], "aliases", {}))
+        if why is not None:
+            raise ValueError(undefined_message(response_name, why, lhs_info[0].data_vars, var_iv,
+                                               response=True))
         if iv is not None and iv[0] < iv[1]:
             out.y, out.y_derived = iv, True
             out.derived[response_name] = iv
@@ -469,6 +605,50 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
     out.unused = [key for key in xdict if key not in used
                   and not (key in lhs_set and out.y is not None and key == response_name)]
     return out
+
+
+def raw_intervals(xdict, data_columns):
+    """Data column -> its public interval, for the codebook's entries that name a column
+    of the data (a scalar b read as [-b, b]): the intervals raw values are clipped to
+    before the formula's transforms see them, and the box of the interval arithmetic."""
+    data_set = set(data_columns)
+    return {key: (val if isinstance(val, tuple) else (-val, val))
+            for key, val in xdict.items() if key in data_set}
+
+
+def undefined_message(term, why, variables, var_iv, *, response=False):
+    """The refusal of a term (or the response) that is undefined or unbounded somewhere
+    on the codebook's box and has no bound of its own: it names the term, the reason,
+    the intervals of its variables and both fixes. Public inputs only."""
+    variables = list(dict.fromkeys(variables))
+    boxed = [v for v in variables if v in var_iv]
+    where = (", given the codebook's " + ", ".join(f"{v!r} in {_fmt_iv(var_iv[v])}" for v in boxed)) if boxed else ""
+    what = f"the response {term!r}" if response else f"the term {term!r}"
+    own = ("give the response its own bound (bounds y=(lo, hi), e.g. Bounds(x=codebook, y=(lo, hi)))"
+           if response else f"give {term!r} its own interval in the codebook, e.g. {{{term!r}: (lo, hi)}}")
+    names = _fmt_names(boxed) if boxed else "its variables"
+    return (f"bounds: {what} has no public bound: {why}{where}. This follows from the codebook and the "
+            "formula alone and is refused before the data are read (a bound taken from the data would "
+            f"leave no guarantee). Fix: give {names} an interval on which it is finite, or {own}: values "
+            "outside that bound, infinite ones included, are then clipped to its ends, and undefined ones "
+            "(nan) are set to its midpoint")
+
+
+def _check_coded(hit, column, inherent, coding_ranges):
+    """An interval given for a coded (dummy or bool) column must be its coding's range:
+    any other interval would silently rescale the coding (a dummy's 0 and 1 mapped to
+    -1 and -0.8 by an interval (0, 10), say). Scalars keep overriding the coding's bound."""
+    key, val = hit
+    if not isinstance(val, tuple) or inherent.get(column) is None:
+        return
+    rng = coding_ranges.get(column)
+    if rng is not None and (float(rng[0]), float(rng[1])) == (float(val[0]), float(val[1])):
+        return
+    shown = f"its coding's range {_fmt_iv(rng)}" if rng is not None else "its coding"
+    raise ValueError(f"bounds x[{key!r}]: the interval {_fmt_iv(val)} is given for {column!r}, a dummy (or "
+                     f"bool) column whose values are fixed by {shown}; an interval for it must be that "
+                     "range (which maps the coding onto [-1, 1]). Give that range, a scalar bound, or no "
+                     "entry (the coding's range is then used)")
 
 
 def _derive(out, column, iv, variables, used):
@@ -529,12 +709,18 @@ def read_codebook(path):
 
     Raises
     ------
+    FileNotFoundError
+        No file at ``path``.
     ValueError
         A row with neither bounds nor levels, with only one of ``lo``/``hi``,
         with ``lo >= hi``, or a column listed twice; the message names the
         column and the row of the file.
     """
     path = os.fspath(path)
+    if not os.path.isfile(path):  # said here, before pandas or json would say it in their words
+        what = "is a directory, not a file" if os.path.isdir(path) else "no such file"
+        raise FileNotFoundError(f"codebook {path!r}: {what}; give the path of a .csv or .json codebook "
+                                "with the fields column, lo, hi and levels")
     ext = os.path.splitext(path)[1].lower()
     if ext == ".json":
         with open(path, encoding="utf-8") as fh:

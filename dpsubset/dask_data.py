@@ -121,26 +121,40 @@ def _partition_stats(part, model):
         return None
     try:
         Z = model.transform_new(part)
+        y = _response(part, model)
     except ValueError as exc:
         raise ValueError(str(exc).replace("newdata:", "data (a Dask partition):", 1)) from None
-    y = _response(part, model)
     k = len(model.forced_names)
     return SufficientStats.from_arrays(Z[:, :k], Z[:, k:], y, k_forced=k)
 
 
 def _response(part, model):
-    """The response of one partition, clipped and mapped by the public model."""
-    if model.model_spec is None:
-        y = part[model.response_name].to_numpy(dtype=float)
-    else:
-        mm = model.model_spec.lhs.get_model_matrix(part, context=dict(model.eval_context), na_action="ignore")
-        y = np.asarray(mm.to_numpy(dtype=float))[:, 0]
-    bad = int(np.count_nonzero(~np.isfinite(y)))
+    """The response of one partition, clipped and mapped by the public model.
+
+    As on the pandas route: missing values in the data are an error (input validation,
+    naming the column and the number of rows); the raw columns of a transformed response
+    are clipped to their public intervals first, and values the transform leaves
+    undefined are placed by the same fixed rule (:func:`dpsubset.design._fill_undefined`).
+    """
+    from .design import _bad_rows, _clip_raw, _fill_undefined, _rows
+
+    name = model.response_name
+    raw = [name] if model.model_spec is None else sorted(
+        v for v in model.model_spec.lhs.required_variables if v in part.columns)
+    bad = {v: _bad_rows(part[v]) for v in raw}
+    bad = {v: k for v, k in bad.items() if k}
     if bad:
-        raise ValueError(f"data (a Dask partition): missing or infinite values in the response "
-                         f"{model.response_name!r} ({bad} rows); remove or impute them first")
-    lo, hi = model.clip_limits[model.response_name]
-    c, h = model.column_maps[model.response_name]
+        desc = ", ".join(f"{v!r} ({_rows(k)})" for v, k in bad.items())
+        raise ValueError(f"newdata: missing or infinite values in the response's column{'s' if len(bad) > 1 else ''} "
+                         f"{desc}; remove or impute them first")
+    if model.model_spec is None:
+        y = part[name].to_numpy(dtype=float)
+    else:
+        lhs = _clip_raw(part, model.raw_limits)
+        mm = model.model_spec.lhs.get_model_matrix(lhs, context=dict(model.eval_context), na_action="ignore")
+        y = _fill_undefined(np.array(mm.to_numpy(dtype=float)), [name], model.clip_limits, "newdata")[:, 0]
+    lo, hi = model.clip_limits[name]
+    c, h = model.column_maps[name]
     return (np.clip(y, lo, hi) - c) / h
 
 

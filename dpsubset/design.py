@@ -174,15 +174,23 @@ def _is_real(v):
 
 
 def _parse_scalar(v, where):
+    from .guards import BOUND_MAX, BOUND_MIN
+
     if not _is_real(v):
         raise TypeError(f"{where}: a bound must be a positive number b or an interval (lo, hi); got {v!r}")
     b = float(v)
     if not math.isfinite(b) or b <= 0:
         raise ValueError(f"{where}: a scalar bound must be finite and > 0; got {v!r}")
+    if not BOUND_MIN <= b <= BOUND_MAX:
+        raise ValueError(f"{where}: a scalar bound must lie in [{BOUND_MIN:g}, {BOUND_MAX:g}] (squares and "
+                         f"ratios of bounds must stay within floating point); got {b:g}. Give the column "
+                         "in other units (e.g. thousands or millionths)")
     return b
 
 
 def _parse_interval(v, where):
+    from .guards import BOUND_MAX, BOUND_MIN
+
     vals = list(v)
     if len(vals) != 2 or not all(_is_real(t) for t in vals):
         raise TypeError(f"{where}: an interval bound must be a pair of numbers (lo, hi); got {v!r}")
@@ -191,6 +199,17 @@ def _parse_interval(v, where):
         raise ValueError(f"{where}: interval {v!r} must have finite ends")
     if lo >= hi:
         raise ValueError(f"{where}: interval {v!r} must have lo < hi")
+    # The map to [-1, 1] needs a finite centre and a half-width that is neither 0 nor
+    # subnormal, and the squares of the ends must be finite: checked here, on public
+    # numbers, so that an absurd codebook fails before the data are read.
+    if max(abs(lo), abs(hi)) > BOUND_MAX:
+        raise ValueError(f"{where}: interval ({lo:g}, {hi:g}) has an end beyond +-{BOUND_MAX:g}, which floating "
+                         "point cannot square; give the column in other units (e.g. thousands), with ends "
+                         "known in advance")
+    if hi / 2 - lo / 2 < BOUND_MIN:  # halved first: hi - lo itself may overflow
+        raise ValueError(f"{where}: interval ({lo:g}, {hi:g}) is narrower than 2 * {BOUND_MIN:g}, too narrow "
+                         "to be mapped to [-1, 1] by representable numbers; give the column in other units "
+                         "(e.g. millionths)")
     return (lo, hi)
 
 
@@ -376,6 +395,11 @@ class Design:
     gram : dpsubset.suffstats.SufficientStats or None
         With ``build_design(..., gram=True)``: the Gram matrix of [forced, X, y]
         and n, in place of the matrices (which then have no rows).
+    raw_limits : dict
+        Data column -> its public interval (the codebook's entry), for the columns
+        that the formula's transforms and interactions read: they are clipped to it
+        before the formula is evaluated (on new data too), so that a transform only
+        ever sees values inside the codebook's box.
     """
 
     X: np.ndarray = field(repr=False)
@@ -401,6 +425,7 @@ class Design:
     bounds_from_data: list = field(default_factory=list, repr=False)
     float_columns: list = field(default_factory=list, repr=False)
     gram: object = field(default=None, repr=False)
+    raw_limits: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self):
         # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
@@ -499,7 +524,7 @@ class Design:
                                  "fitted on numeric columns; convert them to numbers first (the values are "
                                  "not shown)")
             return _FrameColumns(frame, self.rhs_variables).clip_and_map(names, self.clip_limits, self.column_maps)
-        frame = _as_float(frame, self.float_columns)
+        frame = _clip_raw(_as_float(frame, self.float_columns), self.raw_limits)
         from formulaic.errors import DataMismatchWarning
 
         with warnings.catch_warnings(record=True) as caught:
@@ -516,8 +541,7 @@ class Design:
         for w in caught:
             warnings.warn(w.message, w.category, stacklevel=2)
         names = self.forced_names + self.candidate_names
-        M = _numeric_matrix(mm, names, "newdata")
-        _check_finite_matrix(M, names, "newdata")
+        M = _fill_undefined(_numeric_matrix(mm, names, "newdata"), names, self.clip_limits, "newdata")
         return _clip_and_map(M, names, self.clip_limits, self.column_maps)
 
 
@@ -631,24 +655,106 @@ def _check_finite_columns(frame, columns, argname):
         )
 
 
-def _check_finite_matrix(M, names, argname):
-    bad = ~np.isfinite(M)
-    if bad.any():
-        cnt = bad.sum(axis=0)
-        desc = ", ".join(f"{names[j]!r} ({int(cnt[j])} rows)" for j in np.flatnonzero(cnt))
-        raise ValueError(
-            f"{argname}: the formula produced missing or infinite values in {desc} "
-            "(e.g. log of a value <= 0); change the formula or the data"
-        )
+def _rows(k):
+    return f"{k} row{'s' if k != 1 else ''}"
+
+
+def _undefined_error(argname, counts):
+    """Non-finite values of the formula in columns without a public bound: the columns
+    and the numbers of rows, never the values."""
+    desc = ", ".join(f"{c!r} ({_rows(k)})" for c, k in counts.items())
+    return ValueError(
+        f"{argname}: the formula produced missing or infinite values (e.g. log of a value <= 0) in {desc}, "
+        "whose bound is not public (taken from the data), so no fixed rule can place them; give "
+        f"{'these columns' if len(counts) > 1 else 'the column'} a bound in the codebook (an interval "
+        "on which the transform is finite for its variables, or one of its own), or change the formula "
+        "or the data")
+
+
+def _fill_undefined(M, names, clip_limits, argname, learned=()):
+    """Place the formula's non-finite values into each column's public clip interval.
+
+    A transform of in-range values can still be undefined or infinite (``np.log`` of a
+    column without an interval, ``inf - inf``, or a term whose own interval is its only
+    bound): a fixed rule maps them, row by row and whatever the other rows are, so that
+    no error and no count depends on the data: +-inf go to the interval's ends (the clip
+    that follows does that) and nan to its midpoint (set here, in place). A column whose
+    bound is not public (``learned``, or an infinite clip interval in a predictor that
+    keeps no learned bound) has no interval to map into: an error naming it and the
+    number of such rows (the guarantee is void there in any case).
+
+    Parameters
+    ----------
+    M : ndarray, shape (n, m)
+        Raw model-matrix columns ``names`` (modified in place if writeable).
+    names : list of str
+    clip_limits : dict
+    argname : str
+        ``"data"`` or ``"newdata"``, for the message.
+    learned : collection of str
+        Columns whose bounds were taken from the data.
+
+    Returns
+    -------
+    ndarray
+        ``M``, or a copy of it when it was read-only.
+    """
+    ok = np.ones(M.shape[1], dtype=bool)
+    for a, b in _row_blocks(M.shape[0], M.shape[1]):  # no n x m temporary
+        ok &= np.isfinite(M[a:b]).all(axis=0)
+    if ok.all():
+        return M
+    refuse = {}
+    if not M.flags.writeable:  # a read-only view of pandas' memory (copy-on-write)
+        M = M.copy()
+    for j in np.flatnonzero(~ok):
+        nm = names[j]
+        lo, hi = clip_limits[nm]
+        col = M[:, j]
+        if nm in learned or not (math.isfinite(lo) and math.isfinite(hi)):
+            refuse[nm] = int(np.count_nonzero(~np.isfinite(col)))
+            continue
+        col[np.isnan(col)] = (lo + hi) / 2
+    if refuse:
+        raise _undefined_error(argname, refuse)
+    return M
 
 
 def _numeric_matrix(mm, names, argname):
     try:
         frame = mm[names] if names is not None else mm
-        return np.ascontiguousarray(frame.to_numpy(dtype=float))
     except KeyError as exc:
         raise ValueError(f"{argname}: the formula did not produce the columns of the training data ({exc}); "
                          "check that categorical variables have the same levels") from exc
+    try:
+        return np.ascontiguousarray(frame.to_numpy(dtype=float))
+    except (TypeError, ValueError):
+        # pandas' message quotes the first value it could not convert: name the columns instead
+        bad = [str(c) for c, dt in zip(frame.columns, frame.dtypes)
+               if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))]
+        raise ValueError(f"{argname}: the formula produced non-numeric values in "
+                         f"{_fmt_names(bad) if bad else 'a column'} (the values are not shown); convert the "
+                         "column to numbers, or declare it categorical (C(x, levels=[...]) or a pandas "
+                         "Categorical)") from None
+
+
+def _interval_map(lo, hi, has_intercept):
+    """(centre, half-width) of the public map x' = (x - centre) / half of [lo, hi] onto [-1, 1].
+
+    With an intercept the centre is the midpoint and the half-width (hi - lo) / 2, raised
+    to fl(hi - centre) or fl(centre - lo) where the rounded centre leaves an end further
+    away (an interval a few units wide near 2^53, say): then every x in [lo, hi] maps into
+    [-1, 1] in floating point, not only in exact arithmetic, because rounding is monotone
+    (fl(x - c) <= fl(hi - c) <= half, and a quotient a / half with a <= half rounds to at
+    most 1; likewise below). Without an intercept (the no-intercept rule) the centre is 0
+    and the half-width max(|lo|, |hi|). The interval's ends lie within
+    :data:`dpsubset.guards.BOUND_MAX` (checked by :class:`Bounds`), so nothing overflows.
+    """
+    if not has_intercept:
+        return (0.0, float(max(abs(lo), abs(hi))))
+    centre = (lo + hi) / 2
+    half = max((hi - lo) / 2, hi - centre, centre - lo)
+    return (float(centre), float(half))
 
 
 def _clip_and_map(M, names, clip_limits, column_maps, out=None):
@@ -816,6 +922,133 @@ def _integers_as_float(frame, all_info, eval_ctx):
                     and not pd.api.types.is_bool_dtype(frame[v]))
     cast = sorted(cast)
     return _as_float(frame, cast), cast
+
+
+def _is_coding_call(info, env):
+    """Whether a factor is ``C(...)`` or ``hashed(...)``: its variable's values are levels."""
+    from formulaic.transforms import TRANSFORMS
+
+    body = info.tree.body if info.tree is not None else None
+    return isinstance(body, ast.Call) and _resolve(body.func, env) in (TRANSFORMS["C"], TRANSFORMS["hashed"])
+
+
+def _check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, used, colset):
+    """What the codebook and the formula refuse by themselves, before the data are read.
+
+    Only names, dtypes and the codebook's numbers are looked at, so these errors are the
+    same for every data set with those columns:
+
+    * an interval for a column that is not numeric (a categorical variable takes levels;
+      mapping its dummies by the interval would rescale their coding);
+    * a transform (or interaction) that is undefined or unbounded somewhere on the box of
+      its variables' intervals, for a term with no bound of its own (no entry for the
+      term, no scalar ``Bounds.x`` or ``Bounds.default``), and likewise for the response
+      (:func:`dpsubset.bounds.undefined_message`). An entry that might name one of the
+      term's model-matrix columns defers the decision to
+      :func:`dpsubset.bounds.resolve_codebook`, which makes it once the columns are
+      known (and raises the same error).
+    """
+    if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
+        return
+    from .bounds import enclosure, factor_enclosure, normalise_name, raw_intervals, undefined_message
+
+    xdict = bnds.x
+    for key, val in xdict.items():
+        if isinstance(val, tuple) and key in used and not pd.api.types.is_numeric_dtype(dtypes[key]):
+            raise ValueError(
+                f"bounds x[{key!r}]: an interval ({val[0]:g}, {val[1]:g}) is given for {key!r}, but {key!r} is not "
+                f"numeric (dtype {dtypes[key]}): a categorical variable takes levels, not an interval (its dummy "
+                "columns keep the range of their coding). Remove the entry, declare the levels "
+                f"(C({key}, levels=[...]) or a pandas Categorical with explicit categories), or convert the "
+                "column to numbers")
+    var_iv = raw_intervals(xdict, colset)
+    if not var_iv:
+        return
+    norm_keys = {normalise_name(k): k for k in xdict}
+    response = lhs_info[0].expr if len(lhs_info) == 1 else None
+    if (response is not None and lhs_info[0].tree is not None and bnds.y is None
+            and normalise_name(response) not in norm_keys):
+        _, why = enclosure(lhs_info[0].tree, var_iv, env, lhs_info[0].aliases)
+        if why is not None:
+            raise ValueError(undefined_message(response, why, lhs_info[0].data_vars, var_iv, response=True))
+    if bnds.default is not None:
+        return  # every column has a bound of its own: the default
+    labels = {normalise_name(str(t)) for t, _ in rhs_info}
+    if response is not None:
+        labels.add(normalise_name(response))
+    # entries that name neither a data column nor a term: perhaps a model-matrix column
+    # of some term (a dummy of an interaction, a column of a raw polynomial)
+    unclaimed = any(nk not in labels and k not in colset for nk, k in norm_keys.items())
+    for term, infos in rhs_info:
+        label = str(term)
+        if label == "1" or normalise_name(label) in norm_keys:
+            continue
+        for info in infos:
+            if info.tree is None or _is_coding_call(info, env):
+                continue
+            _, why = factor_enclosure(info.tree, var_iv, env, info.aliases)
+            if why is None or unclaimed:
+                continue
+            vars_ = [v for i in infos for v in i.data_vars]
+            raise ValueError(undefined_message(label, why, vars_, var_iv))
+
+
+def _text_as_object(frame, columns, dtypes):
+    """Text columns with a pandas string dtype (``"string"``, pyarrow strings) as object
+    columns, which formulaic encodes as categorical (it passes a string dtype through
+    unencoded, and converting it to numbers would then quote a value in pandas' error)."""
+    cols = [c for c in dict.fromkeys(columns) if isinstance(dtypes.get(c), pd.StringDtype)]
+    if not cols:
+        return frame
+    out = frame.copy(deep=False)
+    for c in cols:
+        out[c] = out[c].astype(object)
+    return out
+
+
+def _raw_clip_limits(bnds, lhs_info, rhs_info, dtypes, env, colset):
+    """Data column -> public interval, for the numeric columns that the formula's
+    transforms and interactions read and that the codebook bounds (Design.raw_limits).
+
+    Columns used only as they are need no raw clip (their model-matrix column is clipped
+    to the same interval), and variables inside ``C(...)`` or ``hashed(...)`` are levels,
+    not numbers to clip."""
+    if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
+        return {}
+    from .bounds import raw_intervals
+
+    var_iv = raw_intervals(bnds.x, colset)
+    if not var_iv:
+        return {}
+    out = {}
+
+    def take(variables):
+        for v in variables:
+            dt = dtypes.get(v)
+            if v in var_iv and pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt):
+                out[v] = var_iv[v]
+
+    for _, infos in rhs_info:
+        for info in infos:
+            if info.tree is None:
+                if len(infos) > 1:  # a column in an interaction
+                    take(info.data_vars)
+            elif not _is_coding_call(info, env):
+                take(info.data_vars)
+    if len(lhs_info) == 1 and lhs_info[0].tree is not None:
+        take(lhs_info[0].data_vars)
+    return out
+
+
+def _clip_raw(frame, limits):
+    """``frame`` with the columns in ``limits`` clipped to their intervals (as float64)."""
+    if not limits:
+        return frame
+    out = frame.copy(deep=False)
+    for v, (lo, hi) in limits.items():
+        if v in out.columns:
+            out[v] = np.clip(out[v].to_numpy(dtype=float), lo, hi)
+    return out
 
 
 def _as_float(frame, columns):
@@ -1189,9 +1422,22 @@ class _ColumnSource:
                 np.maximum(m, np.abs(self.block(names, a, b)).max(axis=0), out=m)
         return names, m.tolist()
 
+    def count_nonfinite(self, names):
+        """Column -> number of its non-finite values, for the columns ``names`` (blocked)."""
+        names = list(names)
+        k = np.zeros(len(names), dtype=np.int64)
+        if names:
+            for a, b in _row_blocks(self.n, len(names)):
+                k += (~np.isfinite(self.block(names, a, b))).sum(axis=0)
+        return dict(zip(names, k.tolist()))
+
     def copy_block(self, names, a, b, out):
         """Raw values of rows a:b of the columns ``names`` into ``out``."""
         out[...] = self.block(names, a, b)
+
+    def fill_undefined(self, clip_limits, learned):
+        """Non-finite values into the public clip intervals (:func:`_fill_undefined`); the
+        direct route's columns were checked finite before, so there is nothing to do."""
 
     def clip_and_map(self, names, clip_limits, column_maps):
         """The columns ``names`` clipped and mapped, as one C-ordered (n, m) array (the
@@ -1211,7 +1457,12 @@ class _MatrixColumns(_ColumnSource):
 
     def __init__(self, M, names):
         self.M, self.n = M, M.shape[0]
+        self.names = list(names)
         self.idx = {c: j for j, c in enumerate(names)}
+
+    def fill_undefined(self, clip_limits, learned):
+        """:func:`_fill_undefined` on the matrix."""
+        self.M = _fill_undefined(self.M, self.names, clip_limits, "data", learned)
 
     def block(self, names, a, b):
         return self.M[a:b][:, [self.idx[c] for c in names]]
@@ -1269,8 +1520,9 @@ class _FrameColumns(_ColumnSource):
         else:
             try:
                 vals = self.frame.iloc[a:b][cols].to_numpy(dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"data: the columns the formula uses must be numeric ({exc})") from exc
+            except (TypeError, ValueError):  # pandas' text would quote a value
+                raise ValueError("data: the columns the formula uses must be numeric (the values are "
+                                 "not shown)") from None
         if len(cols) == len(names):
             return vals
         out = np.ones((b - a, len(names)))
@@ -1320,7 +1572,8 @@ def _materialise_formulaic(F, frame, formula, eval_ctx, env, all_info, colset, s
     y_raw = _numeric_matrix(lhs_mm, None, "data")[:, 0]
     names_all = [str(c) for c in rhs_mm.columns]
     M = _numeric_matrix(rhs_mm, None, "data")
-    _check_finite_matrix(np.column_stack([y_raw, M]), [response_name] + names_all, "data")
+    # Non-finite values (a transform undefined somewhere) are placed by build_design once
+    # the bounds are known: by a fixed rule where the bound is public (_fill_undefined).
 
     # ---- structure: terms, intercept, categorical lint, inherent bounds
     from .bounds import coding_range, product_range
@@ -1494,6 +1747,12 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
     if both:
         raise ValueError(f"formula: the response variable {_fmt_names(both)} also appears on the right-hand side")
 
+    env = dict(TRANSFORMS)
+    env.update(eval_ctx)
+    # ---- the codebook against the formula: names, dtypes and public numbers only, so
+    # that what they refuse is refused before the data are read
+    _check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, lhs_vars + rhs_vars, colset)
+
     # ---- data checks on the used columns only
     odd = [c for c in lhs_vars + rhs_vars
            if not (isinstance(dtypes[c], np.dtype) and dtypes[c].kind in "fiub")  # the common case, quickly
@@ -1510,6 +1769,12 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
                          "the two would be merged; rename the column, e.g. "
                          f"data = data.rename(columns={{{_INTERCEPT!r}: 'intercept_col'}})")
     frame, float_columns = _integers_as_float(frame, all_info, eval_ctx)
+    frame = _text_as_object(frame, lhs_vars + rhs_vars, dtypes)
+    # Raw values are clipped to the codebook's intervals before any transform sees them:
+    # then np.log(b) of a row with b = 0 outside b's interval (1, 4) is np.log(1), not an
+    # error that would tell the data set from its neighbour without that row.
+    raw_limits = _raw_clip_limits(bnds, lhs_info, rhs_info, dtypes, env, colset)
+    frame = _clip_raw(frame, raw_limits)
     lhs_factor = lhs_info[0]
     response_bool = False
     if lhs_factor.tree is None and len(lhs_info) == 1:
@@ -1524,8 +1789,6 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
 
     # ---- lint of the formula text (warnings are emitted only if the build succeeds)
     pending = []  # (message, leak)
-    env = dict(TRANSFORMS)
-    env.update(eval_ctx)
     seen = set()
     for info in all_info:
         for term, msg in _lint_calls(info, env, colset):
@@ -1591,7 +1854,9 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
                             term_cols=term_cols, structure=spec.rhs.structure if spec is not None else [], encoder_state=enc,
                             factor_info=info_by_expr, env=env, lhs_info=lhs_info,
                             response_name=response_name, lhs_vars=lhs_vars, rhs_vars=rhs_vars,
-                            inherent=inherent)
+                            inherent=inherent, coding_ranges=inherent_range,
+                            fallback=bnds is not None and (bnds.default is not None
+                                                           or (bnds.x is not None and not isinstance(bnds.x, dict))))
     xdict = book.columns
     column_maps, clip_limits, mapped_bound = {}, {}, {}
     derived = []
@@ -1604,9 +1869,8 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
             spec_ = b
         if isinstance(spec_, tuple):
             lo, hi = spec_
-            centre, half = ((lo + hi) / 2, (hi - lo) / 2) if has_intercept else (0.0, max(abs(lo), abs(hi)))
             clip_limits[name] = (lo, hi)
-            column_maps[name] = (float(centre), float(half))
+            column_maps[name] = _interval_map(lo, hi, has_intercept)
             mapped_bound[name] = 1.0
         else:
             clip_limits[name] = (-spec_, spec_)
@@ -1637,18 +1901,33 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
         specs[c] = sp
         if coded:
             coded_cols.add(c)
+    y_spec = book.y
+    if y_spec is None and response_bool:
+        y_spec = 1.0
+    # Non-finite values where the bound is to be taken from the data cannot be placed:
+    # an error naming the columns (the guarantee is void there in any case).
+    learned = {c for c, sp in specs.items() if sp is None} | ({response_name} if y_spec is None else set())
+    y_bad = int(np.count_nonzero(~np.isfinite(y_raw)))
     # max |value| of the columns without a bound, in one blocked pass
     absmax = dict(zip(*source.absmax([c for c, sp in specs.items() if sp is None])))
+    bad = {c: k for c, k in source.count_nonfinite([c for c, v in absmax.items() if not math.isfinite(v)])
+           .items() if k}
+    if y_bad and y_spec is None:
+        bad[response_name] = y_bad
+    if bad:
+        raise _undefined_error("data", bad)
     for c, sp in specs.items():
         settle(c, sp, absmax.get(c))
         if c in coded_cols and c in inherent_range:
             # a dummy's values lie in its coding's range ({0, 1} for treatment coding): clip to
             # that interval (the same numbers; the map and the bound b stay those of the coding)
             clip_limits[c] = inherent_range[c]
-    y_spec = book.y
-    if y_spec is None and response_bool:
-        y_spec = 1.0
     settle(response_name, y_spec, float(np.max(np.abs(y_raw))))
+    # ... and where the bound is public, a fixed rule places them (nan to the midpoint of
+    # the clip interval, +-inf to its ends by the clip): no error depends on the values
+    source.fill_undefined(clip_limits, learned)
+    if y_bad:
+        y_raw = _fill_undefined(y_raw[:, None], [response_name], clip_limits, "data", learned)[:, 0]
 
     if derived:
         xs = [d for d in derived if d != response_name]
@@ -1714,4 +1993,5 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
         bounds_from_data=list(derived),
         float_columns=float_columns,
         gram=stats,
+        raw_limits=raw_limits,
     )

@@ -1,9 +1,12 @@
-"""Checks of ``dp_best_subset``'s arguments that need the design's public sizes.
+"""Checks of ``dp_best_subset``'s arguments against public sizes and the floating-point range.
 
-They run after the design is built and before any search, so that a call that
-cannot give a meaningful release fails at once with a message naming the argument
-and the fix: too few rows, an ``R`` beyond the number of supports, or a budget so
-small that the noise of the mechanisms is not representable in floating point.
+The size checks run after the design is built and before any search, so that a
+call that cannot give a meaningful release fails at once with a message naming the
+argument and the fix: too few rows, an ``R`` beyond the number of supports, or a
+budget so small that the noise of the mechanisms is not representable in floating
+point. The limits of the range, a budget above :data:`EPS_CEILING` and bounds outside
+[:data:`BOUND_MIN`, :data:`BOUND_MAX`] (checked by :class:`dpsubset.design.Bounds`),
+are refused before the data are read.
 Every quantity used here is public (n, p, s, the bounds, r, eps): nothing in
 these messages depends on the values of the data.
 """
@@ -13,7 +16,8 @@ import math
 
 import numpy as np
 
-__all__ = ["check_sizes", "check_R", "check_budget_representable", "refit_scale", "FLOAT_LIMIT", "EPS_FLOOR"]
+__all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling", "refit_scale",
+           "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN"]
 
 #: Largest public constant (noise radius, ridge) the refit may work with: its square,
 #: summed over rows and coordinates, must stay below the float maximum (~1.8e308,
@@ -22,6 +26,28 @@ FLOAT_LIMIT = 1e150
 #: Smallest budget of a selection stage: 1/eps (the scale of the gap test's Laplace
 #: noise) must be a finite float with room to spare.
 EPS_FLOOR = 1e-300
+#: Largest total budget: no privacy is left long before (the factor e^eps by which an
+#: output's probability may change overflows floating point from eps ~ 709), and
+#: eps / Delta times a score, the mechanisms' log-weights, must stay finite for any
+#: n a data set can have (Delta is of order 1/n in mapped units).
+EPS_CEILING = 1e6
+#: Largest |end| of an interval bound and largest scalar bound: the squares of mapped or
+#: clipped values and of the bounds themselves (in Delta, the refit's calibration and
+#: the map back to the user's units) must stay finite.
+BOUND_MAX = FLOAT_LIMIT
+#: Smallest scalar bound and smallest half-width of an interval: a narrower interval
+#: cannot be mapped to [-1, 1] by representable numbers (its half-width rounds to 0
+#: or is subnormal), and the map back to the user's units divides by it.
+BOUND_MIN = 1.0 / FLOAT_LIMIT
+
+
+def check_eps_ceiling(eps, name="eps"):
+    """Refuse a budget above :data:`EPS_CEILING` (the mechanisms' arithmetic would
+    overflow, and such a budget protects nothing)."""
+    if eps > EPS_CEILING:
+        raise ValueError(f"{name} = {eps:.3g} is beyond any meaningful privacy budget (the factor e^eps that "
+                         f"bounds how much one row may change the output overflows floating point above "
+                         f"eps ~ 709); use {name} <= {EPS_CEILING:g}")
 
 
 def check_sizes(n, p, s):

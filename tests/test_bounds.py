@@ -112,12 +112,17 @@ def test_derived_response_bound():
 def test_no_derivation_without_a_public_enclosure():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"y": rng.normal(size=40), "x": rng.uniform(-1, 1, 40)})
-    # log of an interval that reaches 0, and a function with no known enclosure: bounds from the data
+    # log of an interval that reaches 0 is refused (tests/test_input_privacy.py); a function
+    # with no known enclosure: bounds from the data
     for rhs in ("np.log(x + 1)", "np.tanh(x)", "np.log(1 / (x + 1.5))"):
         formula = f"y ~ {rhs}"
         if rhs == "np.log(1 / (x + 1.5))":   # this one does follow: 1/(x + 1.5) in [0.4, 2]
             D = build_design(formula, df, bounds=dps.Bounds(x={"x": (-1, 1)}, y=(-3, 3)))
             assert D.bounds_derived[rhs] == pytest.approx((np.log(0.4), np.log(2)))
+            continue
+        if rhs == "np.log(x + 1)":
+            with pytest.raises(ValueError, match="has no public bound"):
+                build_design(formula, df, bounds=dps.Bounds(x={"x": (-1, 1)}, y=(-3, 3)))
             continue
         with pytest.warns(PrivacyLeakWarning, match="taken from the data"):
             D = build_design(formula, df.assign(x=df["x"].clip(-0.9, 0.9)),
