@@ -21,6 +21,12 @@ bound each model-matrix column and the response get:
    transform takes on data within the bounds (tests check this on random data),
    so clipping to it is clipping to a public interval. The result lists the
    derived bounds (``DPSubsetResults.bounds_derived``, and a note in ``summary()``).
+   A transform known to be undefined or unbounded somewhere on the box (``np.log``
+   of an interval reaching 0, a divisor interval containing 0, an overflow) gets
+   no bound: without one of its own (given, or a scalar ``Bounds.x`` or
+   ``Bounds.default``) the term, or a response without ``Bounds.y``, is refused
+   (:func:`undefined_message`), since a bound from the data would void the
+   guarantee; :func:`enclosure` tells this apart from an unknown function.
 4. Otherwise the scalar ``Bounds.x`` or ``Bounds.default``, or, failing all,
    bounds from the data (with a PrivacyLeakWarning, in :mod:`dpsubset.design`).
 

@@ -51,7 +51,10 @@ Scalar and interval bounds
     categorical term overrides its coding bound. An interval
     (lo, hi) clips to [lo, hi] and maps the column affinely to [-1, 1] by the
     public midpoint and half-width, x' = (x - (lo + hi)/2) / ((hi - lo)/2); the
-    mapped column has bound 1.
+    mapped column has bound 1 (the half-width is widened where the rounded midpoint
+    would leave an end further away, so that this holds in floating point too).
+    Bounds are numbers in [1e-150, 1e150] (ends and half-widths of intervals too):
+    beyond them floating point cannot map or square them.
 
 The no-intercept rule
     When the model has no intercept ("y ~ 0 + ." or "- 1"), a shift of a column
@@ -70,7 +73,14 @@ Where bounds apply
     transform of bounded columns (``I(x**2)``, ``np.log(x)``, ``x:z``) without
     an entry of its own gets the bound that follows from public interval
     arithmetic (dpsubset/bounds.py, which lists what it derived). Clipping
-    happens as soon as the matrix exists, before anything else touches it.
+    happens as soon as the matrix exists, before anything else touches it; and
+    the raw columns that transforms and interactions read are clipped to their
+    codebook intervals before the formula is evaluated, so that no row outside
+    the box can make a transform fail. A transform undefined or unbounded
+    somewhere on that box is refused, before the data are read, unless its term
+    has a bound of its own; its non-finite values are then placed by a fixed
+    rule (+-inf to the ends, nan to the midpoint). Errors that remain depend on
+    rows outside the data's domain only (docs/guide/privacy-caveats.md).
 
 Categorical variables
     String, object and pandas Categorical variables expand to dummy columns
@@ -436,6 +446,7 @@ class Design:
         return state
 
     def __setstate__(self, state):
+        state.setdefault("raw_limits", {})  # pickled before raw columns were clipped
         ctx = state.get("eval_context", {})
         state["eval_context"] = {
             k: (importlib.import_module(v.name) if isinstance(v, _ModuleRef) else v) for k, v in ctx.items()
@@ -524,6 +535,7 @@ class Design:
                                  "fitted on numeric columns; convert them to numbers first (the values are "
                                  "not shown)")
             return _FrameColumns(frame, self.rhs_variables).clip_and_map(names, self.clip_limits, self.column_maps)
+        frame = _text_as_object(frame, self.rhs_variables, dict(zip(frame.columns, frame.dtypes)))
         frame = _clip_raw(_as_float(frame, self.float_columns), self.raw_limits)
         from formulaic.errors import DataMismatchWarning
 
@@ -1751,7 +1763,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
     env.update(eval_ctx)
     # ---- the codebook against the formula: names, dtypes and public numbers only, so
     # that what they refuse is refused before the data are read
-    _check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, lhs_vars + rhs_vars, colset)
+    _check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, set(lhs_vars + rhs_vars), colset)
 
     # ---- data checks on the used columns only
     odd = [c for c in lhs_vars + rhs_vars

@@ -241,6 +241,10 @@ def test_a_text_column_with_a_string_dtype_is_categorical_not_a_crash():
     with pytest.warns(PrivacyLeakWarning, match="categorical variable 't'"):
         Dm = build_design("y ~ a + t", D, bounds=BOOK)
     assert Dm.candidate_names == ["a", "t[T.secret_v]"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        res = dp_best_subset("y ~ a + t", D, eps=1, s=1, bounds=BOOK, random_state=0)
+    assert np.all(np.isfinite(res.predict(D.iloc[:3])))   # new data with the same dtype
 
 
 def test_a_dask_frame_with_a_text_column_names_the_column_not_a_value():
