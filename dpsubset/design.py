@@ -1861,14 +1861,15 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
     # ---- bounds per column: the codebook resolved against this formula (names in the
     # formula's spelling, unused entries listed, bounds of transforms derived: bounds.py)
     from .bounds import resolve_codebook
+    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
+    default = bnds.default if bnds is not None else None
     book = resolve_codebook(bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {},
                             bnds.y if bnds is not None else None, data_columns=columns, xcols=xcols,
                             term_cols=term_cols, structure=spec.rhs.structure if spec is not None else [], encoder_state=enc,
                             factor_info=info_by_expr, env=env, lhs_info=lhs_info,
                             response_name=response_name, lhs_vars=lhs_vars, rhs_vars=rhs_vars,
                             inherent=inherent, coding_ranges=inherent_range,
-                            fallback=bnds is not None and (bnds.default is not None
-                                                           or (bnds.x is not None and not isinstance(bnds.x, dict))))
+                            fallback=scalar_x is not None or default is not None)
     xdict = book.columns
     column_maps, clip_limits, mapped_bound = {}, {}, {}
     derived = []
@@ -1893,8 +1894,6 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
         clip_limits[_INTERCEPT] = (1.0, 1.0)
         column_maps[_INTERCEPT] = (0.0, 1.0)
         mapped_bound[_INTERCEPT] = 1.0
-    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
-    default = bnds.default if bnds is not None else None
     specs, coded_cols = {}, set()
     for c in names_all:
         if c == _INTERCEPT:
