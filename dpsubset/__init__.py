@@ -5,12 +5,14 @@ from .design import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy import PrivacyLeakWarning
 from .results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
+from .search.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
 from .tables import summary_table
 from .usefulness import LowUtilityWarning
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
-           "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout", "load_hitters",
+           "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout",
+           "SearchMemoryLimit", "load_hitters",
            "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
            "best_subset_nonprivate", "LowUtilityWarning"]

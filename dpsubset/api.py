@@ -28,7 +28,8 @@ from .refit import objective_perturbation
 from .results import (SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport,
                       describe_solves)
 from .search.exact import check_search
-from .search.limits import Deadline, SearchTimeout, explain_timeout, resolve_time_limit
+from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
+                            resolve_time_limit)
 from .suffstats import gram_route, refit_from_gram
 from .usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
@@ -54,7 +55,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
-                   search="auto", time_limit=None, random_state=None, diagnostics=False,
+                   search="auto", time_limit=None, memory_limit=None, random_state=None,
+                   diagnostics=False,
                    verbose=False, method_options=None, solver=None, solver_options=None,
                    screen=None):
     """Differentially private best subset selection with a DP refit.
@@ -190,6 +192,18 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         guarantee does not cover: fix the limit (and the settings) before looking
         at the data and do not publish that a call timed out
         (docs/guide/time-limits.md).
+    memory_limit : float, optional
+        Bytes that the exact search's growing structures (the branch and bound's
+        open nodes and its cache of X'X columns, the outer approximation's cuts, the
+        class search's queues) may hold together, estimated from their sizes; the
+        data and the fixed working memory (about twice the size of X) come on top.
+        Default ``None``: half the machine's physical memory
+        (``dpsubset.search.limits.DEFAULT_MEMORY_SHARE``); ``math.inf``: no limit; a
+        number: bytes (``2e9``). The branch and bound turns to depth-first dives at
+        half the limit, which keeps its memory bounded; past the limit the search
+        stops like a time-out: SearchMemoryLimit (a SearchTimeout) is raised and
+        nothing is released. Like a time-out, whether that happens depends on the
+        data (docs/guide/time-limits.md).
     random_state : None, int >= 0 or numpy.random.Generator
         None (the default, and what a release should use): fresh randomness from
         the operating system. An int (or a Generator you pass, seeded or not) makes
@@ -261,6 +275,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     lam = _positive("lam", lam, allow_none=True)
     time_limit = resolve_time_limit(time_limit)
     clock = Deadline(time_limit)  # one deadline for the whole call
+    memory_limit = resolve_memory_limit(memory_limit)  # bytes, None for no limit
     solver, solver_options = check_search(search, solver, solver_options, loss)
     if on_dask:
         check_dask_request(loss=loss, method=method)
@@ -352,13 +367,15 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     bar.set_description(f"selection ({method})")
     request = SelectionRequest(design=search_design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
                                rng=rng, options=options, search=search, time_limit=clock.left(),
+                               memory_limit=math.inf if memory_limit is None else memory_limit,
                                verbose=verbose, loss_options=loss_options, solver=solver,
                                solver_options=solver_options)
     try:
         sel = spec.select(request)
     except SearchTimeout as err:
         bar.close()
-        raise explain_timeout(err, time_limit=time_limit, p=p, s=s, method=method,
+        raise explain_timeout(err, time_limit=time_limit, memory_limit=memory_limit, p=p, s=s,
+                              method=method,
                               search=search, r=r, lam=lam,
                               random_draws=rng.bit_generator.state != rng_state) from err
     support_idx = [int(kept[j]) for j in sel.support]

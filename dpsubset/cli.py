@@ -6,7 +6,7 @@
                  [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html|markdown]
                  [--out result.csv|.json|.tex|.md|.html|.txt]
                  [--search auto|enumeration|branch_and_bound|outer_approximation|pyomo|scip] [--solver NAME]
-                 [--time-limit SECONDS]
+                 [--time-limit SECONDS] [--memory-limit BYTES]
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5   # the paper's scalar bounds
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
                    [--out results.csv] [--plot fig.png]
@@ -104,6 +104,10 @@ def build_parser():
                      help="seconds for the whole call (default 600; inf for none); past it "
                           "nothing is released, and whether it is reached depends on the data: "
                           "do not publish a timeout")
+    fit.add_argument("--memory-limit", type=float, default=None, metavar="BYTES",
+                     help="bytes for the exact search's growing structures (default: half the "
+                          "machine's memory; inf for none); past it the search stops like a "
+                          "timeout and nothing is released")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed for a reproducible run; the release is then private only while "
                           "the seed stays secret (default: fresh OS randomness)")
@@ -239,6 +243,7 @@ def _level(text):
 
 def _fit(args, parser):
     from .api import dp_best_subset
+    from .search.limits import SearchTimeout
     from .tables import summary_table
 
     data, bounds = _read_inputs(args, parser)
@@ -248,6 +253,7 @@ def _fit(args, parser):
                              eps_select=args.eps_select, eps_refit=args.eps_refit,
                              r=args.r, lam=args.lam, refit=not args.no_refit,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
+                             memory_limit=args.memory_limit,
                              random_state=args.seed, method_options=dict(args.option) or None,
                              response_levels=(None if args.response_levels is None
                                               else tuple(_level(v) for v in args.response_levels)))

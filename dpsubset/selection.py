@@ -58,6 +58,9 @@ class SelectionRequest:
         The Pyomo solver of search="pyomo" / "scip" (validated before the data were read).
     time_limit : float or None
         Seconds left of the call's time limit when the selection starts (None: no limit).
+    memory_limit : float or None
+        Bytes for the exact search's growing structures (math.inf: no limit; None: the
+        default share of the machine's memory), as ``memory_limit`` of SubsetSearch.
     verbose : bool
     loss_options : dict
         Public parameters of the loss (``huber_h`` / ``hinge_h``, the names of
@@ -74,6 +77,7 @@ class SelectionRequest:
     options: dict
     search: str = "auto"
     time_limit: float | None = None
+    memory_limit: float | None = None
     verbose: bool = False
     loss_options: dict = field(default_factory=dict)
     solver: str | None = None
@@ -81,7 +85,8 @@ class SelectionRequest:
 
     def search_options(self) -> dict:
         """Keyword arguments of :class:`SubsetSearch` for this request."""
-        kw = dict(search=self.search, time_limit=self.time_limit, verbose=self.verbose)
+        kw = dict(search=self.search, time_limit=self.time_limit, verbose=self.verbose,
+                  memory_limit=self.memory_limit)
         if self.search in ("pyomo", "scip"):
             kw.update(solver=self.solver, solver_options=self.solver_options)
         return kw

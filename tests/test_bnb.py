@@ -270,3 +270,44 @@ def test_progress_shows_counts_and_gap_but_no_scores(capsys):
     assert "branch and bound" in err
     for v in res.scores:
         assert f"{v:.4f}" not in err and f"{v:.3g}" not in err
+
+
+def _small_scores(seed=0, n=60, p=12, s=3):
+    """Scores far below 1 (a response of scale 0.1), where the gap divided by
+    max(1, |upper|) is the absolute gap, not the relative one."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    y = 0.1 * (X[:, 0] - X[:, 1]) + 0.05 * rng.normal(size=n)
+    return LeastSquaresScorer(X, y, 1.0, 0.1), s
+
+
+def test_timeout_names_the_problem_and_the_scale_free_gap(monkeypatch):
+    # issue 23, item 8: the time-out said (upper - lower) / max(1, |upper|), the
+    # absolute gap for scores below 1, and left SearchTimeout.problem and .gap None.
+    from dpsubset.search.limits import format_gap, relative_gap
+    sc, s = _small_scores()
+    seen = []
+
+    def spy(lower, upper):
+        seen.append((lower, upper))
+        return relative_gap(lower, upper)
+
+    monkeypatch.setattr(bb, "relative_gap", spy)
+    known = np.array([[0, 1, 2], [0, 1, 3], [0, 1, 4]])  # incumbents: a finite upper bound
+    with pytest.raises(SearchTimeout) as err:
+        branch_and_bound(sc, s, keep=3, leaf_max=1, problem="top-R list",
+                         seeds=[(known, sc.score(known))], deadline=time.perf_counter() - 1.0)
+    e = err.value
+    lower, upper = seen[-1]
+    assert 0 < upper < 1 and lower < upper
+    assert e.problem == "top-R list" and e.seconds is not None
+    assert e.gap == relative_gap(lower, upper) != pytest.approx(upper - lower)
+    assert f"relative gap {format_gap(e.gap)}" in str(e)
+
+
+def test_progress_bar_shows_the_relative_gap_in_percent(capsys):
+    import re
+    sc, s = _small_scores(seed=1)
+    branch_and_bound(sc, s, keep=3, leaf_max=1, verbose=True)
+    gaps = re.findall(r"gap=([^,\]]+)", capsys.readouterr().err)
+    assert gaps and all(g.endswith("%") or g == "none proved" for g in gaps), gaps[:5]

@@ -13,6 +13,7 @@ every solve of a search, and what the timeout says about random draws.
 """
 import math
 import time
+import warnings
 from math import comb
 
 import numpy as np
@@ -42,10 +43,10 @@ def _data(seed=0, n=200, p=12):
     return pd.DataFrame(X, columns=[f"x{j}" for j in range(p)]).assign(y=y)
 
 
-def _all_scores(df):
+def _all_scores(df, r=R_BALL):
     """The score of every support, as the selection computes them."""
     d = build_design(FORMULA, df, BOUNDS, None)
-    sc = LeastSquaresScorer(d.X, d.y, LAM, R_BALL, d.forced)
+    sc = LeastSquaresScorer(d.X, d.y, LAM, r, d.forced)
     p = d.X.shape[1]
     return top_r_by_enumeration(sc, S, comb(p, S)).scores
 
@@ -195,3 +196,30 @@ def test_outer_approximation_prints_nothing_to_the_terminal(capfd, force_outer_a
     out, err = capfd.readouterr()
     assert len(res.support) == S
     assert out == "" and err == "", (out[:200], err[:200])
+
+
+@pytest.mark.parametrize("method", ["top_r", "mistakes"])
+def test_memory_stop_shows_no_scores_and_no_counts(method, capsys, force_outer_approximation):
+    """A stop on memory_limit (here at the branch and bound's first nodes) is reported
+    like a time-out: the problem, the limit and the settings that help; no score, no
+    bound, no gap and no count of nodes (counts are functions of the data)."""
+    from dpsubset import SearchMemoryLimit
+    # Weak signal, the ball inactive (r = 10): the relaxation is weak, the branch and
+    # bound needs many nodes.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-0.5, 0.5, (120, 30))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(30)]).assign(
+        y=np.clip(0.2 * X[:, 0] + 0.3 * rng.normal(size=120), -0.5, 0.5))
+    scores = _all_scores(df, r=10.0)
+    with pytest.raises(SearchMemoryLimit) as info, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (LowUtilityWarning: r = 10 is not for a release)
+        dp_best_subset(FORMULA, df, eps=1.0, s=S, method=method, bounds=BOUNDS, r=10.0,
+                       lam=LAM, search="branch_and_bound", memory_limit=2000, verbose=True,
+                       random_state=0)
+    text = str(info.value)
+    err = capsys.readouterr().err
+    _assert_no_scores(text, scores)
+    _assert_no_scores(err, scores)
+    assert "memory_limit = 1.95 kB" in text and "Nothing was released" in text
+    assert "node" not in text and "gap" not in text
+    assert isinstance(info.value, SearchTimeout) and info.value.gap is None

@@ -19,7 +19,22 @@ class, or the supports with at least m mistakes) and is exact by construction:
 
 When the queue is empty every support outside the list scores above the threshold,
 so the certificate closes (lower = upper). A deadline raises SearchTimeout, which
-reports counts, times and the relative gap, never a score.
+reports counts, times and the scale-free relative gap of
+:func:`dpsubset.search.limits.relative_gap`, never a score.
+
+Memory. An open node holds O(s) numbers besides two short lists: the columns fixed
+out on its path (one per "out" branch above it) and its dual point in sparse form
+(alpha = c y - A b with b non-zero only on the columns the ascent touched on the way,
+:meth:`DualPoint.sparse`); its free set and the dense vectors of its point (2 P
+numbers, which the best-first queue once kept for every open node: 4.4 GB after 52 s
+at p = 10,000) are rebuilt when it is expanded, except for the last DENSE_POINTS
+nodes queued, whose dense points are kept. The queue's size is estimated from its
+arrays (deterministic) and held in the search's MemoryBudget; past DIVE_SHARE of the
+memory limit new nodes go to a depth-first stack that is emptied before the next
+best-first pop (a dive: it keeps memory bounded by the depth and finds incumbents
+that lower the threshold), and past the limit itself the search stops with
+SearchMemoryLimit. Neither changes what is returned: nodes are still dropped only
+when their certified bound is strictly above the threshold.
 
 Every value here is a score of the private data and stays inside the call.
 """
@@ -27,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import OrderedDict
 from itertools import combinations
 from math import comb
 
@@ -34,7 +50,8 @@ import numpy as np
 
 from .candidates import Certificate
 from .enumeration import rank_supports
-from .outer_approximation import SearchTimeout, progress
+from .limits import MemoryBudget, SearchTimeout, describe_gap, format_gap, relative_gap
+from .outer_approximation import progress
 from .perspective import DualPoint, Moments, NodeBound
 
 __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
@@ -42,6 +59,14 @@ __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResul
 
 # Nodes with at most this many completions are scored exactly in one batch.
 LEAF_MAX = 200
+# The queue turns to depth-first dives once it holds this share of the memory limit.
+DIVE_SHARE = 0.5
+# Dense dual points kept for the most recently queued nodes (best first often expands a
+# child of the node just expanded; the others are rebuilt from their sparse form).
+DENSE_POINTS = 32
+# Estimated bytes of an open node besides its arrays' data: the node and point objects,
+# the queue's tuple, four array headers.
+NODE_OVERHEAD = 800
 
 
 def supports_branch_and_bound(scorer) -> bool:
@@ -68,23 +93,37 @@ class BranchAndBoundResult:
     certificate : Certificate
     nodes : int
         Nodes expanded.
+    peak_open_bytes : int
+        The largest estimated size of the open nodes (queue, dive stack and kept dense
+        points) during the search. Like ``nodes``, a function of the data: for
+        benchmarks and tests, never for a release.
+    dived : int
+        Nodes expanded depth-first (in dives).
     """
 
-    def __init__(self, supports, scores, certificate, nodes):
+    def __init__(self, supports, scores, certificate, nodes, peak_open_bytes=0, dived=0):
         self.supports, self.scores = supports, scores
         self.certificate, self.nodes = certificate, nodes
+        self.peak_open_bytes, self.dived = peak_open_bytes, dived
 
 
 class _Node:
-    __slots__ = ("fixed", "fixed_aug", "free", "free_center", "free_other", "k",
+    """A node: candidate columns fixed in (``fixed``), fixed out (``out``), and the
+    family counts. While it waits in the queue only these are kept; ``free``,
+    ``free_center``, ``free_other`` and ``fixed_aug`` (O(p)) exist only while it is
+    bounded or expanded (:func:`_compact`, :func:`_rebuild`)."""
+
+    __slots__ = ("fixed", "out", "fixed_aug", "free", "free_center", "free_other", "k",
                  "k1_range", "n_center")
 
 
-def _make_node(fixed, free, s, kf, in_center, inside):
-    """A node with candidate columns ``fixed`` in and ``free`` free (the rest out), or
-    None when no completion satisfies the family rule."""
+def _make_node(fixed, free, s, kf, in_center, inside, out=None):
+    """A node with candidate columns ``fixed`` in, ``free`` free and ``out`` out (the
+    rest are out too, for a caller that does not track them), or None when no
+    completion satisfies the family rule."""
     node = _Node()
     node.fixed = fixed
+    node.out = np.empty(0, dtype=np.int32) if out is None else out
     node.fixed_aug = np.concatenate([np.arange(kf), kf + fixed]).astype(np.intp)
     node.free = free
     node.k = s - len(fixed)
@@ -104,6 +143,34 @@ def _make_node(fixed, free, s, kf, in_center, inside):
         return None
     node.free_center, node.free_other, node.k1_range = fc, fo, (lo, hi)
     return node
+
+
+def _compact(node):
+    """Drop the node's O(p) arrays (it is queued); :func:`_rebuild` restores them."""
+    node.free = node.free_center = node.free_other = node.fixed_aug = None
+    return node
+
+
+def _rebuild(node, p, kf, in_center, inside):
+    """The free sets and augmented fixed indices of a compact node: every column that
+    is neither fixed in nor fixed out is free (as when the node was made)."""
+    mask = np.ones(p, dtype=bool)
+    mask[node.fixed] = False
+    mask[node.out] = False
+    free = np.flatnonzero(mask)
+    node.free = free
+    node.fixed_aug = np.concatenate([np.arange(kf), kf + node.fixed]).astype(np.intp)
+    if inside is None:
+        node.free_center, node.free_other = free[:0], free
+    else:
+        node.free_center, node.free_other = free[in_center[free]], free[~in_center[free]]
+    return node
+
+
+def _open_bytes(node, cpt):
+    """Estimated bytes of a queued node with its sparse point (c, idx, val)."""
+    return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + cpt[1].nbytes
+            + cpt[2].nbytes)
 
 
 def _completions(node):
@@ -184,7 +251,7 @@ class _KBest:
 
 def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.inf,
                      seeds=(), deadline=None, verbose=False, problem="best support",
-                     moments=None, leaf_max=LEAF_MAX, iters=12, max_nodes=None):
+                     moments=None, leaf_max=LEAF_MAX, iters=12, max_nodes=None, memory=None):
     """The ``keep`` best supports of size s (in a family), exactly, by branch and bound.
 
     Parameters
@@ -218,14 +285,28 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         Raise NodeBudgetExceeded after expanding this many nodes (where the
         relaxation is weak, e.g. pure noise with a small ridge, scoring every
         support is cheaper; the caller decides).
+    memory : MemoryBudget, optional
+        The search's memory budget (None: no limit). The open nodes' estimated size is
+        held in it: past DIVE_SHARE of its limit the search dives depth first, past
+        the limit it raises SearchMemoryLimit.
 
     Returns
     -------
     BranchAndBoundResult
+
+    Raises
+    ------
+    SearchTimeout
+        At the deadline (``problem``, ``gap`` and ``seconds`` set; the message has
+        counts, the time and the relative gap, no score).
+    SearchMemoryLimit
+        When the open nodes would pass the memory limit (the message names the
+        problem and the limit only).
     """
     t0 = time.perf_counter()
     p, kf = scorer.p, scorer.k_forced
-    mom = Moments.from_scorer(scorer) if moments is None else moments
+    memory = MemoryBudget(None) if memory is None else memory
+    mom = Moments.from_scorer(scorer, memory=memory) if moments is None else moments
     nb = NodeBound(mom, center)
     in_center = nb.in_center
     if inside is not None:
@@ -256,61 +337,120 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     else:
         pt = DualPoint(1.0, np.zeros(mom.P), mom.gy.copy(), 0.0, 0.0)
 
-    nodes = scored = 0
+    nodes = scored = dived = 0
     counter = 0
-    heap = []
+    # Open nodes: the best-first heap, and the depth-first stack of a dive (emptied
+    # first). Entries are (bound, counter, node, sparse point); ``dense`` keeps the
+    # dense points of the last DENSE_POINTS nodes queued, by counter.
+    heap, stack = [], []
+    dense = OrderedDict()
+    dense_bytes = 16 * mom.P + NODE_OVERHEAD
+    dive_at = memory.share(DIVE_SHARE)
+    # (at most a quarter of the dive's budget in dense points: a small limit rebuilds all)
+    dense_max = DENSE_POINTS if dive_at is None else min(DENSE_POINTS,
+                                                          int(dive_at / 4 // dense_bytes))
+    key = ("open nodes", object())  # this search's entry in the memory budget
+    size = {"open": 0, "peak": 0}
     bar = progress(verbose, desc=problem + ": branch and bound", unit="node")
 
+    def hold(delta):
+        size["open"] += delta
+        if delta > 0:
+            size["peak"] = max(size["peak"], size["open"])
+            memory.hold(key, size["open"], problem=problem, route="branch and bound")
+
     def visit(node, pt):
-        """Score a small node's completions, or bound it and queue it."""
+        """Score a small node's completions, or bound it; returns the queue entry
+        (None when the node is done or pruned)."""
         nonlocal counter, scored
         if _completions(node) <= leaf_max:
             S = _enumerate(node, s)
             if len(S):
                 best.offer(S, scorer.score(S))
                 scored += len(S)
-            return
-        bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
-        if bound <= best.threshold:
-            counter += 1
-            heapq.heappush(heap, (bound, counter, node, pt, sel))
-
-    root = _make_node(np.empty(0, dtype=np.intp), np.arange(p), s, kf, in_center, inside)
-    if root is not None:
-        visit(root, pt)
-    while heap:
-        if deadline is not None and time.perf_counter() > deadline:
-            thr = best.threshold
-            gap = (thr - heap[0][0]) / max(1.0, abs(thr)) if np.isfinite(thr) else np.inf
-            bar.close()
-            raise SearchTimeout(
-                f"time limit reached while solving '{problem}' by branch and bound "
-                f"({nodes} nodes expanded, {len(heap)} open, relative gap {gap:.2g}, "
-                f"{time.perf_counter() - t0:.1f} s); nothing is released")
-        bound, _, node, pt, sel = heapq.heappop(heap)
+            return None
+        bound, pt, _ = nb.improve(pt, node, target=best.threshold, iters=iters)
         if bound > best.threshold:
-            break  # best first: every open node is above the threshold
-        nodes += 1
-        if max_nodes is not None and nodes > max_nodes:
-            bar.close()
-            raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
-        if verbose:  # counts and the relative gap only, never a score
-            thr = best.threshold
-            gap = (thr - bound) / max(1.0, abs(thr)) if np.isfinite(thr) else np.inf
-            bar.update()
-            bar.set_postfix(open=len(heap), scored=scored, gap=f"{gap:.1e}")
-        # A cheap incumbent: the relaxation's own selection, scored exactly.
-        cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
-        if len(best.v) < keep or len(best.keys) == 0:
-            best.offer(cand, scorer.score(cand))
-        j = _branch_column(node, pt, sel, kf, in_center)
-        free = node.free[node.free != j]
-        child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside)
-        child_out = _make_node(node.fixed, free, s, kf, in_center, inside)
-        for child in (child_in, child_out):
-            if child is not None:
-                visit(child, pt)
-    bar.close()
+            return None
+        counter += 1
+        cpt = pt.sparse()
+        dense[counter] = pt
+        add = _open_bytes(_compact(node), cpt) + dense_bytes
+        while len(dense) > dense_max:
+            dense.popitem(last=False)
+            add -= dense_bytes
+        hold(add)
+        return (bound, counter, node, cpt)
+
+    def drop(entry):
+        """A node leaves the open list: its estimated bytes and its dense point."""
+        had = dense.pop(entry[1], None)
+        size["open"] -= _open_bytes(entry[2], entry[3]) + (dense_bytes if had is not None
+                                                           else 0)
+        return had
+
+    def lower_bound():
+        """The smallest bound of the open nodes (for the gap of a timeout)."""
+        return min(([heap[0][0]] if heap else []) + [e[0] for e in stack], default=np.inf)
+
+    try:
+        root = _make_node(np.empty(0, dtype=np.intp), np.arange(p), s, kf, in_center, inside)
+        if root is not None:
+            entry = visit(root, pt)
+            if entry is not None:
+                heapq.heappush(heap, entry)
+        while heap or stack:
+            if deadline is not None and time.perf_counter() > deadline:
+                thr = best.threshold
+                gap = relative_gap(lower_bound(), thr)
+                secs = time.perf_counter() - t0
+                raise SearchTimeout(
+                    f"time limit reached while solving '{problem}' by branch and bound "
+                    f"({nodes} nodes expanded, {len(heap) + len(stack)} open, "
+                    f"{describe_gap(gap)}, {secs:.1f} s); nothing is released",
+                    problem=problem, gap=gap, seconds=secs)
+            from_stack = bool(stack)
+            entry = stack.pop() if from_stack else heapq.heappop(heap)
+            pt = drop(entry)
+            bound, _, node, cpt = entry
+            if bound > best.threshold:
+                if from_stack:
+                    continue
+                break  # best first: every open node is above the threshold
+            nodes += 1
+            dived += from_stack
+            if max_nodes is not None and nodes > max_nodes:
+                raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
+            if verbose:  # counts and the relative gap only, never a score
+                bar.update()
+                bar.set_postfix(open=len(heap) + len(stack), scored=scored,
+                                gap=format_gap(relative_gap(bound, best.threshold)))
+            _rebuild(node, p, kf, in_center, inside)
+            if pt is None:  # rebuilt from its sparse form: the same alpha
+                pt = DualPoint.from_sparse(mom, *cpt)
+            _, sel = nb.tau(pt.u, node, want_selection=True)
+            # A cheap incumbent: the relaxation's own selection, scored exactly.
+            cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
+            if len(best.v) < keep or len(best.keys) == 0:
+                best.offer(cand, scorer.score(cand))
+            j = _branch_column(node, pt, sel, kf, in_center)
+            free = node.free[node.free != j]
+            child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside,
+                                  out=node.out)
+            child_out = _make_node(node.fixed, free, s, kf, in_center, inside,
+                                   out=np.append(node.out, j).astype(np.int32))
+            _compact(node)
+            queued = [e for e in (visit(c, pt) for c in (child_in, child_out) if c is not None)
+                      if e is not None]
+            if dive_at is not None and (stack or size["open"] > dive_at):
+                # A dive: the children go on the stack, the lower bound on top.
+                stack.extend(sorted(queued, key=lambda e: (-e[0], -e[1])))
+            else:
+                for e in queued:
+                    heapq.heappush(heap, e)
+    finally:
+        memory.release(key)
+        bar.close()
     thr = best.threshold
     secs = time.perf_counter() - t0
     if len(best.v):
@@ -320,4 +460,5 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     else:  # no member scores at most the cut-off: proved
         cert = Certificate(problem + " (>= target proved)", "branch_and_bound", thr, thr,
                            nodes, secs)
-    return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes)
+    return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
+                                peak_open_bytes=size["peak"], dived=dived)

@@ -46,7 +46,8 @@ from math import comb
 
 import numpy as np
 
-from .outer_approximation import SearchTimeout, progress
+from .limits import MemoryBudget, SearchTimeout
+from .outer_approximation import progress
 
 __all__ = ["supports_class_search", "class_minimum"]
 
@@ -60,6 +61,9 @@ _EIG_MAX = 500
 _BATCH_ELEMENTS = 4_000_000
 # Leaves re-scored exactly per round (best ridge values first).
 _RESCORE_BATCH = 256
+# Leaves waiting for an exact score at most (past it more batches are scored at once:
+# scoring a leaf early never loses one; 2^18 leaves hold at most 23 MB at k = 10).
+_PENDING_MAX = 2 ** 18
 
 
 def supports_class_search(scorer, s: int) -> bool:
@@ -69,7 +73,7 @@ def supports_class_search(scorer, s: int) -> bool:
 
 
 def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None,
-                  verbose=False):
+                  verbose=False, memory=None):
     """Exact minimum of c over the supports with exactly k elements outside S1, below a cut-off.
 
     Parameters
@@ -87,6 +91,11 @@ def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None
         ``time.perf_counter()`` value past which SearchTimeout is raised.
     verbose : bool
         A progress bar over the bases (tqdm, stderr).
+    memory : MemoryBudget, optional
+        The search's memory budget: the depth-first stack of node batches and the
+        leaves awaiting exact scores are held in it (SearchMemoryLimit past it). The
+        stack holds at most one parent batch per depth (each about _BATCH_ELEMENTS
+        numbers) and the pending leaves at most _PENDING_MAX.
 
     Returns
     -------
@@ -109,16 +118,27 @@ def class_minimum(scorer, S1, k, cutoff=np.inf, *, incumbent=None, deadline=None
     state = {"S": best_S, "v": best_v, "nodes": 0}
     bar = progress(verbose, total=comb(s, s - k), unit="base",
                    desc=f"mistake class {k}: branch and bound")
+    memory = MemoryBudget(None) if memory is None else memory
     for B in combinations(S1, s - k):
-        _search_base(scorer, np.asarray(B, dtype=np.intp), outside, k, state, deadline)
+        _search_base(scorer, np.asarray(B, dtype=np.intp), outside, k, state, deadline,
+                     memory)
         bar.update()
         bar.set_postfix(nodes=state["nodes"])
     bar.close()
     return state["S"], state["v"], state["nodes"]
 
 
-def _search_base(scorer, B, outside, k, state, deadline):
+def _search_base(scorer, B, outside, k, state, deadline, memory):
     """Branch and bound over the k added columns for one base B; updates ``state``."""
+    key = ("class search", object())
+    try:
+        _search_base_held(scorer, B, outside, k, state, deadline, memory, key)
+    finally:
+        memory.release(key)
+
+
+def _search_base_held(scorer, B, outside, k, state, deadline, memory, key):
+    """:func:`_search_base`, holding its stack and pending leaves under ``key``."""
     n = scorer.n
     # Ridge values under the Lagrangian shift of the base's own ball multiplier
     # (LeastSquaresScorer._dual_shift): for every J, c(B + J) >= (ridge value of
@@ -166,12 +186,28 @@ def _search_base(scorer, B, outside, k, state, deadline):
     root = (np.zeros((1, 0), np.intp), np.zeros((1, 0, q)), np.zeros((1, 0)), np.zeros(1))
     stack = [(root, None)]
     arange_q = np.arange(q)
+    # Memory held: the stack's parent batches (each once, while an entry uses it) and
+    # picks, and the pending leaves.
+    parents = {}  # id of a parent batch on the stack -> [its bytes, stack entries using it]
+    stack_bytes = 0
+
+    def hold():
+        memory.hold(key, stack_bytes + sum(v.nbytes + S.nbytes for v, S in pending),
+                    problem=f"mistake class {k}", route="branch and bound over the added columns")
+
     while stack:
         if deadline is not None and time.perf_counter() > deadline:
             raise SearchTimeout(f"time limit reached while solving mistake class {k} exactly "
                                 f"by branch and bound ({state['nodes']} nodes); nothing was "
                                 "released.", problem=f"mistake class {k}")
         node, pick = stack.pop()
+        if pick is not None:
+            ref = parents[id(node)]
+            ref[1] -= 1
+            stack_bytes -= pick[0].nbytes + pick[1].nbytes
+            if not ref[1]:
+                stack_bytes -= ref[0]
+                del parents[id(node)]
         idx, R, w, gain = node if pick is None else _children(*node, pick, M)
         m = idx.shape[1]
         t = k - m  # columns still to add, >= 1
@@ -191,6 +227,7 @@ def _search_base(scorer, B, outside, k, state, deadline):
                                 np.column_stack([idx[ii], jj])))
                 if sum(len(v) for v, _ in pending) >= _RESCORE_BATCH:
                     _rescore(scorer, B, cols, pending, state, tol)
+                hold()
             continue
         # Upper bound on the gain of any completion through child (node, j): the
         # added columns {j} + T have a Schur complement >= lam_lb I, so the further
@@ -207,9 +244,15 @@ def _search_base(scorer, B, outside, k, state, deadline):
         rank = np.argsort(child_gain[ii, jj], kind="stable")
         step = max(1, _BATCH_ELEMENTS // max(1, (m + 1) * q))
         parent = (idx, R, w, gain, hr, piv)
+        ref = parents[id(parent)] = [sum(a.nbytes for a in parent), 0]
+        stack_bytes += ref[0]
         for a0 in range(0, len(rank), step):
             sel = rank[a0:a0 + step]
-            stack.append((parent, (ii[sel], jj[sel])))
+            pick = (ii[sel], jj[sel])
+            stack.append((parent, pick))
+            ref[1] += 1
+            stack_bytes += pick[0].nbytes + pick[1].nbytes
+        hold()
     if pending:
         _rescore(scorer, B, cols, pending, state, tol, final=True)
 
@@ -232,8 +275,9 @@ def _rescore(scorer, B, cols, pending, state, tol, final=False):
 
     A leaf's ridge value is a lower bound on its score, so leaves whose ridge value
     is above the incumbent are dropped. During the search one batch is scored (to
-    lower the cut-off early) and the rest stays pending; at the end (``final``) the
-    leaves are scored until no ridge value can beat the incumbent.
+    lower the cut-off early; more while over _PENDING_MAX leaves would be left) and
+    the rest stays pending; at the end (``final``) the leaves are scored until no
+    ridge value can beat the incumbent.
     """
     vals = np.concatenate([v for v, _ in pending])
     sets = np.vstack([s for _, s in pending])
@@ -249,7 +293,9 @@ def _rescore(scorer, B, cols, pending, state, tol, final=False):
         if exact[j] < state["v"]:
             state["S"], state["v"] = sup[j], float(exact[j])
         vals, sets = vals[take:], sets[take:]
-        if not final:
+        live = vals <= state["v"] + tol
+        vals, sets = vals[live], sets[live]
+        if not final and len(vals) <= _PENDING_MAX:
             break
     keep = vals <= state["v"] + tol  # empty after a final pass
     if np.any(keep):

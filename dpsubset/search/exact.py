@@ -31,7 +31,7 @@ from .class_search import class_minimum, supports_class_search
 from .enumeration import (ENUMERATION_LIMIT, mistakes_by_enumeration, rank_supports,
                           score_all, top_r_by_enumeration)
 from .heuristics import iht_support, local_search
-from .limits import Deadline, SearchTimeout
+from .limits import Deadline, MemoryBudget, SearchTimeout, resolve_memory_limit
 from .outer_approximation import OuterApproximation, progress
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
@@ -117,15 +117,26 @@ class SubsetSearch:
         that reaches the deadline raises SearchTimeout and nothing is released.
     verbose : bool
         Progress bars (stderr) inside the long loops of the search.
+    memory_limit : None, float, math.inf or MemoryBudget
+        Bytes that the search's growing structures (the branch and bound's open nodes
+        and column cache, the outer approximation's cuts, the class search's queues)
+        may hold together, estimated from their sizes: None (the default) is
+        ``limits.DEFAULT_MEMORY_SHARE`` of the machine's memory, math.inf no limit
+        (as in :func:`dpsubset.dp_best_subset`, unlike ``time_limit``). Past it the
+        search raises SearchMemoryLimit (a SearchTimeout) and nothing is released. A
+        MemoryBudget is shared (the sub-searches of one search).
     solver, solver_options : str or None, dict or None
         Pyomo solver name and options for search="pyomo" (see
         :func:`dpsubset.search.pyomo_search.check_solver`).
     """
 
     def __init__(self, scorer, s, *, search="auto", time_limit=None, n_seed_cuts=None,
-                 verbose=False, solver=None, solver_options=None):
+                 verbose=False, solver=None, solver_options=None, memory_limit=None):
         solver, solver_options = check_search(search, solver, solver_options,
                                               getattr(scorer, "loss", None))
+        memory = resolve_memory_limit(memory_limit)
+        #: The memory budget of every growing structure of this search.
+        self.memory = memory if isinstance(memory, MemoryBudget) else MemoryBudget(memory)
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
         self.verbose = bool(verbose)
         self.solver, self.solver_options = solver, solver_options
@@ -185,7 +196,7 @@ class SubsetSearch:
         """Second moments for the branch and bound (built once per search)."""
         if self._mom is None:
             from .perspective import Moments
-            self._mom = Moments.from_scorer(self.scorer)
+            self._mom = Moments.from_scorer(self.scorer, memory=self.memory)
         return self._mom
 
     def _node_budget(self):
@@ -197,7 +208,7 @@ class SubsetSearch:
         """:func:`branch_and_bound` with this search's deadline, progress and moments."""
         return branch_and_bound(self.scorer, self.s, deadline=self._deadline_at(),
                                 verbose=self.verbose, problem=problem,
-                                moments=self._moments(), **kw)
+                                moments=self._moments(), memory=self.memory, **kw)
 
     def _master(self, name, scorer=None):
         """The mixed-integer master of one family: HiGHS outer approximation, or
@@ -209,7 +220,7 @@ class SubsetSearch:
                                solver_options=self.solver_options, time_limit=self.time_limit,
                                name=name, verbose=self.verbose)
         oa = OuterApproximation(scorer, self.s, time_limit=self.time_limit, name=name,
-                                verbose=self.verbose)
+                                verbose=self.verbose, memory=self.memory)
         race = self._race_deadline_at() if scorer is self.scorer else None
         if race is not None and (oa.deadline is None or race < oa.deadline):
             self._raced_masters.append((oa, oa.deadline))
@@ -667,7 +678,8 @@ class SubsetSearch:
                        desc=f"mistake class {k}: subproblems")
         for B in combinations(S1, self.s - k):
             B = np.asarray(B, dtype=np.intp)
-            sub = SubsetSearch(sc.restricted(outside, B), k, time_limit=self.time_limit, **sub_kw)
+            sub = SubsetSearch(sc.restricted(outside, B), k, time_limit=self.time_limit,
+                               memory_limit=self.memory, **sub_kw)
             J, v = sub.best()
             closed &= all(c.closed for c in sub.certificates)
             iters += sum(c.iterations for c in sub.certificates)
@@ -715,7 +727,8 @@ class SubsetSearch:
                 calls.append(target)
                 cut = np.inf if target is None or len(calls) > 1 else float(target)
                 S, v, nodes = class_minimum(self.scorer, S1, k, cut, incumbent=known,
-                                            deadline=deadline, verbose=self.verbose)
+                                            deadline=deadline, verbose=self.verbose,
+                                            memory=self.memory)
                 secs = time.perf_counter() - t0
                 if S is None:  # every member scores >= the cut-off
                     return None, None, Certificate(
@@ -774,7 +787,8 @@ class SubsetSearch:
             t0 = time.perf_counter()
             S, v, nodes = class_minimum(self.scorer, S1, k, cut,
                                         incumbent=(known[0][0], float(known[1][0])),
-                                        deadline=self._deadline_at(), verbose=self.verbose)
+                                        deadline=self._deadline_at(), verbose=self.verbose,
+                                        memory=self.memory)
             secs = time.perf_counter() - t0
             if S is None:  # every member scores >= the cut-off
                 return None, None, Certificate(problem + " (>= target proved)",

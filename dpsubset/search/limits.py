@@ -17,21 +17,40 @@ itself while the lower bound is still 0.
 
 Whether a call times out depends on the data (a timing side channel), and the fact of
 a timeout is not covered by the privacy guarantee: see docs/guide/time-limits.md.
+
+Memory. The work of the exact search, like its time, has no useful worst case, and some
+of its structures grow with the work (the branch and bound's open nodes, the columns of
+X'X it has computed, the outer approximation's cuts). Every call therefore also has a
+``memory_limit`` (:data:`DEFAULT_MEMORY_SHARE` of the machine's physical memory by
+default): the structures that grow report their size, estimated from their arrays
+(deterministic, not the process's resident size), to one :class:`MemoryBudget` per
+search, and a search that would pass it fails closed with :class:`SearchMemoryLimit`
+(a SearchTimeout: nothing is released). Like a time-out, the stop depends on the data
+and is not covered by the guarantee; its message names no count and no gap.
 """
 from __future__ import annotations
 
 import math
 import numbers
+import os
 import time
 from math import comb
 
-__all__ = ["DEFAULT_TIME_LIMIT", "SearchTimeout", "Deadline", "relative_gap",
-           "format_gap", "describe_gap", "resolve_time_limit", "timeout_advice", "explain_timeout"]
+__all__ = ["DEFAULT_TIME_LIMIT", "DEFAULT_MEMORY_SHARE", "SearchTimeout", "SearchMemoryLimit",
+           "Deadline", "MemoryBudget", "relative_gap", "format_gap", "describe_gap",
+           "resolve_time_limit", "resolve_memory_limit", "physical_memory", "format_bytes",
+           "timeout_advice", "explain_timeout"]
 
 #: Default ``time_limit`` of :func:`dpsubset.dp_best_subset` (seconds, for the whole
 #: call): long enough for every regime the benchmarks certify, short enough that a
 #: hopeless search is reported instead of running for hours.
 DEFAULT_TIME_LIMIT = 600.0
+
+#: Default ``memory_limit`` of :func:`dpsubset.dp_best_subset`, as a share of the
+#: machine's physical memory: the growing structures of the exact search may hold at
+#: most this much (the data and the fixed working memory of the scores, about twice
+#: the size of X, come on top).
+DEFAULT_MEMORY_SHARE = 0.5
 
 
 class SearchTimeout(RuntimeError):
@@ -58,6 +77,18 @@ class SearchTimeout(RuntimeError):
         self.problem, self.gap, self.seconds = problem, gap, seconds
 
 
+class SearchMemoryLimit(SearchTimeout):
+    """The exact search's growing structures reached ``memory_limit`` before its
+    certificate closed.
+
+    A subclass of :class:`SearchTimeout`, so that code which catches time-outs catches
+    it too: it is the same kind of event (the search stopped on a limit the user set,
+    after an amount of work that depends on the data) and it is handled the same way:
+    nothing is released, and the message names the problem and the public settings
+    that help, never a score, a bound, a count of nodes or a gap. ``gap`` is None.
+    """
+
+
 class Deadline:
     """One wall-clock deadline shared by every solve of a search.
 
@@ -78,6 +109,100 @@ class Deadline:
     @property
     def expired(self):
         return self.at is not None and time.perf_counter() >= self.at
+
+
+# Where a container's memory limit is (cgroup v2, then v1): it is the machine's memory as
+# far as the process is concerned, and may be far below the host's physical memory.
+_CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def physical_memory():
+    """The machine's physical memory in bytes, or the container's memory limit where
+    that is lower (cgroups); None where the system says neither."""
+    try:
+        total = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # e.g. Windows
+        total = None
+    for path in _CGROUP_LIMITS:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and (total is None or int(text) < total):
+            total = int(text)  # ("max", or a huge number, means no limit)
+        break
+    return total
+
+
+def format_bytes(nbytes):
+    """A number of bytes for a message: "2 GB", "512 MB", "40 kB" (powers of 1024)."""
+    for unit, size in (("GB", 2 ** 30), ("MB", 2 ** 20), ("kB", 2 ** 10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} bytes"
+
+
+def resolve_memory_limit(memory_limit, name="memory_limit"):
+    """The memory limit of a user-facing call in bytes, or None for no limit.
+
+    ``None`` -> :data:`DEFAULT_MEMORY_SHARE` of the machine's physical memory (no limit
+    where the system does not report it), ``math.inf`` -> None, a positive number ->
+    itself (bytes; ``2e9`` or ``2 * 2**30``). A :class:`MemoryBudget` is passed through
+    (a sub-search sharing its parent's budget).
+    """
+    if isinstance(memory_limit, MemoryBudget):
+        return memory_limit
+    if memory_limit is None:
+        total = physical_memory()
+        return None if total is None else DEFAULT_MEMORY_SHARE * total
+    if (isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Real)
+            or math.isnan(memory_limit) or memory_limit <= 0):
+        raise ValueError(f"{name} must be a number of bytes > 0 (e.g. 2e9; math.inf for no limit; "
+                         f"default None: {DEFAULT_MEMORY_SHARE:g} of the machine's memory), "
+                         f"got {memory_limit!r}")
+    return None if math.isinf(memory_limit) else float(memory_limit)
+
+
+class MemoryBudget:
+    """One memory limit shared by every growing structure of a search.
+
+    Each structure reports the bytes it holds under its own key (:meth:`hold`, an
+    estimate from the sizes of its arrays: deterministic and cheap); when the total
+    passes the limit the search stops with :class:`SearchMemoryLimit`.
+
+    Parameters
+    ----------
+    limit : float or None
+        Bytes, or None for no limit (as returned by :func:`resolve_memory_limit`).
+    """
+
+    def __init__(self, limit=None):
+        self.limit = None if limit is None else float(limit)
+        self.total = 0
+        self._held = {}
+
+    def share(self, fraction):
+        """``fraction`` of the limit in bytes (None without a limit)."""
+        return None if self.limit is None else fraction * self.limit
+
+    def hold(self, key, nbytes, *, problem=None, route="the exact search"):
+        """Record that the structure ``key`` now holds ``nbytes``; raise
+        SearchMemoryLimit (naming ``problem`` and ``route``, no sizes) when the total
+        passes the limit. The structure that passed it is released first: it is
+        abandoned with the search."""
+        self.total += nbytes - self._held.get(key, 0)
+        self._held[key] = nbytes
+        if self.limit is not None and self.total > self.limit:
+            self.release(key)
+            what = f"'{problem}' by {route}" if problem else route
+            raise SearchMemoryLimit(
+                f"memory_limit ({format_bytes(self.limit)}) reached while solving {what}; "
+                "nothing is released", problem=problem)
+
+    def release(self, key):
+        """The structure ``key`` no longer holds memory."""
+        self.total -= self._held.pop(key, 0)
 
 
 def relative_gap(lower, upper):
@@ -126,7 +251,8 @@ def resolve_time_limit(time_limit, name="time_limit"):
     return None if math.isinf(time_limit) else float(time_limit)
 
 
-def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None):
+def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None,
+                   memory_limit=None):
     """The public settings that make the exact search easier, in words (no data values).
 
     Parameters
@@ -135,6 +261,9 @@ def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None):
         Number of candidate columns and support size (public).
     search, r, lam, time_limit
         The settings of the call, named in the advice.
+    memory_limit : float, optional
+        For a stop on the memory limit: the limit in bytes (the advice then names a
+        larger memory_limit instead of a larger time_limit).
     """
     from .enumeration import ENUMERATION_LIMIT
     total = comb(p, s)
@@ -143,8 +272,10 @@ def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None):
             "a larger r" + (f" (now {r:g})" if r is not None else "")
             + " or a larger lam" + (f" (now {lam:g})" if lam is not None else ""),
             f"a smaller s (now {s})",
-            "a larger time_limit" + (f" (now {time_limit:g} s)" if time_limit else "")
-            + "; math.inf for none"]
+            ("a larger memory_limit (now " + format_bytes(memory_limit) + "); math.inf for none"
+             if memory_limit is not None else
+             "a larger time_limit" + (f" (now {time_limit:g} s)" if time_limit else "")
+             + "; math.inf for none")]
     if search != "enumeration" and total <= ENUMERATION_LIMIT:
         tips.append(f"search='enumeration' (C({p}, {s}) = {total} supports: scored one by one)")
     return ("Public settings that make the search easier (choose them before looking at the "
@@ -152,7 +283,7 @@ def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None):
 
 
 def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto", r=None,
-                    lam=None):
+                    lam=None, memory_limit=None):
     """The SearchTimeout that a user-facing call raises: what stopped, that nothing was
     released, which random draws had been made, and which settings make it easier.
 
@@ -168,8 +299,21 @@ def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto
         as ``method="mistakes"``, may have begun it).
     p, s, method, search, r, lam
         Public settings of the call.
+    memory_limit : float or None
+        The call's memory limit in bytes (named when ``err`` is a SearchMemoryLimit).
+
+    Returns
+    -------
+    SearchTimeout, or SearchMemoryLimit when ``err`` is one.
     """
-    limit = "no time_limit" if time_limit is None else f"time_limit = {time_limit:g} s"
+    on_memory = isinstance(err, SearchMemoryLimit)
+    if on_memory:
+        limit = ("memory_limit" if memory_limit is None
+                 else f"memory_limit = {format_bytes(memory_limit)}") + \
+            " for the structures that grow with the search's work"
+    else:
+        limit = ("no time_limit" if time_limit is None
+                 else f"time_limit = {time_limit:g} s for the whole call")
     problem, gap, seconds = err.problem, err.gap, err.seconds
     if random_draws:
         draws = (f"The private draw of method={method!r} had begun (it alternates with the "
@@ -178,17 +322,22 @@ def explain_timeout(err, *, time_limit, random_draws, p, s, method, search="auto
         # Which problem was open once the draw had begun (a top-R completion or a mistake
         # class) would tell the outcome of the private test: neither it nor its gap or
         # time is said.
-        err = ("a search that the private draw asked for did not certify its answer in time "
-               "(which one is not shown: it would tell the outcome of the private test)")
+        err = ("a search that the private draw asked for did not certify its answer "
+               + ("within the memory limit " if on_memory else "in time ")
+               + "(which one is not shown: it would tell the outcome of the private test)")
         problem = gap = seconds = None
     else:
         draws = ("No random number had been drawn: the search stopped before the private "
                  "draw began.")
-    text = (f"The exact search stopped without certifying its answer ({limit} for the whole "
-            f"call): {err}\nNothing was released (no support, no coefficients), so no privacy "
-            f"budget was spent on a release. {draws}\nWhether a call times out depends on the "
+    event = "stops on its memory limit" if on_memory else "times out"
+    text = (f"The exact search stopped without certifying its answer ({limit}): {err}\n"
+            "Nothing was released (no support, no coefficients), so no privacy "
+            f"budget was spent on a release. {draws}\nWhether a call {event} depends on the "
             "data (a timing side channel not covered by the privacy guarantee): do not publish "
-            "that it timed out, and treat new attempts on these data with other settings as "
-            "a choice made by looking at the data; see docs/guide/time-limits.md.\n"
-            + timeout_advice(p, s, search=search, r=r, lam=lam, time_limit=time_limit))
-    return SearchTimeout(text, problem=problem, gap=gap, seconds=seconds)
+            f"that it {'stopped' if on_memory else 'timed out'}, and treat new attempts on these "
+            "data with other settings as a choice made by looking at the data; see "
+            "docs/guide/time-limits.md.\n"
+            + timeout_advice(p, s, search=search, r=r, lam=lam, time_limit=time_limit,
+                             memory_limit=memory_limit if on_memory else None))
+    cls = SearchMemoryLimit if on_memory else SearchTimeout
+    return cls(text, problem=problem, gap=gap, seconds=seconds)

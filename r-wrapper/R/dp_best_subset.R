@@ -151,6 +151,11 @@
 #'   limit); if reached, nothing is released (an error). Whether a call times out
 #'   depends on the data (a timing side channel): fix the limit before looking at
 #'   the data and do not publish that a call timed out.
+#' @param memory_limit Bytes that the exact search's growing structures (the
+#'   branch and bound's open nodes, the outer approximation's cuts) may hold
+#'   (`NULL`: half the machine's memory; `Inf`: no limit; e.g. `2e9`); the branch
+#'   and bound dives depth first at half of it, and past it the call stops like a
+#'   timeout (an error) and nothing is released.
 #' @param random_state `NULL` or a whole number (see Randomness).
 #' @param verbose Show progress (printed by Python), and the exact search's
 #'   solves (how many, by which route): NON-PRIVATE, since they depend on the
@@ -210,7 +215,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
                                       "pyomo", "scip"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
-                           random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
+                           memory_limit = NULL, random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
                            ...) {
   cl <- match.call()
   # do.call() puts the data.frame itself into the call: keep only a placeholder name;
@@ -239,7 +244,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
   }
   for (nm in c("eps", "s", "r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-               "random_state", "huber_h", "hinge_h")) {
+               "memory_limit", "random_state", "huber_h", "hinge_h")) {
     .check_number(get(nm, envir = environment()), nm)
   }
   .check_screen(screen)
@@ -265,6 +270,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   # versions of dpsubset that predate them.
   if (!is.null(method_options)) args$method_options <- method_options
   if (!is.null(solver)) args$solver <- solver
+  if (!is.null(memory_limit)) args$memory_limit <- memory_limit
   if (!is.null(solver_options)) args$solver_options <- solver_options
   if (!is.null(huber_h)) args$huber_h <- huber_h
   if (!is.null(hinge_h)) args$hinge_h <- hinge_h
@@ -442,7 +448,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
     stop(sprintf("%s must be a single number%s", name,
                  if (name %in% c("r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-                                 "random_state")) " or NULL" else ""),
+                                 "memory_limit", "random_state")) " or NULL" else ""),
          call. = FALSE)
   }
   invisible()
