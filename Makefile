@@ -67,7 +67,7 @@ $(RSTAMP): $(STAMP) $(shell find r-wrapper -type f -not -path '*.Rcheck*' 2>/dev
 r-install: $(RSTAMP)
 
 demo: $(BASE_STAMP)
-	$(PY) -m dpsubset.demo
+	$(PY) -m dpsubset.studies.demo
 
 # The R testthat suite (prints "testthat: N passed, N failed, N skipped"; a skip
 # is a failure here, since Python is there), then the Python suite, which

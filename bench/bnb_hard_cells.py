@@ -1,6 +1,6 @@
 """The exact search on the hard cells of issue 13: correlated columns, low signal, small r.
 
-Data: the paper's generator (dpsubset.simulate.make_regression, AR(1) correlation rho),
+Data: the paper's generator (dpsubset.studies.simulate.make_regression, AR(1) correlation rho),
 clipped to the public bounds (0.5, 0.5) as dp_best_subset does with bounds=(0.5, 0.5)
 and "y ~ 0 + ." (no intercept). Cells (n = 3000, rho = 0.5):
 
@@ -34,10 +34,10 @@ import time
 
 import numpy as np
 
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.search.outer_approximation import SearchTimeout
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 B = 0.5
 

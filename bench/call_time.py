@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 import dpsubset as dps
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--p", type=int, nargs="+", default=[100, 1000])

@@ -57,7 +57,7 @@ def markdown(frame, fmt="{:.3g}"):
 
 
 def sim(args):
-    from dpsubset.experiments import summarize_recovery, recovery_study, threshold_n
+    from dpsubset.studies.experiments import summarize_recovery, recovery_study, threshold_n
     rows = []
     for cell in args.cells:
         for name, rl in SETTINGS.items():
@@ -88,7 +88,7 @@ def sim(args):
 
 def real(args):
     import dpsubset as dps
-    from dpsubset.privacy import PrivacyLeakWarning
+    from dpsubset.privacy.leaks import PrivacyLeakWarning
     rng = np.random.default_rng(args.seed)
 
     def splits(frame):
@@ -101,7 +101,7 @@ def real(args):
     hb = dps.hitters_bounds()
     sal = hb.pop("Salary")
     HB = dps.Bounds(x=hb, y=sal)
-    from dpsubset.datasets import load_pima
+    from dpsubset.studies.datasets import load_pima
     pima = load_pima().drop(columns="split")
     PB = dps.Bounds(x={"npreg": (0, 20), "glu": (40, 300), "bp": (30, 130), "skin": (0, 80),
                        "bmi": (15, 70), "ped": (0, 2.5), "age": (21, 90)}, y=1.0)

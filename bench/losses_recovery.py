@@ -2,7 +2,7 @@
 
 Data of Appendix D.2 of Prastakos et al. (2025): latent z = X beta* + noise (rho = 0.1,
 SNR = 5, s = 5, beta*_j = 1/sqrt(s) on {1, 3, ..., 9}), labels from a logistic link
-(dpsubset.simulate.make_classification). X is clipped to b_x = 0.5, r = 1.1, the
+(dpsubset.studies.simulate.make_classification). X is clipped to b_x = 0.5, r = 1.1, the
 intercept is always in, eps = 1 for selection (no refit). lam = 180 in this package's
 normalisation (ridge (lam/2n)||beta||^2), which is the paper's lambda = 90 for p = 100
 (its Appendix C writes the ridge as (lambda/n)||beta||^2).
@@ -27,12 +27,12 @@ import time
 import numpy as np
 
 from dpsubset.defaults import DEFAULT_LAM, default_radius
-from dpsubset.experiments import top_r_recovery
+from dpsubset.studies.experiments import top_r_recovery
 from dpsubset.losses import make_loss
 from dpsubset.mechanisms import sample_gap_checked, sample_mistakes
-from dpsubset.scores_convex import ConvexLossScorer, convex_sensitivity
+from dpsubset.scores.convex import ConvexLossScorer, convex_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
-from dpsubset.simulate import make_classification, make_regression
+from dpsubset.studies.simulate import make_classification, make_regression
 
 
 def main():

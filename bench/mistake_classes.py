@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.class_search import class_minimum
 from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.outer_approximation import SearchTimeout
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 
 def main():

@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 from dpsubset.mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 
 def main():

@@ -41,9 +41,9 @@ import numpy as np
 
 import dpsubset as dps
 from dpsubset import api
-from dpsubset.design import build_design
-from dpsubset.privacy import PrivacyLeakWarning
-from dpsubset.refit import objective_perturbation
+from dpsubset.design.build import build_design
+from dpsubset.privacy.leaks import PrivacyLeakWarning
+from dpsubset.refit.objective import objective_perturbation
 
 
 def split(frame, frac, seed):

@@ -2,7 +2,7 @@
 
 Every call is ``dp_best_subset("y ~ 0 + .", data, eps=1, s=s, method=..., bounds=(0.5, 0.5),
 r=r, lam=lam, time_limit=...)`` on data from the paper's generator
-(:func:`dpsubset.simulate.make_regression`: AR(1) columns with correlation rho, the
+(:func:`dpsubset.studies.simulate.make_regression`: AR(1) columns with correlation rho, the
 true support at columns 1, 3, ..., 2s - 1, the realised signal-to-noise ratio SNR),
 with ``method="top_r"`` and ``method="mistakes"`` (its default gap check, "ptr").
 
@@ -97,7 +97,7 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search):
     import warnings
 
     import dpsubset as dps
-    from dpsubset.simulate import make_regression
+    from dpsubset.studies.simulate import make_regression
 
     r, lam = r_lam(rl, s)
     frame, _ = make_regression(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)

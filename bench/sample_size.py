@@ -2,7 +2,7 @@
 
 The candidates of top-R do not depend on eps, so one exact search per data set gives
 the exact probability of releasing the true support at every eps
-(dpsubset.experiments.top_r_recovery). The paper's model without an intercept (s = 5,
+(dpsubset.studies.experiments.top_r_recovery). The paper's model without an intercept (s = 5,
 rho = 0.1, SNR = 5, b_x = b_y = 0.5), package defaults for r and lam.
 
     python bench/sample_size.py --p 100 --n 250 500 1000 1500 2000 3000 4000 6000 8000 --trials 3
@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from dpsubset.defaults import DEFAULT_LAM, default_radius
-from dpsubset.experiments import top_r_recovery
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.studies.experiments import top_r_recovery
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 
 def main(argv=None):

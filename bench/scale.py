@@ -101,8 +101,8 @@ def _warm_imports():
 def run_a(p, n, seed, what, r="1.1"):
     from dpsubset import dp_best_subset
     from dpsubset.defaults import DEFAULT_LAM
-    from dpsubset.design import build_design
-    from dpsubset.simulate import make_regression
+    from dpsubset.design.build import build_design
+    from dpsubset.studies.simulate import make_regression
 
     X, y, _ = make_regression(n, p, random_state=seed)
     import pandas as pd
@@ -120,7 +120,7 @@ def run_a(p, n, seed, what, r="1.1"):
     if what == "search":
         from dpsubset.defaults import default_radius
         from dpsubset.search.exact import SubsetSearch, default_R
-        from dpsubset.selection import SelectionRequest, make_scorer
+        from dpsubset.selection.base import SelectionRequest, make_scorer
         req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM,
                                r=radius.get("r", default_radius(design.x_bounds, design.b_y, S,
                                                                  design.forced_bounds)),

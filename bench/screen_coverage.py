@@ -16,8 +16,8 @@ import sys
 
 import numpy as np
 
-from dpsubset.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
-from dpsubset.simulate import make_regression
+from dpsubset.selection.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+from dpsubset.studies.simulate import make_regression
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from screening import masking_data  # noqa: E402

@@ -35,8 +35,8 @@ import warnings
 
 import numpy as np
 
-from dpsubset.experiments import recovery_study, recovery_table
-from dpsubset.screening import DEFAULT_SCREEN_SHARE
+from dpsubset.studies.experiments import recovery_study, recovery_table
+from dpsubset.selection.screening import DEFAULT_SCREEN_SHARE
 
 
 def masking_data(n, p, s, rng, snr=5.0):

@@ -67,9 +67,9 @@ def _time_stages(sc):
 
 
 def one(p, n, seed):
-    from dpsubset.scores import LeastSquaresScorer
+    from dpsubset.scores.least_squares import LeastSquaresScorer
     from dpsubset.search.exact import SubsetSearch, default_R
-    from dpsubset.simulate import make_regression
+    from dpsubset.studies.simulate import make_regression
 
     X, y, true = make_regression(n, p, S, random_state=seed)
     np.clip(X, -B, B, out=X)  # in place: at p = 100,000 a copy of X is 800 MB

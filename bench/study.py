@@ -12,7 +12,7 @@ intercept:
 Per n, ``--trials`` data sets; per method and data set either 50 private releases
 (the fraction equal to the true support), or with ``--exact`` the exact probability
 that top_r / mistakes release the true support, from their own log-weights
-(dpsubset.experiments.top_r_recovery and friends; other methods are still sampled).
+(dpsubset.studies.experiments.top_r_recovery and friends; other methods are still sampled).
 ``--screen K`` adds "<method>+screen" rows: a DP-SIS screen to K columns with the package's default
 share of eps, then the method on those columns (dp_best_subset(screen=...)).
 Prints, per setting, method and n, the mean recovery (with its standard error over
@@ -40,7 +40,7 @@ import warnings
 
 import pandas as pd
 
-from dpsubset.experiments import plot_recovery, recovery_study, recovery_table
+from dpsubset.studies.experiments import plot_recovery, recovery_study, recovery_table
 
 DEFAULT_METHODS = ["top_r", "mistakes", "samp_agg", "dp_sis", "mcmc"]
 #: name -> (r, lam, intercept); None = the package default.

@@ -1,14 +1,14 @@
 """dpsubset: differentially private best subset selection."""
 from .api import dp_best_subset
-from .datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
-from .design import Bounds
+from .studies.datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
+from .design.build import Bounds
 from .nonprivate import best_subset_nonprivate
-from .privacy import PrivacyLeakWarning
-from .results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
+from .privacy.leaks import PrivacyLeakWarning
+from .results.results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
 from .search.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
-from .tables import summary_table
-from .usefulness import LowUtilityWarning
+from .results.tables import summary_table
+from .results.usefulness import LowUtilityWarning
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",

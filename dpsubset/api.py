@@ -16,24 +16,24 @@ from dataclasses import replace
 import numpy as np
 from tqdm.auto import tqdm
 
-from ._rbridge import maybe_from_r
-from .dask_data import check_dask_request, dask_design, is_dask_frame
+from .interfaces.r_bridge import maybe_from_r
+from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius
-from .design import Bounds, _as_frame, as_bounds, build_design
-from .guards import check_budget_representable, check_eps_ceiling, check_R, check_sizes
+from .design.build import Bounds, _as_frame, as_bounds, build_design
+from ._validation import check_budget_representable, check_eps_ceiling, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
 from .mechanisms import as_generator
-from .privacy import GUARANTEES, PrivacyLeakWarning
-from .refit import objective_perturbation
-from .results import (SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport,
+from .privacy.leaks import GUARANTEES, PrivacyLeakWarning
+from .refit.objective import objective_perturbation
+from .results.results import (SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport,
                       describe_solves)
 from .search.exact import check_search
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
                             resolve_time_limit)
-from .suffstats import gram_route, refit_from_gram
-from .usefulness import LowUtilityWarning, release_warnings
-from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
-from .screening import check_screen, screen_design
+from .design.suffstats import gram_route, refit_from_gram
+from .results.usefulness import LowUtilityWarning, release_warnings
+from .selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
+from .selection.screening import check_screen, screen_design
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
@@ -76,7 +76,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     s : int
         Number of candidate columns to select.
     method : {"top_r", "mistakes", "samp_agg", "dp_sis", "exponential", "lei_ic", "mcmc"}
-        The private selection (:data:`dpsubset.selection.METHODS`; their options go
+        The private selection (:data:`dpsubset.selection.base.METHODS`; their options go
         in ``method_options``):
 
         * ``"top_r"`` (default): exact top-R (Prastakos, Behdin and Mazumder 2025),
@@ -219,7 +219,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         depend on the data, so this is for the data owner's terminal only; the
         released result says only that every solve was certified.
     method_options : dict, optional
-        Further options of the chosen method (see :data:`dpsubset.selection.METHODS`
+        Further options of the chosen method (see :data:`dpsubset.selection.base.METHODS`
         and each method's documentation).
     screen : None, True, int or dict, optional
         Private screening before the search (``method`` "top_r" or "mistakes"):

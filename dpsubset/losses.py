@@ -145,7 +145,7 @@ class Loss:
         return self.row_max(b_y, a) - self.row_min(b_y, a)
 
     def refit_options(self) -> dict:
-        """Keyword arguments of :func:`dpsubset.refit.objective_perturbation` for the
+        """Keyword arguments of :func:`dpsubset.refit.objective.objective_perturbation` for the
         same loss with the same parameters."""
         return {}
 

@@ -6,7 +6,7 @@ best support itself instead of a private draw. It is **not differentially
 private**: use it on public or simulated data, to see what the private release
 aims at (vignettes, benchmarks), or to check the search against other exact
 solvers (the test suite compares it with R's ``leaps::regsubsets``). Every call
-warns with a :class:`~dpsubset.privacy.PrivacyLeakWarning`.
+warns with a :class:`~dpsubset.privacy.leaks.PrivacyLeakWarning`.
 
 With a tiny ridge ``lam`` and a radius ``r`` large enough not to bind, the score
 of a support is its residual sum of squares / 2n (plus a negligible ridge term),
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._rbridge import maybe_from_r
-from .design import build_design
-from .privacy import PrivacyLeakWarning
-from .scores import LeastSquaresScorer
+from .interfaces.r_bridge import maybe_from_r
+from .design.build import build_design
+from .privacy.leaks import PrivacyLeakWarning
+from .scores.least_squares import LeastSquaresScorer
 from .search.exact import SubsetSearch
 from .search.limits import resolve_time_limit
 

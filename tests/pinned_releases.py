@@ -37,7 +37,7 @@ def _pima():
 
 
 def _regression(n=600, p=20, seed=3):
-    from dpsubset.simulate import make_regression
+    from dpsubset.studies.simulate import make_regression
     df, _ = make_regression(n, p, random_state=seed, as_frame=True)
     return df
 

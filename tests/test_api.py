@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +201,7 @@ def test_result_and_its_renderings_hold_no_data(sim):
 
 
 def test_hitters_demo_runs(capsys):
-    from dpsubset.demo import main
+    from dpsubset.studies.demo import main
     main()
     out = capsys.readouterr().out
     assert "released support" in out and "pure" in out

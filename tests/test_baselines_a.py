@@ -9,9 +9,9 @@ from scipy import stats
 from scipy.optimize import minimize
 
 import dpsubset as dps
-from dpsubset.baselines import exponential as expo
-from dpsubset.baselines import lei_ic, mcmc
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.selection.baselines import exponential as expo
+from dpsubset.selection.baselines import lei_ic, mcmc
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.enumeration import all_supports, score_all
 
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search import branch_bound as bb
 from dpsubset.search.branch_bound import _enumerate, _make_node, branch_and_bound
 from dpsubset.search.enumeration import (mistakes_by_enumeration, rank_supports, score_all,

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.bounds import apply_levels, interval_of, normalise_name, read_codebook
-from dpsubset.design import build_design
-from dpsubset.privacy import PrivacyLeakWarning
+from dpsubset.design.codebook import apply_levels, interval_of, normalise_name, read_codebook
+from dpsubset.design.build import build_design
+from dpsubset.privacy.leaks import PrivacyLeakWarning
 
 ENV = {"np": np}
 

@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pytest
 
-import dpsubset.scores as scores
-from dpsubset.scores import LeastSquaresScorer, _max_ratio, _mixed_bound
+import dpsubset.scores.least_squares as scores
+from dpsubset.scores.least_squares import LeastSquaresScorer, _max_ratio, _mixed_bound
 from dpsubset.search.enumeration import rank_supports
 
 

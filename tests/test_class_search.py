@@ -4,7 +4,7 @@ import time
 import numpy as np
 import pytest
 
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.class_search import class_minimum, supports_class_search
 from dpsubset.search.enumeration import all_supports
 from dpsubset.search.outer_approximation import SearchTimeout

@@ -9,8 +9,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from dpsubset.cli import main  # noqa: E402
-from dpsubset.simulate import make_regression  # noqa: E402
+from dpsubset.interfaces.cli import main  # noqa: E402
+from dpsubset.studies.simulate import make_regression  # noqa: E402
 
 
 @pytest.fixture(scope="module")

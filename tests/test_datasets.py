@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset.datasets import (
+from dpsubset.studies.datasets import (
     hitters_bounds,
     hitters_levels,
     load_hitters,

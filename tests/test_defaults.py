@@ -7,7 +7,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.defaults import DEFAULT_LAM, default_radius
-from dpsubset.scores import sensitivity
+from dpsubset.scores.least_squares import sensitivity
 
 
 def _frame(seed=0, n=200, p=6, scale=1.0):

@@ -1,12 +1,12 @@
-"""Tests of dpsubset.design: formula -> clipped, publicly mapped matrices."""
+"""Tests of dpsubset.design.build: formula -> clipped, publicly mapped matrices."""
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset.design import Bounds, Design, as_bounds, build_design
-from dpsubset.privacy import PrivacyLeakWarning
+from dpsubset.design.build import Bounds, Design, as_bounds, build_design
+from dpsubset.privacy.leaks import PrivacyLeakWarning
 
 LEVELS = '["u", "v", "w"]'
 

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.design as design_mod
+import dpsubset.design.build as design_mod
 from dpsubset import Bounds
-from dpsubset.design import build_design
+from dpsubset.design.build import build_design
 
 
 def _mixed_frame(n=60, seed=0):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpsubset.baselines.dp_sis import (canonical_loss, lipschitz_classes,
+from dpsubset.selection.baselines.dp_sis import (canonical_loss, lipschitz_classes,
                                        sample_lipschitz_top_k, sis_scores)
 
 

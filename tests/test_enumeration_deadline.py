@@ -9,7 +9,7 @@ from dpsubset.search import enumeration
 from dpsubset.search.enumeration import mistakes_by_enumeration, score_all, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.limits import SearchTimeout
-from dpsubset.simulate import make_classification
+from dpsubset.studies.simulate import make_classification
 
 
 class _Clock:

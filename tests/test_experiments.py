@@ -7,9 +7,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from dpsubset.experiments import (COLUMNS, plot_recovery, recovery_study,  # noqa: E402
+from dpsubset.studies.experiments import (COLUMNS, plot_recovery, recovery_study,  # noqa: E402
                                   summarize_recovery, threshold_n)
-from dpsubset.selection import METHODS, Selection, SelectionMethod, register_method  # noqa: E402
+from dpsubset.selection.base import METHODS, Selection, SelectionMethod, register_method  # noqa: E402
 
 SMALL = dict(p=12, s=3, trials=2, draws=6, eps=1.0, lam=None, progress=False)
 
@@ -96,7 +96,7 @@ def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
     # same random stream they must be the releases of one dp_best_subset call each.
     import warnings
 
-    import dpsubset.experiments as ex
+    import dpsubset.studies.experiments as ex
     kw = dict(p=12, s=3, trials=2, draws=10, random_state=3, progress=False,
               method_options={"mcmc": {"n_iter": 200}})
     with warnings.catch_warnings():

@@ -17,13 +17,13 @@ import pytest
 
 import dpsubset.api as api_mod
 from dpsubset import Bounds, dp_best_subset
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search import branch_bound as bb
 from dpsubset.search.class_search import class_minimum
 from dpsubset.search.enumeration import (all_supports, mistakes_by_enumeration,
                                          top_r_by_enumeration)
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.suffstats import TALL_MIN_ROWS, gram_route
+from dpsubset.design.suffstats import TALL_MIN_ROWS, gram_route
 
 
 def _gram_scorer(seed, *, n=None, p=11, s=3, r=0.5, lam=1.0, kf=1, rho=0.6):

@@ -17,9 +17,9 @@ import pytest
 
 import dpsubset as dps
 from dpsubset import Bounds, dp_best_subset
-from dpsubset.bounds import read_codebook
-from dpsubset.design import build_design
-from dpsubset.privacy import PrivacyLeakWarning
+from dpsubset.design.codebook import read_codebook
+from dpsubset.design.build import build_design
+from dpsubset.privacy.leaks import PrivacyLeakWarning
 
 BOOK = {"a": (-1, 1), "b": (1, 4), "c": (-5, -1), "y": (-2, 2)}
 
@@ -123,7 +123,7 @@ def test_a_scalar_bound_is_the_terms_own_bound():
     ("y ~ b + poly(a, 3, raw=True)", dict(BOOK, a=(-1, 1e150)), "poly(a, 3, raw=True)", "a"),
 ])
 def test_a_transform_undefined_on_the_box_is_refused_before_the_data(monkeypatch, formula, book, term, var):
-    import dpsubset.design as design
+    import dpsubset.design.build as design
 
     def no_data(*args, **kwargs):
         raise AssertionError("the data were read")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpsubset.nonprivate import best_subset_nonprivate
-from dpsubset.privacy import PrivacyLeakWarning
+from dpsubset.privacy.leaks import PrivacyLeakWarning
 from rtools import need, r_has, robjects
 
 SIMULATED = r"""

@@ -8,9 +8,9 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.losses import HingeLoss, HuberLoss, LogisticLoss, encode_binary_response
-from dpsubset.scores_convex import SCORE_TOL, convex_sensitivity
-from dpsubset.selection import search_slack
-from dpsubset.simulate import make_classification, make_regression
+from dpsubset.scores.convex import SCORE_TOL, convex_sensitivity
+from dpsubset.selection.base import search_slack
+from dpsubset.studies.simulate import make_classification, make_regression
 
 
 @pytest.fixture(scope="module")

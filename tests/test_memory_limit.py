@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.selection as selection
+import dpsubset.selection.base as selection
 from dpsubset import LowUtilityWarning, SearchMemoryLimit, SearchTimeout, dp_best_subset
-from dpsubset.cli import main
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.interfaces.cli import main
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search import branch_bound as bb
 from dpsubset.search import class_search
 from dpsubset.search.branch_bound import branch_and_bound

@@ -20,7 +20,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.losses import SquaredLoss, encode_binary_response
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,7 +143,7 @@ def test_item3_users_are_told_where_they_look():
     doc = inspect.getdoc(dps.dp_best_subset)
     rs = doc[doc.index("random_state :"):doc.index("diagnostics :")]
     assert "secret" in rs and "operating system" in rs
-    from dpsubset.cli import build_parser
+    from dpsubset.interfaces.cli import build_parser
     fit = build_parser()._subparsers._group_actions[0].choices["fit"]
     seed = next(a for a in fit._actions if "--seed" in a.option_strings)
     assert "secret" in seed.help
@@ -260,7 +260,7 @@ def test_item6_integer_transforms_do_not_wrap_around():
     # Old code: int64 arithmetic, I(x1*x1) == 0 for x1 = 2**32 with guarantee "pure".
     x1 = np.array([2 ** 32 + k for k in range(10)], dtype=np.int64)
     df = pd.DataFrame({"y": np.linspace(-1, 1, 10), "x1": x1, "x2": np.linspace(0, 1, 10)})
-    from dpsubset.design import build_design
+    from dpsubset.design.build import build_design
     bounds = dps.Bounds(x={"I(x1 * x1)": (0.0, 1e20), "x2": (0.0, 1.0)}, y=(-1.0, 1.0))
     D = build_design("y ~ I(x1 * x1) + x2", df, bounds)
     expect = (x1.astype(float) ** 2 - 5e19) / 5e19  # mapped by the public interval
@@ -315,10 +315,10 @@ def test_item6_too_few_rows(reg):
 # --------------------------------------------------------------------------- item 7
 def test_item7_search_slack_is_in_delta_at_n_1e8():
     # The paper's setting: b_x = b_y = 0.5, r = 1.1, s = 5, an intercept; n = 10^8.
-    from dpsubset.design import build_design
-    from dpsubset.scores import sensitivity
+    from dpsubset.design.build import build_design
+    from dpsubset.scores.least_squares import sensitivity
     from dpsubset.search.candidates import GAP_TOL
-    from dpsubset.selection import SelectionRequest, make_scorer, search_slack
+    from dpsubset.selection.base import SelectionRequest, make_scorer, search_slack
 
     X, y, _ = make_regression(60, 10, s=5, random_state=0)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(10)]).assign(y=y)
@@ -351,8 +351,8 @@ def test_item7_slack_covers_scores_off_by_the_tolerance():
 
 
 def test_item7_reported_delta_includes_the_slack(reg):
-    from dpsubset.scores import sensitivity
-    from dpsubset.selection import search_slack
+    from dpsubset.scores.least_squares import sensitivity
+    from dpsubset.selection.base import search_slack
 
     res = dps.dp_best_subset("y ~ .", reg, eps=2.0, s=2, bounds=(0.5, 0.5), random_state=0)
     plain = sensitivity(np.full(6, 0.5), 0.5, res.r, 2, [1.0], len(reg))

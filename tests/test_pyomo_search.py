@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpsubset import dp_best_subset
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.search.outer_approximation import SearchTimeout

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset._rbridge import frame_from_columns, maybe_from_r
+from dpsubset.interfaces.r_bridge import frame_from_columns, maybe_from_r
 from rtools import need, r_has, robjects, rscript
 
 # R code that makes the datasets of the parity cases; run both in rpy2 and in Rscript.

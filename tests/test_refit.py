@@ -1,4 +1,4 @@
-"""Tests of dpsubset.refit against the claims of docs/methods/refit.md (T1-T4, T7, T8).
+"""Tests of dpsubset.refit.objective against the claims of docs/methods/refit.md (T1-T4, T7, T8).
 
 The exact s = 1 privacy audit (T5) lives in tests/test_refit_audit.py.
 """
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpsubset import refit
-from dpsubset.privacy import PrivacyLeakWarning
-from dpsubset.refit import (LOSSES, RefitResult, objective_perturbation,
+from dpsubset.refit import objective as refit
+from dpsubset.privacy.leaks import PrivacyLeakWarning
+from dpsubset.refit.objective import (LOSSES, RefitResult, objective_perturbation,
                             sufficient_statistics_perturbation)
 
 LONG_OK = np.finfo(np.longdouble).eps < 1e-18

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsubset import refit
-from dpsubset.refit import objective_perturbation
+from dpsubset.refit import objective as refit
+from dpsubset.refit.objective import objective_perturbation
 
 TOL = 1e-9
 

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsubset import refit
-from dpsubset.refit import objective_perturbation
+from dpsubset.refit import objective as refit
+from dpsubset.refit.objective import objective_perturbation
 
 EPS, BX, BY, R = 1.0, 1.0, 1.0, 1.0
 M_RUNS = 10 ** 6

@@ -8,7 +8,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset import api
-from dpsubset.simulate import make_classification, make_regression
+from dpsubset.studies.simulate import make_classification, make_regression
 
 TIDY_HEAD = ["term", "estimate", "selected", "forced"]
 GLANCE_COLS = ["nobs", "n_candidates", "s", "method", "loss", "eps", "delta", "eps_select",
@@ -279,7 +279,7 @@ def test_summary_table_frame_layout(fits):
     for t in terms[1:]:
         for res, col in ((a, "(1)"), (b, "(2)")):
             cell = frame.loc[t, col]
-            assert (cell == dps.tables.NOT_SELECTED == "\u2014") == (t not in res.support)
+            assert (cell == dps.results.tables.NOT_SELECTED == "\u2014") == (t not in res.support)
             if t in res.support:
                 assert float(cell) == pytest.approx(res.params[t], rel=1e-3)
     assert frame.loc["eps", "(2)"] == "16" and frame.loc["N", "(1)"] == "263"

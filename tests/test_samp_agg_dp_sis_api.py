@@ -7,9 +7,9 @@ import pytest
 import statsmodels.api as sm
 
 import dpsubset as dps
-from dpsubset.baselines.samp_agg import (block_slices, block_votes, lars_first_s,
+from dpsubset.selection.baselines.samp_agg import (block_slices, block_votes, lars_first_s,
                                          lasso_top_s, n_blocks)
-from dpsubset.simulate import make_regression
+from dpsubset.studies.simulate import make_regression
 
 
 @pytest.fixture(scope="module")

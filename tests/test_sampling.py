@@ -18,7 +18,7 @@ from dpsubset.mechanisms import (as_generator, gumbel_max, log_multiplicity, log
                                  sample_mistakes, sample_top_r, top_r_distribution,
                                  top_r_log_weights, uniform_member_of_class,
                                  uniform_support_outside)
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.candidates import MistakeCandidates, TopRCandidates
 from dpsubset.search.enumeration import (all_supports, mistakes_by_enumeration,
                                          top_r_by_enumeration)
@@ -281,7 +281,7 @@ def test_mistakes_distribution_is_the_class_exponential_mechanism():
 
 def test_guarantee_labels():
     from dpsubset.mechanisms import MECHANISM_GUARANTEES
-    from dpsubset.privacy import GUARANTEES
+    from dpsubset.privacy.leaks import GUARANTEES
     assert MECHANISM_GUARANTEES == {"top_r": "pure", "mistakes": "conditional",
                                     "gap_check": "approximate"}
     assert set(MECHANISM_GUARANTEES.values()) <= set(GUARANTEES)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpsubset import SearchTimeout, dp_best_subset
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch, check_search, default_R
 
@@ -98,7 +98,7 @@ def test_dp_best_subset_with_scip_agrees_with_auto():
 
 
 def test_nonprivate_and_cli_take_scip(tmp_path, monkeypatch):
-    from dpsubset.cli import build_parser
+    from dpsubset.interfaces.cli import build_parser
     from dpsubset.nonprivate import best_subset_nonprivate
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
     rng = np.random.default_rng(6)

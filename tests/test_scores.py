@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.enumeration import rank_supports
 
 
@@ -41,7 +41,7 @@ def test_scores_match_scipy(r, active):
 
 
 def test_large_p_path_without_gram_matches():
-    import dpsubset.scores as scores
+    import dpsubset.scores.least_squares as scores
     rng = np.random.default_rng(1)
     X, y = rng.uniform(-1, 1, (50, 12)), rng.uniform(-1, 1, 50)
     a = LeastSquaresScorer(X, y, 1.0, 1.0, np.ones((50, 1)))
@@ -131,10 +131,10 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, x_share
     # memory order put back in the caller's order) must give the exact class. Gram
     # row maxima computed two rows at a time leave rows with and without them side
     # by side, so a later row of a block can need a longer prefix than its first.
-    monkeypatch.setattr("dpsubset.scores._TWO_SWAP_REFINE_CHUNK", 2)
+    monkeypatch.setattr("dpsubset.scores.least_squares._TWO_SWAP_REFINE_CHUNK", 2)
     # x_share = 1: a base's columns may be gathered once for all its blocks (at this
     # size 1/16 of X is two columns, so the blocks gather their own).
-    monkeypatch.setattr("dpsubset.scores._PREFIX_X_SHARE", x_share)
+    monkeypatch.setattr("dpsubset.scores.least_squares._PREFIX_X_SHARE", x_share)
     n, p, s = 150, 40, 4
     rng = np.random.default_rng(11)
     X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
@@ -159,7 +159,7 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, x_share
 
 
 def test_prefix_columns_serve_nested_ranges_from_one_gather():
-    from dpsubset.scores import _PrefixColumns
+    from dpsubset.scores.least_squares import _PrefixColumns
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 64))
     order = rng.permutation(64)
@@ -271,7 +271,7 @@ def test_two_swap_for_top_r_rescores_few_pairs(seed):
     kept one member; 4 to 16 after the fix). The list itself is checked against brute
     force by the tests above."""
     from dpsubset.search.exact import SubsetSearch, default_R
-    from dpsubset.simulate import make_regression
+    from dpsubset.studies.simulate import make_regression
     p, n, s = 300, 400, 5
     X, y, _ = make_regression(n, p, s, random_state=seed)
     X, y = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)

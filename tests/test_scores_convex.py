@@ -9,8 +9,8 @@ import pytest
 from scipy.optimize import minimize
 
 from dpsubset.losses import (HingeLoss, HuberLoss, LogisticLoss, SquaredLoss, make_loss)
-from dpsubset.scores import LeastSquaresScorer, sensitivity
-from dpsubset.scores_convex import (SCORE_TOL, ConvexLossScorer, ScoreAccuracyError,
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.convex import (SCORE_TOL, ConvexLossScorer, ScoreAccuracyError,
                                     convex_sensitivity)
 from dpsubset.search.enumeration import score_all
 from dpsubset.search.exact import SubsetSearch
@@ -79,7 +79,7 @@ def test_loss_derivatives_conjugate_and_bounds(name):
 
 def test_loss_definitions_match_the_refit():
     """Selection and refit use the same loss shapes and parameters (refit.py)."""
-    from dpsubset.refit import _make_loss
+    from dpsubset.refit.objective import _make_loss
     rng = np.random.default_rng(2)
     eta, yc, yr = rng.uniform(-3, 3, 50), rng.choice([-1.0, 1.0], 50), rng.uniform(-1, 1, 50)
     pairs = [(HuberLoss(0.3), _make_loss("huber", b_y=1.0, huber_h=0.3), yr, 0.5),

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.screening import DEFAULT_SCREEN_K_PER_S, DEFAULT_SCREEN_SHARE, check_screen
-from dpsubset.simulate import make_regression
+from dpsubset.selection.screening import DEFAULT_SCREEN_K_PER_S, DEFAULT_SCREEN_SHARE, check_screen
+from dpsubset.studies.simulate import make_regression
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import (all_supports, mistakes_by_enumeration, score_all,
                                          top_r_by_enumeration)
 from dpsubset.search.exact import SubsetSearch, default_R
@@ -102,7 +102,7 @@ def test_lazy_mistakes_draw_equals_exact_draw(seed, route, monkeypatch):
     # Classes left open (bracketed) must give exactly the draws of the exact classes
     # for the same random stream: the lazy sampler is exact, not approximate.
     from dpsubset.mechanisms import sample_mistakes
-    from dpsubset.scores import sensitivity
+    from dpsubset.scores.least_squares import sensitivity
     import dpsubset.search.exact as exact_mod
     sc, s = _problem(seed)
     s = 3

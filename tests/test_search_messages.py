@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.selection as selection
+import dpsubset.selection.base as selection
 from dpsubset import SearchTimeout, dp_best_subset
-from dpsubset.design import build_design
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.design.build import build_design
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.limits import (DEFAULT_TIME_LIMIT, format_gap, relative_gap,

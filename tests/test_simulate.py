@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset.simulate import (
+from dpsubset.studies.simulate import (
     make_classification,
     make_regression,
     true_coefficients,

@@ -8,11 +8,11 @@ import pytest
 
 import dpsubset.api as api_mod
 from dpsubset import dp_best_subset
-from dpsubset.refit import objective_perturbation, objective_perturbation_gram
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.refit.objective import objective_perturbation, objective_perturbation_gram
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.heuristics import iht_support
-from dpsubset.suffstats import SufficientStats, gram_route
+from dpsubset.design.suffstats import SufficientStats, gram_route
 
 
 def _data(n=400, p=12, k=1, seed=0):

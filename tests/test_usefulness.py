@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.simulate import make_regression
-from dpsubset.usefulness import selection_best_case
+from dpsubset.studies.simulate import make_regression
+from dpsubset.results.usefulness import selection_best_case
 
 
 def _mtcars_sized(seed):

@@ -4,7 +4,7 @@
 # Prastakos, Behdin and Mazumder (NeurIPS 2025) compare their top-R and mistakes
 # mechanisms with other private selection methods on simulated data, by the
 # fraction of private releases that equal the true support (their Figure 1).
-# `dpsubset.experiments.recovery_study` runs that experiment for any method of the
+# `dpsubset.studies.experiments.recovery_study` runs that experiment for any method of the
 # package. This vignette runs it at p = 100 on **the paper's model**, which has no
 # intercept ("y ~ 0 + ."), with three choices of the score's radius r and ridge lam:
 #
@@ -29,7 +29,7 @@ import warnings
 
 import pandas as pd
 
-from dpsubset.experiments import (plot_recovery, recovery_study, recovery_table,
+from dpsubset.studies.experiments import (plot_recovery, recovery_study, recovery_table,
                                   summarize_recovery, threshold_n)
 
 QUICK = os.environ.get("DPSUBSET_VIGNETTE_QUICK") == "1"

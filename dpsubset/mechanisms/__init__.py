@@ -23,7 +23,7 @@ from .sampling import (as_generator, gumbel_max, log_multiplicity, log_softmax, 
                        uniform_member_of_class, uniform_support_outside)
 from .top_r import sample_top_r, top_r_distribution, top_r_log_weights
 
-# Kind of guarantee of each mechanism (keys of dpsubset.privacy.GUARANTEES).
+# Kind of guarantee of each mechanism (keys of dpsubset.privacy.leaks.GUARANTEES).
 MECHANISM_GUARANTEES = {
     "top_r": _top_r.GUARANTEE,
     "mistakes": _mistakes.GUARANTEE,

@@ -86,7 +86,7 @@ from .top_r import sample_top_r, top_r_distribution
 __all__ = ["GUARANTEE", "ptr_threshold", "ptr_test", "ptr_pass_probability",
            "ptr_distribution", "sample_gap_checked"]
 
-# Key into dpsubset.privacy.GUARANTEES: (eps_0 + eps, delta)-DP.
+# Key into dpsubset.privacy.leaks.GUARANTEES: (eps_0 + eps, delta)-DP.
 GUARANTEE = "approximate"
 
 

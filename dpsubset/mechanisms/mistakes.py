@@ -19,7 +19,7 @@ support, so neighbours share the partition and each class score moves by at most
 Delta. Without the gap the partition itself moves with the data and the privacy
 loss is unbounded in eps; the audits in ``tests/audit`` exhibit such a pair.
 The condition depends on the private data and is NOT checked here: this
-mechanism alone is "conditional" (see ``dpsubset.privacy.GUARANTEES``). For an
+mechanism alone is "conditional" (see ``dpsubset.privacy.leaks.GUARANTEES``). For an
 unconditional guarantee, use the gap check of :mod:`dpsubset.mechanisms.gap_check`.
 
 The functions here see only the candidates, eps, Delta and a random generator.
@@ -33,7 +33,7 @@ from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
 
 __all__ = ["GUARANTEE", "mistakes_log_weights", "sample_mistakes", "mistakes_distribution"]
 
-# Key into dpsubset.privacy.GUARANTEES: eps-DP only where the gap exceeds 2 Delta.
+# Key into dpsubset.privacy.leaks.GUARANTEES: eps-DP only where the gap exceeds 2 Delta.
 GUARANTEE = "conditional"
 
 

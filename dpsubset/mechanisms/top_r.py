@@ -39,7 +39,7 @@ from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
 
 __all__ = ["GUARANTEE", "top_r_log_weights", "sample_top_r", "top_r_distribution"]
 
-# Key into dpsubset.privacy.GUARANTEES.
+# Key into dpsubset.privacy.leaks.GUARANTEES.
 GUARANTEE = "pure"
 
 

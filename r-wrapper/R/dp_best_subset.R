@@ -92,7 +92,7 @@
 #' @param s Number of columns to select.
 #' @param method `"top_r"` (default; exact top-R, pure eps-DP), `"mistakes"`
 #'   (see `gap_check`), or another selection method registered in the Python
-#'   package (its comparison baselines; see `dpsubset.selection.METHODS` there).
+#'   package (its comparison baselines; see `dpsubset.selection.base.METHODS` there).
 #' @param method_options A named list of further options of the chosen method,
 #'   passed to Python as a dict (`NULL`: none).
 #' @param bounds Public bounds: `NULL`, `c(b_x, b_y)`, or [dpsubset_bounds()] /
@@ -357,7 +357,7 @@ print.dpsubset_bounds <- function(x, ...) {
 
 .chr <- function(x) as.character(unlist(x))
 
-# A frame sent by dpsubset._rbridge.frame_to_plain as a data.frame (None -> NA).
+# A frame sent by dpsubset.interfaces.r_bridge.frame_to_plain as a data.frame (None -> NA).
 .plain_frame <- function(pf) {
   nms <- .chr(pf$names)
   cols <- lapply(pf$columns, function(col) {
@@ -461,7 +461,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (length(v) == 2L) as.list(unname(as.numeric(v))) else unname(as.numeric(v))
 }
 
-# Bounds as plain values for the Python side (see dpsubset._rbridge._bounds_from_r).
+# Bounds as plain values for the Python side (see dpsubset.interfaces.r_bridge._bounds_from_r).
 .bounds_plain <- function(bounds) {
   if (is.null(bounds)) return(NULL)
   if (is.numeric(bounds) && is.null(names(bounds))) {

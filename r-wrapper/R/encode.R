@@ -5,7 +5,7 @@
 # raw vector (a Python bytearray): doubles as little-endian float64, factor codes
 # and logicals as little-endian int32 (R's NA_integer_ included), strings as
 # their UTF-8 bytes one after another plus their byte lengths. The Python side
-# (dpsubset._rbridge.frame_from_columns) rebuilds the pandas DataFrame. Values
+# (dpsubset.interfaces.r_bridge.frame_from_columns) rebuilds the pandas DataFrame. Values
 # are copied bit for bit, so the R wrapper and the Python API see the same data.
 
 .raw_int <- function(x) writeBin(as.integer(x), raw(), size = 4L, endian = "little")

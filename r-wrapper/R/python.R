@@ -2,7 +2,7 @@
 #
 # Every computation happens in the Python package dpsubset; this file decides
 # which Python reticulate starts and turns a failure into a message that says
-# what to do. The bridge module (dpsubset._rbridge) takes and returns plain
+# what to do. The bridge module (dpsubset.interfaces.r_bridge) takes and returns plain
 # values only, so reticulate's numpy/pandas conversion is never used (it breaks
 # on numpy >= 2 and pandas >= 3 in reticulate 1.28).
 
@@ -117,11 +117,11 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
   )
 }
 
-# The Python module dpsubset._rbridge, loaded once per session.
+# The Python module dpsubset.interfaces.r_bridge, loaded once per session.
 .bridge <- function() {
   if (!is.null(.dps$bridge)) return(.dps$bridge)
   .choose_python()
-  mod <- tryCatch(reticulate::import("dpsubset._rbridge"), error = function(e) e)
+  mod <- tryCatch(reticulate::import("dpsubset.interfaces.r_bridge"), error = function(e) e)
   if (inherits(mod, "error")) {
     .dps$last_error <- conditionMessage(mod)
     stop(.no_python_message(conditionMessage(mod)), call. = FALSE)

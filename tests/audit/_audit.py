@@ -20,7 +20,7 @@ import numpy as np
 
 from dpsubset.mechanisms import (mistakes_distribution, ptr_distribution, ptr_pass_probability,
                                  top_r_distribution)
-from dpsubset.scores import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
 from dpsubset.search.candidates import TopRCandidates
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 

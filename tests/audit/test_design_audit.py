@@ -25,10 +25,10 @@ import pytest
 
 from dpsubset import Bounds, dp_best_subset
 from dpsubset.defaults import DEFAULT_LAM, default_radius
-from dpsubset.design import build_design
-from dpsubset.privacy import PrivacyLeakWarning
-from dpsubset.scores import LeastSquaresScorer, sensitivity
-from dpsubset.usefulness import LowUtilityWarning
+from dpsubset.design.build import build_design
+from dpsubset.privacy.leaks import PrivacyLeakWarning
+from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.results.usefulness import LowUtilityWarning
 
 TOL = 1e-9
 EPS = 1.0
@@ -157,7 +157,7 @@ def test_item3_mapped_values_in_the_unit_interval_and_sensitivity_within_delta()
 def test_item3_audit_detects_the_old_map(monkeypatch):
     """With the old half-width (hi - lo) / 2, blind to the rounding of the centre, the top
     of the range maps to 2.0 and the same brute force exceeds Delta (1.28 Delta)."""
-    import dpsubset.design as design
+    import dpsubset.design.build as design
 
     def old_map(lo, hi, has_intercept):
         return ((lo + hi) / 2, (hi - lo) / 2) if has_intercept else (0.0, max(abs(lo), abs(hi)))

@@ -9,8 +9,8 @@ caught.
 import numpy as np
 import pytest
 
-from dpsubset.baselines.exponential import exponential_distribution
-from dpsubset.scores import LeastSquaresScorer
+from dpsubset.selection.baselines.exponential import exponential_distribution
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import score_all
 
 from ._audit import Setting, adversarial_search, max_abs_log_ratio, random_neighbours, signal_data

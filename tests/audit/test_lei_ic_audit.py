@@ -10,7 +10,7 @@ caught.
 import numpy as np
 import pytest
 
-from dpsubset.baselines.lei_ic import (all_models, lei_noise_scale, lei_scores, lei_sensitivity,
+from dpsubset.selection.baselines.lei_ic import (all_models, lei_noise_scale, lei_scores, lei_sensitivity,
                                        model_rss, noisy_min_distribution)
 
 from ._audit import Setting, adversarial_search, max_abs_log_ratio, random_neighbours, signal_data

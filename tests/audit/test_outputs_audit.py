@@ -26,11 +26,11 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset._rbridge import result_to_plain
-from dpsubset.cli import main
-from dpsubset.privacy import PrivacyLeakWarning
-from dpsubset.usefulness import LowUtilityWarning
-from dpsubset.tables import FORMATS, summary_table
+from dpsubset.interfaces.r_bridge import result_to_plain
+from dpsubset.interfaces.cli import main
+from dpsubset.privacy.leaks import PrivacyLeakWarning
+from dpsubset.results.usefulness import LowUtilityWarning
+from dpsubset.results.tables import FORMATS, summary_table
 
 P, S, N = 40, 4, 50
 ARGS = dict(eps=1.0, s=S, bounds=(1.0, 1.0), refit=False, random_state=0)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsubset.baselines.samp_agg import (laplace_scale, sample_votes_top_s,
+from dpsubset.selection.baselines.samp_agg import (laplace_scale, sample_votes_top_s,
                                          vote_distribution)
 
 TOL = 1e-9

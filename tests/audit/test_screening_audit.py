@@ -10,7 +10,7 @@ is computed exactly: the screen's law independently of the package's class-based
 sampler (the canonical loss from its definition, and report-noisy-max with
 exponential noise in its permute-and-flip form, P(Y) = q_Y int_0^1 prod_{Y' != Y}
 (1 - q_Y' t) dt with q_Y = exp(u_Y - max u), Ding et al. 2021), and the top-R law by
-enumeration on the design that ``dpsubset.screening.restrict_design`` builds, with the
+enumeration on the design that ``dpsubset.selection.screening.restrict_design`` builds, with the
 scorer and Delta of the package's selection stage (``make_scorer``). The design is
 built by ``build_design`` from a data frame, as ``dp_best_subset`` builds it.
 """
@@ -23,12 +23,12 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.baselines.dp_sis import canonical_loss, sis_scores
-from dpsubset.design import build_design
+from dpsubset.selection.baselines.dp_sis import canonical_loss, sis_scores
+from dpsubset.design.build import build_design
 from dpsubset.mechanisms import as_generator, top_r_distribution
-from dpsubset.screening import restrict_design
+from dpsubset.selection.screening import restrict_design
 from dpsubset.search.enumeration import all_supports, top_r_by_enumeration
-from dpsubset.selection import SelectionRequest, make_scorer
+from dpsubset.selection.base import SelectionRequest, make_scorer
 
 N, P, K, S = 6, 4, 2, 1
 EPS_SCREEN, EPS_SELECT = 2.0, 1.0

@@ -59,8 +59,8 @@ import numbers
 
 import numpy as np
 
-from ..search.outer_approximation import SearchTimeout
-from ..selection import Selection, SelectionMethod, register_method
+from ...search.outer_approximation import SearchTimeout
+from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["LEI_MODEL_LIMIT", "LEI_MAX_TERMS", "GAP_SLACK", "l1_constrained_rss",
            "lei_sensitivity", "lei_noise_scale", "lei_scores", "sample_noisy_min",

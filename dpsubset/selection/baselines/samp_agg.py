@@ -52,7 +52,7 @@ from itertools import combinations
 import numpy as np
 from scipy import integrate
 
-from ..selection import Selection, SelectionMethod, register_method
+from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["n_blocks", "block_slices", "lars_first_s", "lasso_top_s", "block_votes",
            "laplace_scale", "sample_votes_top_s", "vote_distribution"]

@@ -5,7 +5,7 @@ call that cannot give a meaningful release fails at once with a message naming t
 argument and the fix: too few rows, an ``R`` beyond the number of supports, or a
 budget so small that the noise of the mechanisms is not representable in floating
 point. The limits of the range, a budget above :data:`EPS_CEILING` and bounds outside
-[:data:`BOUND_MIN`, :data:`BOUND_MAX`] (checked by :class:`dpsubset.design.Bounds`),
+[:data:`BOUND_MIN`, :data:`BOUND_MAX`] (checked by :class:`dpsubset.design.build.Bounds`),
 are refused before the data are read.
 Every quantity used here is public (n, p, s, the bounds, r, eps): nothing in
 these messages depends on the values of the data.
@@ -86,7 +86,7 @@ def refit_scale(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, **loss_options)
 
     Uses the refit's own calibration, so the bound follows whatever the refit does.
     """
-    from .refit import _calibrate
+    from .refit.objective import _calibrate
 
     cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      **loss_options)

@@ -9,7 +9,7 @@ bound each model-matrix column and the response get:
    formula's own spelling or formulaic's (``"I(age**2)"`` and ``"I(age ** 2)"``
    are the same name; every name is compared after parsing it as Python).
 2. **The coding.** Dummy and bool columns keep the public range of their coding
-   (decided in :mod:`dpsubset.design`).
+   (decided in :mod:`dpsubset.design.build`).
 3. **Derived.** A transform of bounded data columns gets the bound that follows
    from the codebook by interval arithmetic, a function of public numbers only:
    sums, differences, products and quotients (the divisor away from 0), integer
@@ -28,7 +28,7 @@ bound each model-matrix column and the response get:
    (:func:`undefined_message`), since a bound from the data would void the
    guarantee; :func:`enclosure` tells this apart from an unknown function.
 4. Otherwise the scalar ``Bounds.x`` or ``Bounds.default``, or, failing all,
-   bounds from the data (with a PrivacyLeakWarning, in :mod:`dpsubset.design`).
+   bounds from the data (with a PrivacyLeakWarning, in :mod:`dpsubset.design.build`).
 
 Entries that name a column of the data which this formula does not use are
 fine: they are listed (``DPSubsetResults.bounds_unused``), never an error. An
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .design import _resolve  # one resolver of Name / Attribute chains for both modules
+from .build import _resolve  # one resolver of Name / Attribute chains for both modules
 
 __all__ = ["normalise_name", "interval_of", "enclosure", "factor_enclosure", "coding_range", "product_range", "resolve_codebook",
            "ResolvedBounds", "raw_intervals", "undefined_message", "read_codebook", "apply_levels", "Codebook"]

@@ -105,7 +105,7 @@ def refit_noise_floor(loss, dim, *, eps_refit, row_bound, b_y, r, n, delta=0.0, 
     float
         ``min(r, E||b|| / (n lambda + Delta_reg)) R / sqrt(d)``.
     """
-    from .refit import _calibrate
+    from ..refit.objective import _calibrate
 
     cal = _calibrate(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      **(loss_options or {}))
@@ -120,7 +120,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
 
     Parameters
     ----------
-    design : dpsubset.design.Design
+    design : dpsubset.design.build.Design
         Only its public parts are read: n, the bounds of the mapped columns and
         of the response, and the response's public map.
     s, loss, loss_options, r, method, eps_select, eps_refit, refit, refit_delta
@@ -134,7 +134,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
     """
     if not design.bounds_public:
         return []
-    from .losses import make_loss
+    from ..losses import make_loss
 
     n, p = int(design.n), len(design.candidate_names)
     xb = np.sort(np.asarray(design.x_bounds, dtype=float) ** 2)[::-1]

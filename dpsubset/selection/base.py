@@ -21,9 +21,9 @@ from typing import Callable
 
 import numpy as np
 
-from .mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
-from .search.exact import SubsetSearch, default_R
-from .search.limits import SearchTimeout, describe_gap, relative_gap
+from ..mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
+from ..search.exact import SubsetSearch, default_R
+from ..search.limits import SearchTimeout, describe_gap, relative_gap
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
            "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -40,7 +40,7 @@ class SelectionRequest:
 
     Attributes
     ----------
-    design : dpsubset.design.Design
+    design : dpsubset.design.build.Design
         Clipped, publicly mapped matrices (private) and public metadata.
     s : int
         Support size (for methods that choose it, the largest size allowed).
@@ -64,7 +64,7 @@ class SelectionRequest:
     verbose : bool
     loss_options : dict
         Public parameters of the loss (``huber_h`` / ``hinge_h``, the names of
-        :func:`dpsubset.refit.objective_perturbation`); empty for the defaults.
+        :func:`dpsubset.refit.objective.objective_perturbation`); empty for the defaults.
     """
 
     design: object
@@ -188,7 +188,7 @@ def make_scorer(request: SelectionRequest):
     Returns
     -------
     scorer : object with ``fit``, ``score``, ``neighbourhood`` and ``cut`` (see
-        :class:`dpsubset.scores.LeastSquaresScorer`)
+        :class:`dpsubset.scores.least_squares.LeastSquaresScorer`)
     Delta : float
 
     Notes
@@ -202,8 +202,8 @@ def make_scorer(request: SelectionRequest):
     """
     d = request.design
     if request.loss == "squared":
-        from .losses import SquaredLoss
-        from .scores import LeastSquaresScorer, sensitivity
+        from ..losses import SquaredLoss
+        from ..scores.least_squares import LeastSquaresScorer, sensitivity
         stats = getattr(d, "gram", None)
         if stats is not None:  # tall data: the sufficient statistics only (dpsubset/suffstats.py)
             scorer = LeastSquaresScorer.from_gram(stats.G, stats.Zty, stats.yty, d.n, request.lam, request.r,
@@ -213,8 +213,8 @@ def make_scorer(request: SelectionRequest):
         Delta = sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
         return scorer, Delta + 2.0 * search_slack(SquaredLoss(), d.b_y)
     if request.loss in ("huber", "logistic", "hinge"):
-        from .losses import make_loss
-        from .scores_convex import ConvexLossScorer, convex_sensitivity
+        from ..losses import make_loss
+        from ..scores.convex import ConvexLossScorer, convex_sensitivity
         loss = make_loss(request.loss, b_y=d.b_y, **request.loss_options)
         scorer = ConvexLossScorer(d.X, d.y, request.lam, request.r, d.forced, loss=loss)
         Delta = convex_sensitivity(loss, d.x_bounds, d.b_y, request.r, request.s,
@@ -250,7 +250,7 @@ def search_slack(loss, b_y, score_tol=0.0):
     float
         tau.
     """
-    from .search.candidates import GAP_TOL
+    from ..search.candidates import GAP_TOL
 
     largest = float(loss.row_max(b_y, 0.0)) + score_tol
     return GAP_TOL * max(1.0, largest)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .search.enumeration import rank_supports
+from ..search.enumeration import rank_supports
 
 __all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge"]
 

@@ -1,7 +1,7 @@
 """Support-recovery studies in the paper's simulation setting.
 
 :func:`recovery_study` runs methods x sample sizes x trials on the data of
-Section 5 of Prastakos, Behdin and Mazumder (2025) (``dpsubset.simulate``) and
+Section 5 of Prastakos, Behdin and Mazumder (2025) (``dpsubset.studies.simulate``) and
 returns a tidy frame; :func:`plot_recovery` draws it like their Figure 1 (mean and
 standard error of the exact-recovery fraction against n, one line per method).
 
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .defaults import DEFAULT_LAM, default_radius
-from .mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
+from ..defaults import DEFAULT_LAM, default_radius
+from ..mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
                          sample_gap_checked, sample_mistakes, sample_top_r, top_r_log_weights)
-from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
+from ..selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
 from .simulate import make_regression
 
 __all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table",
@@ -210,10 +210,10 @@ def _exact_candidates(method, opts, X, y, st: _Setting, eps, true, rng):
 
     Returns ("draws", list of supports) or ("exact", (p_true, E F1)); indices local to X.
     """
-    from .losses import SquaredLoss
-    from .scores import LeastSquaresScorer, sensitivity
-    from .search.exact import SubsetSearch, default_R
-    from .selection import require_closed, search_slack
+    from ..losses import SquaredLoss
+    from ..scores.least_squares import LeastSquaresScorer, sensitivity
+    from ..search.exact import SubsetSearch, default_R
+    from ..selection.base import require_closed, search_slack
     n, p = X.shape
     forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
     r = st.radius()   # from the bounds of all st.p columns: public, fixed before any screen
@@ -256,8 +256,8 @@ def _screened(method, opts, X, y, st: _Setting, true, rng):
     probability given each of st.draws screens, averaged (an unbiased estimate of the
     exact recovery probability with the selection's noise integrated out).
     """
-    from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
-    from .screening import DEFAULT_SCREEN_SHARE, check_screen
+    from ..selection.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+    from ..selection.screening import DEFAULT_SCREEN_SHARE, check_screen
     spec = check_screen(opts["screen"], s=st.s, method=method)
     k = spec.k_for(st.p, st.s)
     eps_screen = spec.share * st.eps if spec.share else DEFAULT_SCREEN_SHARE * st.eps
@@ -295,10 +295,10 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
         # Each release is the final state of its own chain: st.draws independent
         # chains, run in lockstep on one scorer (dp_best_subset per draw would rebuild
         # the scorer, the Gram matrix included, fifty times per dataset).
-        from .baselines.mcmc import DEFAULT_N_ITER, run_chains
-        from .losses import SquaredLoss
-        from .scores import LeastSquaresScorer, sensitivity
-        from .selection import search_slack
+        from ..selection.baselines.mcmc import DEFAULT_N_ITER, run_chains
+        from ..losses import SquaredLoss
+        from ..scores.least_squares import LeastSquaresScorer, sensitivity
+        from ..selection.base import search_slack
         forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
         r = st.radius()
         sc = LeastSquaresScorer(X, y, st.ridge(), r, forced)
@@ -308,12 +308,12 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
                             opts.get("n_iter", DEFAULT_N_ITER), st.draws, rng)
         return "draws", list(chains.states)
     if method == "samp_agg":
-        from .baselines.samp_agg import block_votes, n_blocks, sample_votes_top_s
+        from ..selection.baselines.samp_agg import block_votes, n_blocks, sample_votes_top_s
         m = opts.get("blocks") or n_blocks(n)
         counts = block_votes(X, y, st.s, m, opts.get("penalty", "path"), rng)
         return "draws", [sample_votes_top_s(counts, m, st.s, st.eps, rng) for _ in range(st.draws)]
     if method == "dp_sis":
-        from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+        from ..selection.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
         x = sis_scores(X, y, np.full(st.p, st.b_x), st.b_y)
         return "draws", list(sample_lipschitz_top_k(x, st.s, st.eps, rng, opts.get("gamma", 0.5),
                                                     size=st.draws))
@@ -322,7 +322,7 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
 
 def _generic_draws(label, method, X, y, st: _Setting, rng):
     """st.draws calls of dp_best_subset (refit=False) on the same data."""
-    from .api import dp_best_subset
+    from ..api import dp_best_subset
     names = [f"x{j + 1}" for j in range(X.shape[1])]
     df = pd.DataFrame(X, columns=names)
     df.insert(0, "y", y)
@@ -402,7 +402,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
     Parameters
     ----------
     methods : sequence of str
-        Registered ``method=`` names (:data:`dpsubset.selection.METHODS`), or
+        Registered ``method=`` names (:data:`dpsubset.selection.base.METHODS`), or
         ``"label=name"`` to run a method under another label with its own options,
         e.g. ``["mistakes", "mistakes_assume=mistakes"]`` with
         ``method_options={"mistakes_assume": {"gap_check": "assume"}}``.
@@ -417,7 +417,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
     eps : float
         Selection budget of each release (no refit).
     snr, rho : float
-        Signal-to-noise ratio and AR(1) correlation of :func:`dpsubset.simulate.make_regression`.
+        Signal-to-noise ratio and AR(1) correlation of :func:`dpsubset.studies.simulate.make_regression`.
     bounds : (float, float)
         Public clipping bounds (b_x, b_y); the paper uses (0.5, 0.5).
     r, lam : float or None

@@ -6,14 +6,14 @@ it Parquet or CSV datasets on disk or on a cluster) never brings the rows togeth
 1. **The model is fixed without the data.** The formula is expanded on Dask's
    ``_meta_nonempty``, a two-row frame of made-up values with the columns' dtypes (it
    carries no data). That is only sound when nothing of the model would be learned
-   from the data, which is what the privacy lint of :func:`dpsubset.design.build_design`
+   from the data, which is what the privacy lint of :func:`dpsubset.design.build.build_design`
    checks: bounds for every column and the response, categorical levels fixed by a
    Categorical dtype with known categories or ``C(x, levels=[...])``, no stateful or
    row-mixing transforms. Anything it flags is refused here with the lint's reason,
    rather than learned from the data.
 2. **Each partition is mapped and clipped** by that model (the same public clip
    intervals and maps as the pandas route), and reduced to its Gram matrix of
-   [forced, X, y] (:class:`dpsubset.suffstats.SufficientStats`, blocked and
+   [forced, X, y] (:class:`dpsubset.design.suffstats.SufficientStats`, blocked and
    compensated).
 3. **The partitions' statistics are summed** in a binary tree of compensated sums, in
    one pass over the data, and the rest of ``dp_best_subset`` (scores, exact search,
@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .privacy import PrivacyLeakWarning
+from ..privacy.leaks import PrivacyLeakWarning
 from .suffstats import GRAM_MAX_COLUMNS, SufficientStats
 
 __all__ = ["is_dask_frame", "check_dask_request", "dask_design"]
@@ -56,12 +56,12 @@ def check_dask_request(*, loss, method):
 
 
 def dask_design(formula, ddf, bounds, keep, *, stacklevel):
-    """The :class:`dpsubset.design.Design` of a Dask DataFrame, holding only ``gram``.
+    """The :class:`dpsubset.design.build.Design` of a Dask DataFrame, holding only ``gram``.
 
     Parameters
     ----------
     formula, bounds, keep
-        As in :func:`dpsubset.design.build_design`.
+        As in :func:`dpsubset.design.build.build_design`.
     ddf : dask.dataframe.DataFrame
     stacklevel : int
         Stack level of the caller whose scope the formula may use (functions, constants).
@@ -75,7 +75,7 @@ def dask_design(formula, ddf, bounds, keep, *, stacklevel):
     """
     import dask
 
-    from .design import build_design
+    from .build import build_design
 
     # Dask's made-up rows with the columns' dtypes (no data); its second row may hold
     # missing values, which the design would refuse, so one row is used.
@@ -134,9 +134,9 @@ def _response(part, model):
     As on the pandas route: missing values in the data are an error (input validation,
     naming the column and the number of rows); the raw columns of a transformed response
     are clipped to their public intervals first, and values the transform leaves
-    undefined are placed by the same fixed rule (:func:`dpsubset.design._fill_undefined`).
+    undefined are placed by the same fixed rule (:func:`dpsubset.design.build._fill_undefined`).
     """
-    from .design import _bad_rows, _clip_raw, _fill_undefined, _rows
+    from .build import _bad_rows, _clip_raw, _fill_undefined, _rows
 
     name = model.response_name
     raw = [name] if model.model_spec is None else sorted(

@@ -6,7 +6,7 @@ space: top-R needs the true support's score to beat C(p, s) rivals by about
 mistakes then runs on those k only (log C(k, s) instead of log C(p, s)), at the price
 of a share of the budget and of the screen's own mistakes (docs/methods/screening.md).
 
-The screen is DP-SIS (Swope et al. 2024), as :mod:`dpsubset.baselines.dp_sis`: the
+The screen is DP-SIS (Swope et al. 2024), as :mod:`dpsubset.selection.baselines.dp_sis`: the
 scores |x_j' y| on the publicly clipped data divided by their row-replacement
 sensitivity 2 b_j b_y, released as a set of k columns by the canonical Lipschitz
 top-k mechanism (Shekelyan and Loukides), pure eps_screen-DP. This module reuses
@@ -129,7 +129,7 @@ def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng):
 
     Parameters
     ----------
-    design : dpsubset.design.Design
+    design : dpsubset.design.build.Design
         Clipped, mapped (private) data.
     spec : ScreenSpec
     s : int

@@ -16,10 +16,10 @@ report, and with ``--out`` writes the result (CSV: one row per term, as
 ``tidy()``; JSON: the model, ``glance()``, ``tidy()`` and the privacy report;
 ``.tex``/``.md``/``.html``/``.txt``: the table of :func:`dpsubset.summary_table`).
 The public bounds come from a codebook file (``--codebook``, read by
-:func:`dpsubset.bounds.read_codebook`): a CSV with the columns ``column, lo, hi,
+:func:`dpsubset.design.codebook.read_codebook`): a CSV with the columns ``column, lo, hi,
 levels`` (``levels``: the categories of a categorical column, separated by
 ``|``), or JSON records with the same fields; entries the formula does not use
-are fine. ``study`` runs :func:`dpsubset.experiments.recovery_study` and prints
+are fine. ``study`` runs :func:`dpsubset.studies.experiments.recovery_study` and prints
 the recovery table.
 
 Warnings are printed as one line each on stderr, in the command line's terms
@@ -53,7 +53,7 @@ def _option(text):
 
 
 def build_parser():
-    from .selection import METHODS
+    from ..selection.base import METHODS
 
     ap = argparse.ArgumentParser(prog="dpsubset",
                                  description="Differentially private best subset selection.")
@@ -169,9 +169,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def _read_inputs(args, parser):
     import pandas as pd
 
-    from .bounds import apply_levels, read_codebook
-    from .design import Bounds
-    from .search.limits import SearchTimeout
+    from ..design.codebook import apply_levels, read_codebook
+    from ..design.build import Bounds
+    from ..search.limits import SearchTimeout
 
     try:
         data = pd.read_csv(args.data)
@@ -203,7 +203,7 @@ def _read_inputs(args, parser):
 
 
 def _write_out(res, path):
-    from .tables import summary_table
+    from ..results.tables import summary_table
 
     ext = os.path.splitext(path)[1].lower()
     if ext == ".csv":
@@ -242,9 +242,9 @@ def _level(text):
 
 
 def _fit(args, parser):
-    from .api import dp_best_subset
-    from .search.limits import SearchTimeout
-    from .tables import summary_table
+    from ..api import dp_best_subset
+    from ..search.limits import SearchTimeout
+    from ..results.tables import summary_table
 
     data, bounds = _read_inputs(args, parser)
     try:
@@ -278,7 +278,7 @@ def _fit(args, parser):
 
 
 def _study(args, parser):
-    from .experiments import plot_recovery, recovery_study, recovery_table
+    from ..studies.experiments import plot_recovery, recovery_study, recovery_table
 
     try:
         frame = recovery_study(args.methods, args.n, p=args.p, s=args.s, trials=args.trials,

@@ -54,7 +54,7 @@ import pandas as pd
 from scipy.signal import lfilter
 from scipy.special import expit
 
-from .mechanisms.sampling import as_generator
+from ..mechanisms.sampling import as_generator
 
 __all__ = [
     "make_regression",

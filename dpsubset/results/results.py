@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary import Summary
 
-from .privacy import GUARANTEES
+from ..privacy.leaks import GUARANTEES
 
 __all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "CERTIFIED", "DPSubsetResults",
            "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "describe_solves",
@@ -217,7 +217,7 @@ def describe_bounds(design):
 
     Parameters
     ----------
-    design : dpsubset.design.Design
+    design : dpsubset.design.build.Design
 
     Returns
     -------

@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ..mechanisms.sampling import gumbel_max, log_softmax, log_weights
-from ..search.enumeration import ENUMERATION_LIMIT, rank_supports, score_all
-from ..selection import Selection, SelectionMethod, make_scorer, register_method
+from ...mechanisms.sampling import gumbel_max, log_softmax, log_weights
+from ...search.enumeration import ENUMERATION_LIMIT, rank_supports, score_all
+from ..base import Selection, SelectionMethod, make_scorer, register_method
 
 __all__ = ["EXPONENTIAL_LIMIT", "exponential_log_weights", "exponential_distribution",
            "sample_exponential", "validate_exponential", "select_exponential"]

@@ -30,7 +30,7 @@ formula uses it), logical columns become bool (object with None where ``NA``),
 character columns become object strings, and **factors become pandas
 Categoricals with the factor's levels**, in the factor's order, unused levels
 included (``ordered`` kept). The design treats the categories of a Categorical
-as public levels (see :mod:`dpsubset.design`): they are the user's responsibility,
+as public levels (see :mod:`dpsubset.design.build`): they are the user's responsibility,
 like a bound, so a factor's levels must be fixed in advance
 (``factor(x, levels = c(...))``), not learned from the data. A character column
 has no levels; the design then learns them from the data, warns and voids the
@@ -271,7 +271,7 @@ def _bounds_from_r(b):
     -> :class:`dpsubset.Bounds`, where ``x`` is a number or a dict of column -> number
     or interval, and ``y``/``default`` a number or an interval.
     """
-    from .design import Bounds
+    from ..design.build import Bounds
 
     if b is None:
         return None
@@ -306,7 +306,7 @@ def _response_levels_from_r(levels):
 def _call_dp_best_subset(formula, data, kwargs):
     # dp_best_subset resolves formula names that are not columns in its caller's
     # scope: this frame, whose globals hold R_FORMULA_FUNCTIONS. Keep locals few.
-    from .api import dp_best_subset
+    from ..api import dp_best_subset
     return dp_best_subset(formula, data, **kwargs)
 
 
@@ -558,7 +558,7 @@ def summary_table(results, model_names, fmt, renames, options):
         ``{"text": str}``, ``{"frame": plain frame, "index": list of str}`` for
         ``fmt="frame"``, or ``{"error": {"type", "message"}}``.
     """
-    from .tables import summary_table as _table
+    from ..results.tables import summary_table as _table
 
     try:
         res = [result_from_pickle(r) if isinstance(r, str) else r for r in results]

@@ -76,7 +76,7 @@ import numbers
 
 import numpy as np
 
-from ..selection import Selection, SelectionMethod, register_method
+from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
 

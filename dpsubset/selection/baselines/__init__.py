@@ -1,6 +1,6 @@
 """The selection methods the source papers compare top-R and mistakes with.
 
-Each module registers its ``method=`` with :func:`dpsubset.selection.register_method`
+Each module registers its ``method=`` with :func:`dpsubset.selection.base.register_method`
 when imported; importing this package registers them all.
 """
 from . import samp_agg  # noqa: E402,F401

@@ -11,7 +11,7 @@ batched projected Newton method and *certifies* every score by its duality gap.
 
 Solver. At beta the quadratic model of F_S (exact gradient and Hessian, A'diag(l'')A/n
 + lam/n I) is minimised **exactly over the ball** by the secular-equation solver of
-the least-squares scores (:func:`dpsubset.scores.solve_ball_ridge`), and a
+the least-squares scores (:func:`dpsubset.scores.least_squares.solve_ball_ridge`), and a
 backtracking line search along the segment to that point keeps every iterate in the
 ball. Near the solution the step is a Newton step on the constrained problem, so the
 convergence is quadratic whether the ball is active or not. All arithmetic is
@@ -29,7 +29,7 @@ The scorer returns the upper bound F_S(beta) and records gap = F_S(beta) - D;
 the public tolerance ``score_tol`` raises :class:`ScoreAccuracyError` (fail closed).
 Because every returned value is within ``score_tol`` of the exact score, the
 sensitivity of the computed scores is at most Delta + 2 score_tol, which is what
-:func:`dpsubset.selection.make_scorer` hands to the mechanisms.
+:func:`dpsubset.selection.base.make_scorer` hands to the mechanisms.
 
 Cuts. The outer approximation needs, at a binary z = 1_S, a linear lower bound on
 the convex function c(z) (ridge term (lam/2n) sum_j beta_j^2 / z_j). The dual above,
@@ -68,8 +68,8 @@ import math
 
 import numpy as np
 
-from .losses import Loss, make_loss
-from .scores import check_scorer_inputs, solve_ball_ridge
+from ..losses import Loss, make_loss
+from .least_squares import check_scorer_inputs, solve_ball_ridge
 
 __all__ = ["ConvexLossScorer", "convex_sensitivity", "ScoreAccuracyError", "SCORE_TOL"]
 
@@ -94,7 +94,7 @@ def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
     Delta = (row_max - row_min) / n for the loss on |eta| <= a = r sqrt(B_s), with
     B_s the sum of the s largest squared candidate bounds plus the squared bounds of
     the always-in columns (docs/methods/selection.md). For the squared loss this
-    is :func:`dpsubset.scores.sensitivity`.
+    is :func:`dpsubset.scores.least_squares.sensitivity`.
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
 class ConvexLossScorer:
     """Certified scores for batches of supports under a smooth convex loss.
 
-    Same interface as :class:`dpsubset.scores.LeastSquaresScorer`: ``fit``,
+    Same interface as :class:`dpsubset.scores.least_squares.LeastSquaresScorer`: ``fit``,
     ``score``, ``neighbourhood``, ``cut``, attributes ``X, y, forced, n, p, lam, r,
     k_forced``.
 
@@ -392,7 +392,7 @@ class ConvexLossScorer:
     def two_swap(self, support, keep, threshold=np.inf, other_values=None):
         """The ``keep`` best supports with exactly two elements swapped out of ``support``.
 
-        The hook of :meth:`dpsubset.scores.LeastSquaresScorer.two_swap` for this
+        The hook of :meth:`dpsubset.scores.least_squares.LeastSquaresScorer.two_swap` for this
         scorer, exact by certified pruning. A member B + {j, k} of the class (B: the
         support less two elements) is first bracketed at its warm start beta_0 (the
         fit on ``support`` restricted to B, zero on j and k): F(beta_0) is an upper
@@ -413,7 +413,7 @@ class ConvexLossScorer:
         bound : float
             Every member not returned scores >= bound.
         """
-        from .search.enumeration import rank_supports
+        from ..search.enumeration import rank_supports
 
         S1 = np.sort(np.asarray(support, dtype=np.intp))
         s, p, kf, n = len(S1), self.p, self.k_forced, self.n

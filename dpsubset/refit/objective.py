@@ -101,7 +101,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import expit
 
-from .privacy import PrivacyLeakWarning
+from ..privacy.leaks import PrivacyLeakWarning
 
 __all__ = [
     "RefitResult",
@@ -1018,7 +1018,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
 def _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y):
     """The KKT certificate of :func:`_certificate` for the squared loss from the Gram
     matrix: G = X'X and Aty = X'y as computed, |G - exact| <= err_G and
-    |Aty - exact| <= err_y entrywise (dpsubset.suffstats). The gradient
+    |Aty - exact| <= err_y entrywise (dpsubset.design.suffstats). The gradient
     2 (G theta - Aty) + Delta theta + b is inflated by what those errors and its own
     evaluation can move it; the curvature is constant (2 X'X), so one modulus
     mu = Delta + 2 lambda_min(X'X) (a proven lower bound) holds on the whole ball."""
@@ -1075,10 +1075,10 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     eps, row_bound, b_y, r, rng, delta, ridge, neighbour
         As in :func:`objective_perturbation` (``row_bound`` and ``b_y`` are the public
         bounds the design clipped to: the statistics come only from clipped data, see
-        :mod:`dpsubset.suffstats`, so no per-row check is possible or needed here).
+        :mod:`dpsubset.design.suffstats`, so no per-row check is possible or needed here).
     entry_error : (ndarray (d, d), ndarray (d,)), optional
         Entrywise bounds on the rounding error of G and A'y
-        (:meth:`dpsubset.suffstats.SufficientStats.entry_error`); they replace the
+        (:meth:`dpsubset.design.suffstats.SufficientStats.entry_error`); they replace the
         correctly rounded sums of the matrix route in the certificate. Default: no
         error (exact statistics).
 

@@ -35,7 +35,7 @@ Which bounds are public
     interaction of such columns has the product of their bounds. A bool
     response is taken as 0/1 with the public bound 1. Every other column (and
     a numeric response) without a bound gets one **from the data** (max |value|,
-    or 1 for a column of zeros; no mapping): a :class:`~dpsubset.privacy.PrivacyLeakWarning` is issued,
+    or 1 for a column of zeros; no mapping): a :class:`~dpsubset.privacy.leaks.PrivacyLeakWarning` is issued,
     ``Design.bounds_public`` is False and the reason is listed in
     ``Design.leaks``.
 
@@ -131,7 +131,7 @@ Two routes to the same matrices
     through formulaic. Both routes give the same matrices, names, bounds and clip
     intervals (tests/test_design_scale.py), and the checks and messages are shared.
     With ``gram=`` the rows are reduced to the sufficient statistics of least
-    squares in the same blocked pass instead (:mod:`dpsubset.suffstats`).
+    squares in the same blocked pass instead (:mod:`dpsubset.design.suffstats`).
 
 Nothing here keeps the user's data: a :class:`Design` holds only the clipped,
 mapped arrays, public maps and the formulaic model spec (for predictions). It
@@ -154,7 +154,7 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from .privacy import PrivacyLeakWarning
+from ..privacy.leaks import PrivacyLeakWarning
 
 __all__ = ["Bounds", "as_bounds", "Design", "build_design"]
 
@@ -184,7 +184,7 @@ def _is_real(v):
 
 
 def _parse_scalar(v, where):
-    from .guards import BOUND_MAX, BOUND_MIN
+    from .._validation import BOUND_MAX, BOUND_MIN
 
     if not _is_real(v):
         raise TypeError(f"{where}: a bound must be a positive number b or an interval (lo, hi); got {v!r}")
@@ -199,7 +199,7 @@ def _parse_scalar(v, where):
 
 
 def _parse_interval(v, where):
-    from .guards import BOUND_MAX, BOUND_MIN
+    from .._validation import BOUND_MAX, BOUND_MIN
 
     vals = list(v)
     if len(vals) != 2 or not all(_is_real(t) for t in vals):
@@ -391,7 +391,7 @@ class Design:
         Data columns the right-hand side uses.
     bounds_derived : dict
         Column (or response) -> (lo, hi) derived from the codebook by interval
-        arithmetic (public; see :mod:`dpsubset.bounds`).
+        arithmetic (public; see :mod:`dpsubset.design.codebook`).
     bounds_unused : list of str
         Entries of the codebook (``Bounds.x``) this formula does not use.
     bounds_from_data : list of str
@@ -402,7 +402,7 @@ class Design:
         Integer data columns used inside transforms, converted to float64 before
         the formula is evaluated (on new data too), so that ``I(x * x)`` cannot
         wrap around.
-    gram : dpsubset.suffstats.SufficientStats or None
+    gram : dpsubset.design.suffstats.SufficientStats or None
         With ``build_design(..., gram=True)``: the Gram matrix of [forced, X, y]
         and n, in place of the matrices (which then have no rows).
     raw_limits : dict
@@ -760,7 +760,7 @@ def _interval_map(lo, hi, has_intercept):
     (fl(x - c) <= fl(hi - c) <= half, and a quotient a / half with a <= half rounds to at
     most 1; likewise below). Without an intercept (the no-intercept rule) the centre is 0
     and the half-width max(|lo|, |hi|). The interval's ends lie within
-    :data:`dpsubset.guards.BOUND_MAX` (checked by :class:`Bounds`), so nothing overflows.
+    :data:`dpsubset._validation.BOUND_MAX` (checked by :class:`Bounds`), so nothing overflows.
     """
     if not has_intercept:
         return (0.0, float(max(abs(lo), abs(hi))))
@@ -955,14 +955,14 @@ def _check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, used, colset
     * a transform (or interaction) that is undefined or unbounded somewhere on the box of
       its variables' intervals, for a term with no bound of its own (no entry for the
       term, no scalar ``Bounds.x`` or ``Bounds.default``), and likewise for the response
-      (:func:`dpsubset.bounds.undefined_message`). An entry that might name one of the
+      (:func:`dpsubset.design.codebook.undefined_message`). An entry that might name one of the
       term's model-matrix columns defers the decision to
-      :func:`dpsubset.bounds.resolve_codebook`, which makes it once the columns are
+      :func:`dpsubset.design.codebook.resolve_codebook`, which makes it once the columns are
       known (and raises the same error).
     """
     if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
         return
-    from .bounds import enclosure, factor_enclosure, normalise_name, raw_intervals, undefined_message
+    from .codebook import enclosure, factor_enclosure, normalise_name, raw_intervals, undefined_message
 
     xdict = bnds.x
     for key, val in xdict.items():
@@ -1027,7 +1027,7 @@ def _raw_clip_limits(bnds, lhs_info, rhs_info, dtypes, env, colset):
     not numbers to clip."""
     if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
         return {}
-    from .bounds import raw_intervals
+    from .codebook import raw_intervals
 
     var_iv = raw_intervals(bnds.x, colset)
     if not var_iv:
@@ -1588,7 +1588,7 @@ def _materialise_formulaic(F, frame, formula, eval_ctx, env, all_info, colset, s
     # the bounds are known: by a fixed rule where the bound is public (_fill_undefined).
 
     # ---- structure: terms, intercept, categorical lint, inherent bounds
-    from .bounds import coding_range, product_range
+    from .codebook import coding_range, product_range
     info_by_expr = {i.expr: i for i in all_info}
     enc = spec.rhs.encoder_state
     term_of = {}           # column -> term label
@@ -1668,7 +1668,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
         functions and constants that are not in ``data``.
     gram : bool or callable, keyword-only
         Return the sufficient statistics of least squares (``Design.gram``, a
-        :class:`dpsubset.suffstats.SufficientStats`) computed in one blocked pass
+        :class:`dpsubset.design.suffstats.SufficientStats`) computed in one blocked pass
         instead of the n x p matrices (``X``, ``forced`` and ``y`` then have no
         rows). For tall data: memory p^2 instead of n p. A callable
         ``gram(n, p, k)`` decides from the public numbers of rows, candidate and
@@ -1860,7 +1860,7 @@ def build_design(formula, data, bounds=None, keep=None, *, stacklevel=2, gram=Fa
 
     # ---- bounds per column: the codebook resolved against this formula (names in the
     # formula's spelling, unused entries listed, bounds of transforms derived: bounds.py)
-    from .bounds import resolve_codebook
+    from .codebook import resolve_codebook
     scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
     default = bnds.default if bnds is not None else None
     book = resolve_codebook(bnds.x if (bnds is not None and isinstance(bnds.x, dict)) else {},

@@ -53,8 +53,8 @@ import numbers
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..mechanisms.sampling import log_weights
-from ..selection import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
+from ...mechanisms.sampling import log_weights
+from ..base import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
 
 __all__ = ["DEFAULT_N_ITER", "run_chains", "mcmc_tv_bound", "mcmc_delta", "validate_mcmc",
            "select_mcmc", "ChainResult"]

@@ -172,8 +172,8 @@ class _KahanSum:
 
 def refit_from_gram(design, support_idx, *, eps, row_bound, r, rng, delta=0.0):
     """The squared-loss refit of ``dp_best_subset`` on the released columns, from
-    ``design.gram`` (:func:`dpsubset.refit.objective_perturbation_gram`)."""
-    from .refit import objective_perturbation_gram
+    ``design.gram`` (:func:`dpsubset.refit.objective.objective_perturbation_gram`)."""
+    from ..refit.objective import objective_perturbation_gram
 
     stats = design.gram
     k = stats.k_forced

@@ -1,0 +1,1 @@
+"""dpsubset.design."""
