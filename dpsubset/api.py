@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 from tqdm.auto import tqdm
 
-from .interfaces.r_bridge import maybe_from_r
+from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius
 from .design.build import Bounds, _as_frame, as_bounds, build_design

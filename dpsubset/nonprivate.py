@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .interfaces.r_bridge import maybe_from_r
+from .interfaces.r_frames import maybe_from_r
 from .design.build import build_design
 from .privacy.leaks import PrivacyLeakWarning
 from .scores.least_squares import LeastSquaresScorer
