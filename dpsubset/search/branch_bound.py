@@ -355,9 +355,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
 
     def hold(delta):
         size["open"] += delta
-        if delta > 0:
-            size["peak"] = max(size["peak"], size["open"])
-            memory.hold(key, size["open"], problem=problem, route="branch and bound")
+        size["peak"] = max(size["peak"], size["open"])
+        memory.hold(key, size["open"], problem=problem, route="branch and bound")
 
     def visit(node, pt):
         """Score a small node's completions, or bound it; returns the queue entry
@@ -385,8 +384,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     def drop(entry):
         """A node leaves the open list: its estimated bytes and its dense point."""
         had = dense.pop(entry[1], None)
-        size["open"] -= _open_bytes(entry[2], entry[3]) + (dense_bytes if had is not None
-                                                           else 0)
+        hold(-_open_bytes(entry[2], entry[3]) - (dense_bytes if had is not None else 0))
         return had
 
     def lower_bound():
