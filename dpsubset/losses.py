@@ -5,20 +5,25 @@ Every loss is written as a function ``l(eta; y)`` of the linear predictor
 
     c(S) = min_{||beta||_2 <= r} (1/n) sum_i l(x_{i,K+S}' beta; y_i) + (lam/2n) ||beta||^2
 
-for every loss (the ridge normalisation of the least-squares score, scores.py). The
-losses and their definitions, shared with the refit (refit.py) where the refit
-minimises the same shape with the same parameter:
+for every loss (the ridge normalisation of the least-squares score,
+dpsubset/scores/least_squares.py). The same objects serve the refit
+(dpsubset/refit/objective.py), which minimises a sum of per-row losses; objective
+perturbation (Kifer, Smith and Thakurta 2012) and its constants are written for
+``(y - eta)^2``, so the refit multiplies the per-row loss by :attr:`Loss.refit_scale`
+(2 for the squared and Huber losses, 1 for the others). That factor is the only
+difference between the two conventions, and the refit applies it in one place
+(``dpsubset.refit.objective.RefitLoss``):
 
-=============  ===============================================  ======================
-name           l(eta; y)                                        refit.py counterpart
-=============  ===============================================  ======================
-``squared``    (y - eta)^2 / 2                                  ``(y - eta)^2`` (x 1/2)
-``huber``      h^2 (sqrt(1 + (u/h)^2) - 1), u = y - eta         pseudo-Huber (x 1/2)
+=============  ===============================================  ============
+name           l(eta; y)                                        refit_scale
+=============  ===============================================  ============
+``squared``    (y - eta)^2 / 2                                  2
+``huber``      h^2 (sqrt(1 + (u/h)^2) - 1), u = y - eta         2
                (pseudo-Huber: u^2/2 near 0, h|u| far out)
-``logistic``   ln(1 + exp(-y eta)), y in {-1, +1}               identical
-``hinge``      (h/2) ln(1 + exp(2 (1 - y eta) / h)),            identical (softplus
-               y in {-1, +1} (softplus-smoothed hinge)          hinge, same h)
-=============  ===============================================  ======================
+``logistic``   ln(1 + exp(-y eta)), y in {-1, +1}               1
+``hinge``      (h/2) ln(1 + exp(2 (1 - y eta) / h)),            1
+               y in {-1, +1} (softplus-smoothed hinge)
+=============  ===============================================  ============
 
 Why smooth versions. The privacy theorems assume the score is computed exactly, and
 the scores here have no closed form: an iterative solver must *certify* its
@@ -38,6 +43,13 @@ Lemma A.1 and Lemma C.1 of the paper, with the loss's range in place of its
 maximum: for the least-squares, Huber and softplus-hinge losses this is at most
 the paper's ``row_max / n``, and for the logistic loss it is exactly ``a / n``).
 
+Refit constants. Objective perturbation needs a bound on the norm of one row's
+gradient over the ball and on its Hessian: with ``||x_i|| <= R`` and
+``|eta| <= R r`` these are ``R sup |l'|`` (:meth:`Loss.row_gradient_bound`) and
+``R^2 sup l''`` (:meth:`Loss.row_hessian_bound`), and every ``l''`` here is even
+about a centre ``c(y)`` and decreasing away from it (:meth:`Loss.centre`), which
+gives the certificate cheap bounds on the curvature over an interval of eta.
+
 Conjugates. ``conjugate(alpha, y)`` is the convex conjugate of ``eta -> l(eta; y)``,
 used for the Fenchel dual of the score: with per-row dual values ``alpha_i`` and a
 ball multiplier ``mu >= 0``,
@@ -56,15 +68,22 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 __all__ = ["Loss", "SquaredLoss", "HuberLoss", "LogisticLoss", "HingeLoss", "make_loss",
-           "LOSS_NAMES", "CLASSIFICATION_LOSSES", "DEFAULT_HUBER_H_FRACTION", "DEFAULT_HINGE_H",
-           "encode_binary_response", "check_response_levels", "DEFAULT_NUMERIC_LEVELS"]
+           "LOSSES", "CLASSIFICATION_LOSSES", "REGRESSION_LOSSES", "DEFAULT_HUBER_H_FRACTION",
+           "DEFAULT_HINGE_H", "encode_binary_response", "check_response_levels",
+           "DEFAULT_NUMERIC_LEVELS"]
 
-LOSS_NAMES = ("squared", "huber", "logistic", "hinge")
+#: Every loss the package knows, by name (selection, refit, CLI and R wrapper alike).
+LOSSES = ("squared", "huber", "logistic", "hinge")
+#: The losses whose response is a class coded -1/+1.
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
-#: Default Huber threshold as a fraction of the (mapped) response bound b_y: the refit's
-#: default (refit.DEFAULT_HUBER_H_FRACTION), so that selection and refit agree.
+#: The losses whose response is a number clipped to [-b_y, b_y].
+REGRESSION_LOSSES = ("squared", "huber")
+#: Default pseudo-Huber threshold, as a fraction of the (mapped) response bound b_y, for
+#: selection and refit alike. With y clipped at about three standard deviations,
+#: h = b_y / 2 is about 1.5 sd, close to the classical Huber choice 1.345 sd.
 DEFAULT_HUBER_H_FRACTION = 0.5
-#: Default smoothing width of the softplus hinge (refit.DEFAULT_HINGE_H).
+#: Default smoothing width of the softplus hinge (the value Chaudhuri, Monteleoni and
+#: Sarwate 2011 use in their experiments).
 DEFAULT_HINGE_H = 0.5
 
 
@@ -107,6 +126,11 @@ class Loss:
 
     name = ""
     classification = False
+    #: Factor that turns l into the refit's per-row loss (module docstring): the refit
+    #: minimises sum_i refit_scale * l(x_i'theta; y_i), e.g. (y - eta)^2 for least squares.
+    refit_scale = 1.0
+    #: True when l'' does not depend on eta (the certificate then needs one modulus).
+    constant_curvature = False
 
     @property
     def params(self) -> dict:
@@ -144,6 +168,26 @@ class Loss:
         """row_max - row_min: n times the sensitivity of every score."""
         return self.row_max(b_y, a) - self.row_min(b_y, a)
 
+    def centre(self, y):
+        """The point c(y) about which l''(eta; y) is even and decreasing away from it."""
+        raise NotImplementedError  # pragma: no cover
+
+    def second_derivative_sup(self) -> float:
+        """sup over eta and y of l''(eta; y)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def derivative_bound(self, b_y, a) -> float:
+        """sup |l'(eta; y)| over |y| <= b_y (or y = +-1) and |eta| <= a."""
+        raise NotImplementedError  # pragma: no cover
+
+    def row_gradient_bound(self, R, b_y, r) -> float:
+        """Bound on ||grad_theta l(x'theta; y)|| = |l'| ||x|| over ||x|| <= R, ||theta|| <= r."""
+        return R * self.derivative_bound(b_y, R * r)
+
+    def row_hessian_bound(self, R) -> float:
+        """Bound R^2 sup l'' on the (rank-one) Hessian l'' x x' of one row, ||x|| <= R."""
+        return R * R * self.second_derivative_sup()
+
     def refit_options(self) -> dict:
         """Keyword arguments of :func:`dpsubset.refit.objective.objective_perturbation` for the
         same loss with the same parameters."""
@@ -155,9 +199,11 @@ class Loss:
 
 
 class SquaredLoss(Loss):
-    """(y - eta)^2 / 2: the least-squares score of scores.py."""
+    """(y - eta)^2 / 2: the least-squares score of dpsubset/scores/least_squares.py."""
 
     name = "squared"
+    refit_scale = 2.0
+    constant_curvature = True
 
     def value(self, eta, y):
         return 0.5 * (y - eta) ** 2
@@ -174,6 +220,18 @@ class SquaredLoss(Loss):
     def row_max(self, b_y, a):
         return 0.5 * (b_y + a) ** 2
 
+    def centre(self, y):
+        return y
+
+    def second_derivative_sup(self):
+        return 1.0
+
+    def derivative_bound(self, b_y, a):
+        return b_y + a
+
+    def row_hessian_bound(self, R):
+        return R * R
+
 
 class HuberLoss(Loss):
     """Pseudo-Huber loss h^2 (sqrt(1 + (u/h)^2) - 1) of the residual u = y - eta.
@@ -184,6 +242,7 @@ class HuberLoss(Loss):
     """
 
     name = "huber"
+    refit_scale = 2.0
 
     def __init__(self, h):
         h = float(h)
@@ -224,6 +283,20 @@ class HuberLoss(Loss):
         u = b_y + a
         return float(u * u / (math.sqrt(1.0 + (u / self.h) ** 2) + 1.0))
 
+    def centre(self, y):
+        return y
+
+    def second_derivative_sup(self):
+        return 1.0
+
+    def derivative_bound(self, b_y, a):
+        # |l'| = |u| / sqrt(1 + (u/h)^2) < min(h, |u|): the bound of the refit's spec,
+        # valid but not attained (the supremum is h U / sqrt(h^2 + U^2), U = b_y + a).
+        return min(self.h, b_y + a)
+
+    def row_hessian_bound(self, R):
+        return R * R
+
     def refit_options(self):
         return {"huber_h": self.h}
 
@@ -260,6 +333,21 @@ class LogisticLoss(Loss):
 
     def row_range(self, b_y, a):
         return float(a)  # softplus(a) - softplus(-a) = a, without round-off
+
+    def centre(self, y):
+        return np.zeros_like(y)
+
+    def second_derivative_sup(self):
+        return 0.25
+
+    def derivative_bound(self, b_y, a):
+        return 1.0
+
+    def row_gradient_bound(self, R, b_y, r):
+        return R
+
+    def row_hessian_bound(self, R):
+        return R * R / 4.0
 
 
 class HingeLoss(Loss):
@@ -307,6 +395,21 @@ class HingeLoss(Loss):
     def row_min(self, b_y, a):
         return float(0.5 * self.h * _softplus(2.0 * (1.0 - a) / self.h))
 
+    def centre(self, y):
+        return y  # y eta = 1  <=>  eta = y for y in {-1, +1}
+
+    def second_derivative_sup(self):
+        return 1.0 / (2.0 * self.h)
+
+    def derivative_bound(self, b_y, a):
+        return 1.0
+
+    def row_gradient_bound(self, R, b_y, r):
+        return R
+
+    def row_hessian_bound(self, R):
+        return R * R / (2.0 * self.h)
+
     def refit_options(self):
         return {"hinge_h": self.h}
 
@@ -317,7 +420,7 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
     Parameters
     ----------
     loss : str or Loss
-        One of ``LOSS_NAMES``.
+        One of ``LOSSES``.
     b_y : float
         Public bound of the (mapped) response; the default Huber threshold is
         ``DEFAULT_HUBER_H_FRACTION * b_y``.
@@ -335,7 +438,7 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
         return LogisticLoss()
     if loss == "hinge":
         return HingeLoss(DEFAULT_HINGE_H if hinge_h is None else hinge_h)
-    raise ValueError(f"loss must be one of {LOSS_NAMES}, got {loss!r}")
+    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
 
 
 #: The coding of a numeric response when ``response_levels`` is not given: 0 is the

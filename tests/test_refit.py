@@ -11,17 +11,21 @@ import warnings
 import numpy as np
 import pytest
 from scipy import optimize, stats
+from scipy.special import expit
 
-from dpsubset.refit import objective as refit
+from dpsubset.losses import LOSSES, SquaredLoss
 from dpsubset.privacy.leaks import PrivacyLeakWarning
-from dpsubset.refit.objective import (LOSSES, RefitResult, objective_perturbation,
-                            sufficient_statistics_perturbation)
+from dpsubset.refit import certificate
+from dpsubset.refit import objective as refit
+from dpsubset.refit import ssp
+from dpsubset.refit.objective import RefitLoss, RefitResult, objective_perturbation
+from dpsubset.refit.ssp import sufficient_statistics_perturbation
 
 LONG_OK = np.finfo(np.longdouble).eps < 1e-18
 
 
 def _loss_obj(loss, b_y=2.0, h=None):
-    return refit._make_loss(loss, b_y=b_y, huber_h=h, hinge_h=h)
+    return refit._refit_loss(loss, b_y=b_y, huber_h=h, hinge_h=h)
 
 
 def _quiet_op(*args, **kw):
@@ -94,8 +98,8 @@ def _attainable_grad_sup(loss, lossobj):
     if loss == "huber":
         return 2 * RB * U / math.sqrt(1 + (U / lossobj.h) ** 2)
     if loss == "logistic":
-        return RB * refit.expit(RB * RAD)
-    return RB * refit.expit(2 * (1 + RB * RAD) / lossobj.h)
+        return RB * expit(RB * RAD)
+    return RB * expit(2 * (1 + RB * RAD) / lossobj.h)
 
 
 @pytest.mark.parametrize("loss,h", T1_CASES)
@@ -480,7 +484,7 @@ def _t4_problem(loss, seed, boundary):
     r = 0.3 * np.linalg.norm(theta0) if boundary else 10.0 * (1 + np.linalg.norm(theta0))
     cal = refit._calibrate(loss, dim, eps=1.0, row_bound=R, b_y=3.0, r=r)
     b = refit._sample_noise(rng, cal)
-    lossobj = refit._make_loss(loss, b_y=3.0)
+    lossobj = refit._refit_loss(loss, b_y=3.0)
     return X, y, cal, b, r, lossobj
 
 
@@ -506,8 +510,8 @@ def test_t4_reference_within_certified_distance(loss, boundary):
         rng = np.random.default_rng(100 + seed)
         for size in (1e-2, 1e-5, 1e-9):
             for _ in range(3):
-                pert = refit._into_ball(theta + size * rng.standard_normal(len(theta)), r)
-                dp = refit._certificate(lossobj, X, y, pert, Delta, b, r)
+                pert = certificate._into_ball(theta + size * rng.standard_normal(len(theta)), r)
+                dp = certificate._certificate(lossobj, X, y, pert, Delta, b, r)
                 assert _dist(pert, ref) <= dp
                 assert dp < 1e3 * max(_dist(pert, ref), 1e-12)  # and not vacuous
 
@@ -518,7 +522,7 @@ def test_t4_mode_a_and_mode_b_agree_for_least_squares():
         Delta = cal.regularization
         dmax = 1e-8 * r
         ta, da = refit._solve_closed_form(X, y, Delta, b, r)
-        tb, db = refit._solve_certified(refit._Squared(), X, y, Delta, b, r, dmax, 200)
+        tb, db = refit._solve_certified(RefitLoss(SquaredLoss()), X, y, Delta, b, r, dmax, 200)
         assert db <= dmax and da <= dmax
         assert np.linalg.norm(ta - tb) <= dmax
 
@@ -526,15 +530,15 @@ def test_t4_mode_a_and_mode_b_agree_for_least_squares():
 def test_t4_ball_qp_hard_inputs():
     # PSD with an exact null direction carrying linear term: root at kappa > 0
     H = np.diag([2.0, 0.0])
-    p, kap = refit._ball_qp(H, np.array([1.0, 1e-3]), 1.0)
+    p, kap = certificate._ball_qp(H, np.array([1.0, 1e-3]), 1.0)
     assert kap > 0 and np.linalg.norm(p) == pytest.approx(1.0, rel=1e-13)
     # null direction without linear term: minimum-norm interior minimiser
-    p, kap = refit._ball_qp(H, np.array([1.0, 0.0]), 1.0)
+    p, kap = certificate._ball_qp(H, np.array([1.0, 0.0]), 1.0)
     assert kap == 0 and np.allclose(p, [0.5, 0.0])
     # very ill-conditioned, boundary active
     H = np.diag([1e-12, 1.0, 1e8])
     q = np.array([1.0, 1.0, 1.0])
-    p, kap = refit._ball_qp(H, q, 2.0)
+    p, kap = certificate._ball_qp(H, q, 2.0)
     np.testing.assert_allclose(p, q / (np.diag(H) + kap), rtol=1e-12)
     assert np.linalg.norm(p) == pytest.approx(2.0, rel=1e-13)
 
@@ -707,7 +711,7 @@ def test_t8_op_and_ssp_agree_in_accuracy_and_approach_ols():
 def test_t8_ssp_sensitivity_and_noise_scale():
     # equal bounds: b^2 s^2 + 2 s b b_y (replace-one), never above the spec's s(s+1) version
     s, bx, by = 4, 0.7, 3.0
-    d1 = refit._ssp_sensitivity(np.full(s, bx), by, "replace-one")
+    d1 = ssp._ssp_sensitivity(np.full(s, bx), by, "replace-one")
     assert d1 == pytest.approx(bx ** 2 * s ** 2 + 2 * s * bx * by)
     assert d1 <= bx ** 2 * s * (s + 1) + 2 * s * bx * by
     # brute force over corner records: the L1 change of (upper-tri X'X, X'y)
@@ -722,9 +726,9 @@ def test_t8_ssp_sensitivity_and_noise_scale():
 
     S = np.array([stat(p) for p in pts])
     worst = max(np.abs(S - S[i]).sum(axis=1).max() for i in range(len(S)))
-    assert worst <= refit._ssp_sensitivity(bounds, by, "replace-one") + 1e-12
+    assert worst <= ssp._ssp_sensitivity(bounds, by, "replace-one") + 1e-12
     worst_ar = np.abs(S).sum(axis=1).max()
-    assert worst_ar <= refit._ssp_sensitivity(bounds, by, "add/remove") + 1e-12
+    assert worst_ar <= ssp._ssp_sensitivity(bounds, by, "add/remove") + 1e-12
     # the released statistics carry Laplace(Delta_1 / eps) noise
     X = np.zeros((1, 2))
     rng = np.random.default_rng(52)
@@ -732,7 +736,7 @@ def test_t8_ssp_sensitivity_and_noise_scale():
         X, np.zeros(1), eps=2.0, bound_x_entries=1.0, b_y=1.0, r=1e9, rng=rng,
         ridge=2e6).coef for _ in range(4000)])
     # with ridge 2e6 dominating, theta ~ c_noisy / (A_+ + 1e6) ~ c_noisy / 1e6
-    scale = refit._ssp_sensitivity(np.ones(2), 1.0, "replace-one") / 2.0
+    scale = ssp._ssp_sensitivity(np.ones(2), 1.0, "replace-one") / 2.0
     c_est = coefs[:, 0] * 1e6
     assert stats.kstest(c_est, stats.laplace(scale=scale).cdf).pvalue > 1e-4
 
@@ -748,7 +752,7 @@ def test_t4_certificate_exact_rational_check():
     from fractions import Fraction as Fr
 
     rng = np.random.default_rng(61)
-    lossobj = refit._Squared()
+    lossobj = RefitLoss(SquaredLoss())
     for trial in range(150):
         dim = 1 + trial % 2
         n = 5
@@ -772,7 +776,7 @@ def test_t4_certificate_exact_rational_check():
             for _ in range(abs(k)):
                 pt[0] = np.nextafter(pt[0], np.inf if k > 0 else -np.inf)
             true = math.sqrt(float(sum((Fr(p) - e) ** 2 for p, e in zip(pt, exact))))
-            d = refit._certificate(lossobj, X, y, pt, Delta, b, 100.0)
+            d = certificate._certificate(lossobj, X, y, pt, Delta, b, 100.0)
             assert d >= true, (trial, k, d, true)
 
 
@@ -787,14 +791,14 @@ def test_t4_certificate_valid_far_from_the_optimum(loss, h):
         X, y = _regression_data(rng, 400, [1, 1], 3.0, theta0, noise=1.0)
     else:
         X, y = _class_data(rng, 400, [1, 1], 3 * theta0)
-    lossobj = refit._make_loss(loss, b_y=3.0, huber_h=h, hinge_h=h)
+    lossobj = refit._refit_loss(loss, b_y=3.0, huber_h=h, hinge_h=h)
     Delta, r = 1e-6, 6.0
     b = 1e-3 * rng.standard_normal(2)
     theta, _ = refit._solve_certified(lossobj, X, y, Delta, b, r, 1e-8 * r, 200)
     ref, _ = _ref_solve(loss, X, y, Delta, b, r, h=h, start=theta)
     for _ in range(60):
-        pt = refit._into_ball(rng.uniform(-r, r, 2), r)
-        d = refit._certificate(lossobj, X, y, pt, Delta, b, r)
+        pt = certificate._into_ball(rng.uniform(-r, r, 2), r)
+        d = certificate._certificate(lossobj, X, y, pt, Delta, b, r)
         assert _dist(pt, ref) <= d
 
 
@@ -805,12 +809,12 @@ def test_t4_certificate_when_curvature_vanishes_towards_the_optimum():
     self-confirmation D < rho) would certify a distance that is too small."""
     X = np.ones((100, 1))
     y = np.ones(100)
-    lossobj = refit._make_loss("logistic")
+    lossobj = refit._refit_loss("logistic")
     Delta, r, b = 1e-6, 20.0, np.zeros(1)
     ref, kap = _ref_solve("logistic", X, y, Delta, b, r, start=np.array([15.0]))
     assert kap == 0 and 10 < float(ref[0]) < 20
     for t in (-5.0, 0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 19.0):
-        d = refit._certificate(lossobj, X, y, np.array([t]), Delta, b, r)
+        d = certificate._certificate(lossobj, X, y, np.array([t]), Delta, b, r)
         assert _dist(np.array([t]), ref) <= d, (t, d)
 
 

@@ -1,8 +1,10 @@
-"""Private coefficients on a released support: objective perturbation (and an SSP cross-check).
+"""Private coefficients on a released support: objective perturbation.
 
 The support ``S`` comes out of the private selection step and is public. This module
 re-fits the coefficients on ``S`` (plus any always-in columns such as the intercept)
 with a second, separately budgeted mechanism. Method notes: ``docs/methods/refit.md``.
+The KKT certificate of the solves is in dpsubset/refit/certificate.py and the
+sufficient-statistics perturbation cross-check in dpsubset/refit/ssp.py.
 
 Mechanism (Kifer, Smith & Thakurta 2012, Alg. 1, in sum form)
 ---------------------------------------------------------------
@@ -87,8 +89,8 @@ Caveats
 * A Mode-B failure (``RuntimeError``) is a data-dependent event that the guarantee
   does not cover. With the default ``d_max`` it needs extreme inputs (round-off floor
   ``~1e-13 n zeta / mu`` above ``d_max``); never retry with new noise after it.
-* The KKT certificate (``_certificate``) goes beyond the spec's formula in two derived,
-  documented ways: a bound through the radial projection on the sphere (boundary
+* The KKT certificate (``_certificate``, dpsubset/refit/certificate.py) goes beyond the
+  spec's formula in two derived, documented ways: a bound through the radial projection on the sphere (boundary
   solutions) and data-dependent strong convexity confirmed on a neighbourhood.
 """
 from __future__ import annotations
@@ -96,36 +98,27 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
-from scipy.special import expit
 
+from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
 from ..privacy.leaks import PrivacyLeakWarning
+from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
+                          _row_norms)
 
 __all__ = [
     "RefitResult",
+    "RefitLoss",
     "objective_perturbation",
     "objective_perturbation_gram",
-    "sufficient_statistics_perturbation",
-    "LOSSES",
     "NEIGHBOURS",
-    "DEFAULT_HUBER_H_FRACTION",
-    "DEFAULT_HINGE_H",
     "DEFAULT_EPS_OUT_FRAC",
     "DEFAULT_D_MAX_FRACTION",
     "DEFAULT_MAX_ITER",
 ]
 
-LOSSES = ("squared", "huber", "logistic", "hinge")
 NEIGHBOURS = ("replace-one", "add/remove")
 
-#: pseudo-Huber threshold, as a fraction of ``b_y``. With ``y`` clipped at about three
-#: standard deviations, ``h = b_y / 2`` is about 1.5 sd, close to the classical Huber
-#: choice 1.345 sd.
-DEFAULT_HUBER_H_FRACTION = 0.5
-#: smoothing width of the softplus hinge (the value CMS11 use in their experiments).
-DEFAULT_HINGE_H = 0.5
 #: share of the refit budget paid for the output noise in Mode B (as in IN+19's code).
 DEFAULT_EPS_OUT_FRAC = 0.01
 #: default certified accuracy in Mode B, as a fraction of the radius ``r``.
@@ -136,7 +129,6 @@ DEFAULT_MAX_ITER = 200
 _MODE_A = "closed form"
 _MODE_B = "certified iterative + output noise"
 _MODE_SSP = "sufficient statistics perturbation"
-_U = np.finfo(float).eps  # unit round-off (times 2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,172 +174,82 @@ class RefitResult:
     zeta: float
     lam_hess: float
 
-
 # --------------------------------------------------------------------------------------
-# Losses. Each loss is written as a function phi(eta; y) of the linear predictor
-# eta = x'theta, so that grad_theta l = phi'(eta) x and Hess_theta l = phi''(eta) x x'.
-# phi'' is, as a function of eta, even about a centre c(y) and decreasing away from it;
-# that shape gives cheap lower bounds on the curvature over an interval of eta.
+# The refit's per-row loss. KST12 and the constants of the table above are written for
+# the sum of (y - x'theta)^2 (least squares) and the pseudo-Huber loss at twice the
+# scale of the selection scores; the loss objects of dpsubset.losses are the scores'
+# (0.5 (y - eta)^2). RefitLoss is the one place where the factor Loss.refit_scale is
+# applied: phi = refit_scale * l. The factor is 2 or 1, a power of two, so phi and its
+# derivatives are bit for bit those of the loss written out at the refit's scale.
 # --------------------------------------------------------------------------------------
 
 
-class _Loss:
-    name = ""
-    classification = False
-    constant_curvature = False
+class RefitLoss:
+    """The refit's per-row loss phi(eta; y) = ``loss.refit_scale`` * l(eta; y).
 
-    def phi(self, eta, y):  # pragma: no cover - interface
-        raise NotImplementedError
+    Written as a function of the linear predictor eta = x'theta, so that
+    grad_theta phi = phi'(eta) x and Hess_theta phi = phi''(eta) x x'. phi'' is, as a
+    function of eta, even about the centre c(y) of the loss and decreasing away from
+    it; that shape gives cheap bounds on the curvature over an interval of eta (the
+    certificate's :meth:`curvature_floor` and :meth:`curvature_ceiling`).
 
-    def dphi(self, eta, y):  # pragma: no cover - interface
-        raise NotImplementedError
+    Parameters
+    ----------
+    loss : dpsubset.losses.Loss
+        The per-row loss, with its public parameters.
+    """
 
-    def d2phi(self, eta, y):  # pragma: no cover - interface
-        raise NotImplementedError
+    def __init__(self, loss: Loss):
+        self.loss = loss
+        self.scale = float(loss.refit_scale)
+        self.name = loss.name
+        self.classification = loss.classification
+        self.constant_curvature = loss.constant_curvature
+        self.h = getattr(loss, "h", float("nan"))
 
-    def centre(self, y):  # pragma: no cover - interface
-        raise NotImplementedError
+    def _scaled(self, v):
+        return v if self.scale == 1.0 else self.scale * v
+
+    def phi(self, eta, y):
+        """phi(eta; y), elementwise."""
+        return self._scaled(self.loss.value(eta, y))
+
+    def dphi(self, eta, y):
+        """phi'(eta; y), elementwise."""
+        return self._scaled(self.loss.derivative(eta, y))
+
+    def d2phi(self, eta, y):
+        """phi''(eta; y), elementwise."""
+        return self._scaled(self.loss.second_derivative(eta, y))
 
     def d2phi_sup(self):
         """sup over eta, y of phi''(eta; y)."""
-        raise NotImplementedError  # pragma: no cover
+        return self.scale * self.loss.second_derivative_sup()
 
     def constants(self, R, b_y, r):
-        """(zeta, lambda) of spec section 3."""
-        raise NotImplementedError  # pragma: no cover
+        """(zeta, lambda) of spec section 3: bounds on one row's gradient norm and Hessian
+        over ||x|| <= R and the ball of radius r (the table of the module docstring)."""
+        return (self._scaled(self.loss.row_gradient_bound(R, b_y, r)),
+                self._scaled(self.loss.row_hessian_bound(R)))
 
     def curvature_floor(self, eta, y, halfwidth):
         """Lower bound of phi'' over [eta - halfwidth, eta + halfwidth], per row."""
-        c = self.centre(y)
+        c = self.loss.centre(y)
         far = c + np.abs(eta - c) + halfwidth
         return self.d2phi(far, y)
 
     def curvature_ceiling(self, eta, y, halfwidth):
         """Upper bound of phi'' over [eta - halfwidth, eta + halfwidth], per row."""
-        c = self.centre(y)
+        c = self.loss.centre(y)
         near = c + np.maximum(np.abs(eta - c) - halfwidth, 0.0)
         return self.d2phi(near, y)
 
 
-class _Squared(_Loss):
-    name = "squared"
-    constant_curvature = True
-
-    def phi(self, eta, y):
-        return (y - eta) ** 2
-
-    def dphi(self, eta, y):
-        return 2.0 * (eta - y)
-
-    def d2phi(self, eta, y):
-        return np.full(np.broadcast(eta, y).shape, 2.0)
-
-    def centre(self, y):
-        return y
-
-    def d2phi_sup(self):
-        return 2.0
-
-    def constants(self, R, b_y, r):
-        return 2.0 * R * (b_y + R * r), 2.0 * R * R
-
-
-class _PseudoHuber(_Loss):
-    name = "huber"
-
-    def __init__(self, h):
-        self.h = float(h)
-
-    def phi(self, eta, y):
-        u = y - eta
-        # 2 h^2 (sqrt(1 + (u/h)^2) - 1), written without the cancellation
-        return 2.0 * u * u / (np.sqrt(1.0 + (u / self.h) ** 2) + 1.0)
-
-    def dphi(self, eta, y):
-        u = y - eta
-        return -2.0 * u / np.sqrt(1.0 + (u / self.h) ** 2)
-
-    def d2phi(self, eta, y):
-        u = y - eta
-        return 2.0 * (1.0 + (u / self.h) ** 2) ** -1.5
-
-    def centre(self, y):
-        return y
-
-    def d2phi_sup(self):
-        return 2.0
-
-    def constants(self, R, b_y, r):
-        return 2.0 * R * min(self.h, b_y + R * r), 2.0 * R * R
-
-
-class _Logistic(_Loss):
-    name = "logistic"
-    classification = True
-
-    def phi(self, eta, y):
-        return np.logaddexp(0.0, -y * eta)
-
-    def dphi(self, eta, y):
-        return -y * expit(-y * eta)
-
-    def d2phi(self, eta, y):
-        z = y * eta
-        return expit(z) * expit(-z)
-
-    def centre(self, y):
-        return np.zeros_like(y)
-
-    def d2phi_sup(self):
-        return 0.25
-
-    def constants(self, R, b_y, r):
-        return R, R * R / 4.0
-
-
-class _SoftplusHinge(_Loss):
-    name = "hinge"
-    classification = True
-
-    def __init__(self, h):
-        self.h = float(h)
-
-    def phi(self, eta, y):
-        return 0.5 * self.h * np.logaddexp(0.0, 2.0 * (1.0 - y * eta) / self.h)
-
-    def dphi(self, eta, y):
-        return -y * expit(2.0 * (1.0 - y * eta) / self.h)
-
-    def d2phi(self, eta, y):
-        a = 2.0 * (1.0 - y * eta) / self.h
-        return (2.0 / self.h) * expit(a) * expit(-a)
-
-    def centre(self, y):
-        return y  # y * eta = 1  <=>  eta = y for y in {-1, +1}
-
-    def d2phi_sup(self):
-        return 1.0 / (2.0 * self.h)
-
-    def constants(self, R, b_y, r):
-        return R, R * R / (2.0 * self.h)
-
-
-def _make_loss(loss, *, b_y=None, huber_h=None, hinge_h=None):
-    if loss == "squared":
-        return _Squared()
-    if loss == "huber":
-        h = DEFAULT_HUBER_H_FRACTION * b_y if huber_h is None else huber_h
-        if not (np.isfinite(h) and h > 0):
-            raise ValueError(f"huber_h must be a positive number, got {h!r}")
-        return _PseudoHuber(h)
-    if loss == "logistic":
-        return _Logistic()
-    if loss == "hinge":
-        h = DEFAULT_HINGE_H if hinge_h is None else hinge_h
-        if not (np.isfinite(h) and h > 0):
-            raise ValueError(f"hinge_h must be a positive number, got {h!r}")
-        return _SoftplusHinge(h)
-    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+def _refit_loss(loss, *, b_y=None, huber_h=None, hinge_h=None) -> RefitLoss:
+    """The refit's loss for a name, with the package's defaults for h (dpsubset.losses)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return RefitLoss(make_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h))
 
 
 # --------------------------------------------------------------------------------------
@@ -408,11 +310,11 @@ def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber
         raise ValueError(f"neighbour must be one of {NEIGHBOURS}, got {neighbour!r}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if loss in ("squared", "huber"):
+    if loss in REGRESSION_LOSSES:
         if b_y is None:
             raise ValueError(f"loss={loss!r} needs the public response bound b_y")
         b_y = _check_positive("b_y", b_y)
-    lossobj = _make_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
+    lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     zeta, lam = lossobj.constants(R, b_y, r)
     zeta_n = 2.0 * zeta if neighbour == "replace-one" else zeta
 
@@ -438,7 +340,7 @@ def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber
         loss=loss, dim=int(dim), neighbour=neighbour, zeta=float(zeta), zeta_n=float(zeta_n),
         lam_hess=float(lam), regularization=float(Delta), eps=eps, eps_obj=float(eps_obj),
         eps_out=float(eps_out), delta=delta, noise=noise, noise_scale=float(scale),
-        d_max=float(dm), out_scale=float(out_scale), h=getattr(lossobj, "h", float("nan")))
+        d_max=float(dm), out_scale=float(out_scale), h=lossobj.h)
 
 
 def _uniform_direction(rng, dim, size=None):
@@ -475,242 +377,6 @@ def _sample_output_noise(rng, cal, size=None):
     u = _uniform_direction(rng, cal.dim, size)
     return (rho if size is None else np.asarray(rho)[:, None]) * u
 
-
-# --------------------------------------------------------------------------------------
-# Numerics
-# --------------------------------------------------------------------------------------
-
-
-def _exact_sq_norm(theta):
-    """||theta||^2 of a float vector, computed exactly (rational arithmetic)."""
-    return sum((Fraction(float(t)) ** 2 for t in theta), Fraction(0))
-
-
-def _into_ball(theta, r):
-    """Scale theta so that ||theta|| <= r holds exactly for the stored floats.
-
-    Feasibility is checked in exact rational arithmetic, and the point is pulled in by
-    a few ulps at a time until it passes, so a boundary solution stays within a relative
-    ~1e-16 of the sphere. The KKT certificate is always computed at the returned point.
-    """
-    theta = np.array(theta, dtype=float)
-    nrm = float(np.linalg.norm(theta))
-    if nrm > r:
-        theta = theta * (r / nrm)
-    r2 = Fraction(float(r)) ** 2
-    for _ in range(200):
-        if _exact_sq_norm(theta) <= r2:
-            return theta
-        theta = theta * (1.0 - 2.0 ** -51)
-    raise FloatingPointError("could not place the iterate inside the ball")  # pragma: no cover
-
-
-def _ball_qp(H, q, r):
-    """Minimise 0.5 p'Hp - q'p over ||p|| <= r, H symmetric positive semidefinite.
-
-    The unconstrained minimiser is taken if it is feasible; otherwise the solution is
-    (H + kappa I)^{-1} q with kappa > 0 the root of ||p(kappa)|| = r, found by a
-    safeguarded Newton iteration on 1/||p(kappa)|| - 1/r in the eigenbasis of H
-    (the secular equation of spec section 5). With H positive semidefinite and
-    kappa >= 0 there is no trust-region hard case: if q has a component in the null
-    space of H the root lies at kappa > 0, otherwise the minimum-norm minimiser is used.
-
-    Returns
-    -------
-    p : ndarray
-    kappa : float
-        The multiplier of the ball constraint (0 when the ball is inactive).
-    """
-    w, V = np.linalg.eigh(0.5 * (H + H.T))
-    w = np.maximum(w, 0.0)
-    qt = V.T @ q
-    if not np.all(np.isfinite(qt)):
-        raise FloatingPointError("non-finite linear term in the ball-constrained solve")
-    qnorm = float(np.linalg.norm(qt))
-    if qnorm == 0.0:
-        return np.zeros_like(q), 0.0
-    null = w == 0.0
-    if not np.any(null & (qt != 0.0)):
-        safe_w = np.where(null, 1.0, w)
-        pt = np.where(null, 0.0, qt / safe_w)
-        if np.linalg.norm(pt) <= r:
-            return V @ pt, 0.0
-
-    q2 = qt * qt
-
-    def norm_at(kappa):
-        return math.sqrt(float(np.sum(q2 / (w + kappa) ** 2)))
-
-    lo = max(0.0, qnorm / r - float(w.max()))
-    hi = max(qnorm / r - float(w.min()), lo, 1e-300)
-    # ||p(lo)|| >= r >= ||p(hi)||; nudge hi up in case of round-off
-    while norm_at(hi) > r:
-        hi = hi * (1.0 + 1e-12) + 1e-300
-    kappa = lo if lo > 0 else 0.5 * hi
-    for _ in range(200):
-        nk = norm_at(kappa) if kappa > 0 else math.inf
-        if nk > r:
-            lo = kappa
-        else:
-            hi = kappa
-        if abs(nk - r) <= 4.0 * _U * r or hi - lo <= 4.0 * _U * hi:
-            break
-        if np.isfinite(nk):
-            # Newton on psi(k) = 1/||p(k)|| - 1/r, psi'(k) = sum q2/(w+k)^3 / ||p||^3
-            dpsi = float(np.sum(q2 / (w + kappa) ** 3)) / nk ** 3
-            step = (1.0 / nk - 1.0 / r) / dpsi
-            cand = kappa - step
-        else:
-            cand = math.nan
-        if not (lo < cand < hi):
-            cand = 0.5 * (lo + hi)
-        kappa = cand
-    pt = qt / (w + kappa)
-    return V @ pt, float(kappa)
-
-
-def _row_norms(X):
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
-
-
-def _exact_colsums(M):
-    """Column sums of M, each correctly rounded (math.fsum), hence order independent."""
-    return np.array([math.fsum(col) for col in M.T], dtype=float)
-
-
-def _lambda_min_lower(M, n_terms):
-    """A lower bound on lambda_min of the exact matrix whose float approximation is M.
-
-    M was formed as a sum of ``n_terms`` rank-one PSD terms in floating point; the
-    forming error is at most ``~n_terms * u * trace(M)`` in spectral norm, and eigvalsh
-    adds a backward error of order ``dim * u * ||M||``.
-    """
-    dim = M.shape[0]
-    lam = float(np.linalg.eigvalsh(0.5 * (M + M.T))[0])
-    tr = float(np.trace(M))
-    margin = 2.0 * (n_terms + dim + 8) * _U * max(tr, 0.0)
-    return max(0.0, lam - margin)
-
-
-def _certificate(lossobj, X, y, theta, Delta, b, r, row_norms=None):
-    """KKT certificate d(theta): a proven bound on ||theta - theta*|| (spec section 5).
-
-    ``theta`` must satisfy ||theta|| <= r exactly (see ``_into_ball``). The gradient
-    ``g`` is summed with correctly rounded sums and inflated by a round-off allowance.
-    With ``a = ||g + kappa theta||`` (plus the allowance) two bounds are available for a
-    strong-convexity modulus ``mu``:
-
-    1. the spec's bound at theta: ``D1 = (a + sqrt(a^2 + 4 mu c)) / (2 mu)`` with
-       ``c = kappa ||theta|| (r - ||theta||)``;
-    2. the spec's bound at the radial projection ``theta~ = r theta / ||theta||``, which
-       lies exactly on the sphere (so c = 0): ``D2 = (a + (L + kappa) delta) / mu``
-       bounds ``||theta~ - theta*||``, where ``delta >= r - ||theta||`` and ``L`` bounds
-       the Lipschitz constant of the gradient; then ``||theta - theta*|| <= delta + D2``.
-
-    Bound 2 matters on the boundary: a point a few ulps inside the sphere still has
-    ``sqrt(c / mu) ~ 1e-8 r`` in bound 1, while bound 2 stays at the round-off level.
-
-    Which ``mu``? ``Delta`` is valid everywhere. Data-dependent moduli are valid on a
-    region: if every row's curvature ``phi''`` is at least ``m_i`` wherever the linear
-    predictor is within ``||x_i|| rho`` of its value at theta, then
-    ``mu(rho) = Delta + lambda_min(sum_i m_i x_i x_i')`` holds on the ball of radius
-    ``rho`` around theta. Used (derived here):
-
-    * with ``rho = 2 r`` (every point of the constraint ball), the bounds hold as they
-      stand;
-    * with a smaller ``rho``, a bound ``D < rho`` computed with ``mu(rho + delta)`` is
-      self-confirming: if ``||theta - theta*|| = ell > rho``, integrating the curvature
-      along the segment only over its first ``rho`` gives
-      ``<g(theta) - g(theta*), theta - theta*> >= mu rho ell``, and with the KKT
-      inequality ``... <= a ell + c`` this forces ``mu rho^2 - a rho - c < 0``, i.e.
-      ``rho < D``. So ``D < rho`` proves ``ell <= rho`` and then ``ell <= D``.
-    """
-    n, dim = X.shape
-    if row_norms is None:
-        row_norms = _row_norms(X)
-    r2 = Fraction(float(r)) ** 2
-    gap2 = r2 - _exact_sq_norm(theta)  # r^2 - ||theta||^2, exact
-    if gap2 < 0:
-        raise ValueError("certificate requested at an infeasible point")
-    tnorm = float(np.linalg.norm(theta))
-    eta = X @ theta
-    v = lossobj.dphi(eta, y)
-    g = _exact_colsums(X * v[:, None]) + Delta * theta + b
-    # round-off allowance: per-row gradients (evaluation and products), and the error in
-    # the argument of phi' (eta = x'theta and the residual y - eta are off by at most
-    # ~dim * u * (||x|| ||theta|| + |y|)), which moves phi' by at most the largest phi''
-    # on that tiny interval; then the ridge and the noise terms
-    scale_y = np.abs(y)
-    coef = max(1e-13, 8.0 * (dim + 4) * _U)
-    arg_err = coef * (row_norms * tnorm + scale_y)
-    per_row = row_norms * (np.abs(v) + lossobj.curvature_ceiling(eta, y, arg_err)
-                           * (row_norms * tnorm + scale_y))
-    slack = coef * (math.fsum(per_row) + Delta * r + float(np.linalg.norm(b)))
-
-    if tnorm > 0:
-        delta_gap = float(gap2 / Fraction(float(r))) * (1.0 + 1e-12)  # >= r - ||theta||
-        gram = X.T @ X
-        lam_max = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
-        lam_max += 2.0 * (n + dim + 8) * _U * float(np.trace(gram))
-        lip = (Delta + lossobj.d2phi_sup() * lam_max) * (1.0 + 1e-12)
-        kappas = (0.0, max(0.0, -float(g @ theta)) / (tnorm * tnorm))
-    else:
-        delta_gap = 0.0
-        kappas = (0.0,)
-    # any kappa >= 0 gives a valid bound: try kappa = 0 (best in the interior) and the
-    # spec's kappa = max(0, -g'theta) / ||theta||^2 (best on the boundary)
-    terms = []  # (a, c, a_proj) per kappa
-    for kappa in kappas:
-        a = (float(np.linalg.norm(g + kappa * theta)) + slack) * (1.0 + 1e-12)
-        # kappa ||theta|| (r - ||theta||) = kappa ||theta|| gap2 / (r + ||theta||)
-        #                                 <= kappa gap2 / 2
-        c = kappa * float(gap2) * 0.5 * (1.0 + 1e-12)
-        a_proj = (a + (lip + kappa) * delta_gap) * (1.0 + 1e-12) if tnorm > 0 else math.inf
-        terms.append((a, c, a_proj))
-
-    def d_at_theta(mu):
-        return min((a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu) for a, c, _ in terms)
-
-    def d_at_proj(mu):  # bound on ||theta~ - theta*||
-        return min(ap for _, _, ap in terms) / mu
-
-    cache = {}
-
-    def mu_within(rho):
-        if lossobj.constant_curvature:  # least squares: phi'' = 2 everywhere
-            rho = 0.0
-        if rho not in cache:
-            half = row_norms * (rho * (1.0 + 1e-12)) + 1e-12 * (row_norms * r + scale_y)
-            m = np.maximum(lossobj.curvature_floor(eta, y, half) * (1.0 - 1e-12), 0.0)
-            cache[rho] = Delta + _lambda_min_lower((X * m[:, None]).T @ X, n)
-        return cache[rho]
-
-    # valid everywhere in the constraint ball
-    results = []
-    for mu in (Delta, mu_within(2.0 * r)):
-        results += [d_at_theta(mu), delta_gap + d_at_proj(mu)]
-    # self-confirming local moduli
-    mu0 = mu_within(0.0)
-    rho = 2.0 * min(d_at_theta(mu0), d_at_proj(mu0)) + 1e-300
-    for _ in range(4):
-        if rho >= 2.0 * r:
-            break
-        ok = False
-        d1 = d_at_theta(mu_within(rho))
-        if d1 < rho:
-            results.append(d1)
-            ok = True
-        if tnorm > 0 and delta_gap < r:
-            d2 = d_at_proj(mu_within(rho + delta_gap))
-            if d2 < rho:
-                results.append(delta_gap + d2)
-                ok = True
-        if ok:
-            break
-        rho *= 8.0
-    return float(min(results))
-
-
 def _solve_closed_form(X, y, Delta, b, r):
     """Mode A: exact minimiser of sum (y - x'theta)^2 + Delta/2 ||theta||^2 + b'theta
     over the ball, and its KKT certificate.
@@ -725,7 +391,7 @@ def _solve_closed_form(X, y, Delta, b, r):
     c = 2.0 * _exact_colsums(X * y[:, None]) - b
     theta, _ = _ball_qp(A, c, r)
     theta = _into_ball(theta, r)
-    lossobj = _Squared()
+    lossobj = RefitLoss(SquaredLoss())
     norms = _row_norms(X)
     d = _certificate(lossobj, X, y, theta, Delta, b, r, norms)
     # floating point only: if the closed form is visibly inexact (ill-conditioned data),
@@ -935,9 +601,10 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
         A user ridge ``Delta_user`` in the sum-form objective; the ridge actually used
         is ``max(ridge, 2 lambda / eps_obj)``.
     huber_h : float, optional
-        Pseudo-Huber scale; default ``DEFAULT_HUBER_H_FRACTION * b_y`` (``b_y / 2``).
+        Pseudo-Huber scale; default ``dpsubset.losses.DEFAULT_HUBER_H_FRACTION * b_y``
+        (``b_y / 2``).
     hinge_h : float, optional
-        Softplus-hinge width; default ``DEFAULT_HINGE_H`` (0.5).
+        Softplus-hinge width; default ``dpsubset.losses.DEFAULT_HINGE_H`` (0.5).
     eps_out_frac : float, default 0.01
         Mode B only: share of ``eps`` paid for the output noise.
     d_max : float, optional
@@ -980,7 +647,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
     cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      ridge=ridge, huber_h=huber_h, hinge_h=hinge_h,
                      eps_out_frac=eps_out_frac, d_max=d_max, neighbour=neighbour)
-    lossobj = _make_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
+    lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     _check_bounds(X, y, lossobj, float(row_bound), b_y)
     max_iter = int(max_iter)
     if max_iter < 1:
@@ -1013,45 +680,6 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
     return RefitResult(coef=np.array(coef, dtype=float), loss=loss, eps=cal.eps,
                        delta=cal.delta, mode=mode, certified_distance=float(dist),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
-
-
-def _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y):
-    """The KKT certificate of :func:`_certificate` for the squared loss from the Gram
-    matrix: G = X'X and Aty = X'y as computed, |G - exact| <= err_G and
-    |Aty - exact| <= err_y entrywise (dpsubset.design.suffstats). The gradient
-    2 (G theta - Aty) + Delta theta + b is inflated by what those errors and its own
-    evaluation can move it; the curvature is constant (2 X'X), so one modulus
-    mu = Delta + 2 lambda_min(X'X) (a proven lower bound) holds on the whole ball."""
-    dim = len(theta)
-    r2 = Fraction(float(r)) ** 2
-    gap2 = r2 - _exact_sq_norm(theta)
-    if gap2 < 0:
-        raise ValueError("certificate requested at an infeasible point")
-    tnorm = float(np.linalg.norm(theta))
-    at = np.abs(theta)
-    g = 2.0 * (G @ theta - Aty) + Delta * theta + b
-    coef = max(1e-13, 8.0 * (dim + 4) * _U)
-    slack_vec = (2.0 * (err_G @ at + err_y)
-                 + coef * (2.0 * (np.abs(G) @ at + np.abs(Aty)) + Delta * at + np.abs(b)))
-    slack = float(np.linalg.norm(slack_vec)) * (1.0 + 1e-12)
-    w = np.linalg.eigvalsh(0.5 * (G + G.T))
-    err_norm = float(np.linalg.norm(err_G)) + 2.0 * (dim + 8) * _U * max(float(np.trace(G)), 0.0)
-    mu = Delta + 2.0 * max(0.0, float(w[0]) - err_norm)
-    lip = (Delta + 2.0 * (float(w[-1]) + err_norm)) * (1.0 + 1e-12)
-    if tnorm > 0:
-        delta_gap = float(gap2 / Fraction(float(r))) * (1.0 + 1e-12)
-        kappas = (0.0, max(0.0, -float(g @ theta)) / (tnorm * tnorm))
-    else:
-        delta_gap = 0.0
-        kappas = (0.0,)
-    out = []
-    for kappa in kappas:
-        a = (float(np.linalg.norm(g + kappa * theta)) + slack) * (1.0 + 1e-12)
-        c = kappa * float(gap2) * 0.5 * (1.0 + 1e-12)
-        out.append((a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu))
-        if tnorm > 0:
-            out.append(delta_gap + (a + (lip + kappa) * delta_gap) * (1.0 + 1e-12) / mu)
-    return float(min(out))
 
 
 def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta=0.0, ridge=0.0,
@@ -1114,112 +742,3 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
                        delta=cal.delta, mode=_MODE_A, certified_distance=float(d),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
 
-
-def _ssp_sensitivity(bounds, b_y, neighbour):
-    """L1 sensitivity of (upper triangle of X'X, X'y) under per-column bounds b_j.
-
-    Replace-one: a diagonal entry x_j^2 lies in [0, b_j^2] and moves by at most b_j^2;
-    an off-diagonal x_j x_k lies in [-b_j b_k, b_j b_k] and moves by at most 2 b_j b_k;
-    x_j y moves by at most 2 b_j b_y. Total (sum b)^2 + 2 b_y sum b. With equal bounds
-    this is b_x^2 s^2 + 2 s b_x b_y, a little below the spec's b_x^2 s (s + 1) +
-    2 s b_x b_y, which counts the diagonal twice. Add/remove: every entry moves by at
-    most its own magnitude bound.
-    """
-    sb = float(np.sum(bounds))
-    sq = float(np.sum(bounds ** 2))
-    if neighbour == "replace-one":
-        return sb * sb + 2.0 * b_y * sb
-    return 0.5 * (sb * sb + sq) + b_y * sb
-
-
-def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rng,
-                                       ridge=0.0, neighbour="replace-one") -> RefitResult:
-    """Pure eps-DP least squares by Laplace noise on the sufficient statistics.
-
-    Releases ``v = (upper triangle of X'X, X'y) + Laplace(Delta_1 / eps)`` (spec
-    section 8), then, as post-processing, projects the noisy ``X'X`` on the PSD cone
-    and minimises ``theta'(A_+ + (ridge/2) I) theta - 2 theta' c`` over
-    ``||theta|| <= r`` (the same sum-form convention for ``ridge`` as in
-    :func:`objective_perturbation`). Serves as an independent cross-check of Mode A
-    and as ``refit="ssp"``.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        Clipped design (``|x_ij| <= bound_x_entries[j]``).
-    y : array_like, shape (n,)
-        Clipped response (``|y_i| <= b_y``).
-    eps : float
-        Budget (> 0); the guarantee is pure eps-DP.
-    bound_x_entries : float or array_like, shape (d,)
-        Public per-column bounds ``b_j`` (one number for all columns, or one per
-        column; 1 for an intercept column).
-    b_y : float
-        Public response bound.
-    r : float
-        Public radius of the ball constraint.
-    rng : numpy.random.Generator
-        Source of the Laplace noise.
-    ridge : float, default 0
-        Public ridge ``Delta`` (penalty ``(Delta/2) ||theta||^2`` in sum form).
-    neighbour : {"replace-one", "add/remove"}, default "replace-one"
-
-    Returns
-    -------
-    RefitResult
-        ``mode = "sufficient statistics perturbation"``, ``zeta = lam_hess = NaN``
-        (not used by this mechanism); ``certified_distance`` is the KKT certificate
-        of the final (noisy, post-processed) quadratic solve, NaN if it is singular.
-    """
-    X, y = _check_design(X, y)
-    rng = _check_rng(rng)
-    eps = _check_positive("eps", eps)
-    b_y = _check_positive("b_y", b_y)
-    r = _check_positive("r", r)
-    ridge = float(ridge)
-    if not (np.isfinite(ridge) and ridge >= 0):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    if neighbour not in NEIGHBOURS:
-        raise ValueError(f"neighbour must be one of {NEIGHBOURS}, got {neighbour!r}")
-    n, dim = X.shape
-    bounds = np.broadcast_to(np.asarray(bound_x_entries, dtype=float), (dim,)).copy()
-    if not np.all(np.isfinite(bounds) & (bounds > 0)):
-        raise ValueError("bound_x_entries must be positive and finite")
-    if np.any(np.abs(X) > bounds * (1.0 + 1e-12)) or np.any(np.abs(y) > b_y * (1.0 + 1e-12)):
-        raise ValueError("data outside the public bounds: clip before the refit")
-    if dim == 0:
-        return RefitResult(coef=np.zeros(0), loss="squared", eps=0.0, delta=0.0,
-                           mode=_MODE_SSP, certified_distance=0.0, regularization=ridge,
-                           zeta=float("nan"), lam_hess=float("nan"))
-
-    scale = _ssp_sensitivity(bounds, b_y, neighbour) / eps
-    iu = np.triu_indices(dim)
-    m_tri = len(iu[0])
-    noise = rng.laplace(0.0, scale, size=m_tri + dim)
-    gram = X.T @ X
-    a_noisy = np.zeros((dim, dim))
-    a_noisy[iu] = gram[iu] + noise[:m_tri]
-    a_noisy = a_noisy + np.triu(a_noisy, 1).T
-    c_noisy = _exact_colsums(X * y[:, None]) + noise[m_tri:]
-    # post-processing only from here on
-    w, V = np.linalg.eigh(a_noisy)
-    a_psd = (V * np.maximum(w, 0.0)) @ V.T
-    M = a_psd + 0.5 * ridge * np.eye(dim)
-    H = 2.0 * M
-    q = 2.0 * c_noisy
-    theta, _ = _ball_qp(H, q, r)
-    theta = _into_ball(theta, r)
-    mu = 2.0 * float(np.linalg.eigvalsh(0.5 * (M + M.T))[0])
-    if mu > 0:
-        g = H @ theta - q
-        tn = float(np.linalg.norm(theta))
-        kap = max(0.0, -float(g @ theta)) / (tn * tn) if tn > 0 else 0.0
-        a = float(np.linalg.norm(g + kap * theta)) + 1e-13 * (float(np.abs(H).sum()) * r
-                                                             + float(np.abs(q).sum()))
-        c = kap * tn * max(0.0, r - tn)
-        dist = (a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu)
-    else:
-        dist = float("nan")
-    return RefitResult(coef=theta, loss="squared", eps=eps, delta=0.0, mode=_MODE_SSP,
-                       certified_distance=float(dist), regularization=ridge,
-                       zeta=float("nan"), lam_hess=float("nan"))
