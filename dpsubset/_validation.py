@@ -9,15 +9,25 @@ point. The limits of the range, a budget above :data:`EPS_CEILING` and bounds ou
 are refused before the data are read.
 Every quantity used here is public (n, p, s, the bounds, r, eps): nothing in
 these messages depends on the values of the data.
+
+The settings that need no data are rules in one table, :data:`PARAMETER_RULES` (as
+scikit-learn's ``_parameter_constraints``): ``Interval(Real, 0, None)`` for a budget,
+``Options(...)`` for a choice, ``Flag()`` for a bool. :func:`validate_params` applies
+them; :func:`is_real`, :func:`is_integer` and :func:`check_positive` are the checks the
+method modules share.
 """
 from __future__ import annotations
 
 import math
+import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling", "refit_scale",
-           "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN"]
+           "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN",
+           "is_real", "is_integer", "check_positive", "Interval", "Options", "Flag",
+           "PARAMETER_RULES", "validate_params"]
 
 #: Largest public constant (noise radius, ridge) the refit may work with: its square,
 #: summed over rows and coordinates, must stay below the float maximum (~1.8e308,
@@ -41,6 +51,153 @@ BOUND_MAX = FLOAT_LIMIT
 BOUND_MIN = 1.0 / FLOAT_LIMIT
 
 
+# ----------------------------------------------------------------- one-value checks
+def is_real(value) -> bool:
+    """True for a real number that is not a bool (``True`` is an int to Python, not a budget)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_integer(value) -> bool:
+    """True for an integer that is not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_positive(name, value, *, allow_none=False):
+    """A finite number > 0 as a float (None passes through when ``allow_none``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: "<name> must be a finite number > 0, got <value>".
+    """
+    if value is None and allow_none:
+        return None
+    if not is_real(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+# ------------------------------------------------------------------ parameter rules
+@dataclass(frozen=True)
+class Interval:
+    """A number in an interval (scikit-learn's ``Interval``), or None when ``allow_none``.
+
+    Parameters
+    ----------
+    kind : {numbers.Real, numbers.Integral}
+    left, right : float or None
+        Ends (None: unbounded); a Real is always finite.
+    closed : {"neither", "left", "right", "both"}
+    allow_none : bool
+    hint : str
+        Appended to the message (for example what the value should be much smaller than).
+    """
+
+    kind: type
+    left: float | None
+    right: float | None
+    closed: str = "neither"
+    allow_none: bool = False
+    hint: str = ""
+
+    def _inside(self, value):
+        lo_ok = (self.left is None or value > self.left
+                 or (self.closed in ("left", "both") and value == self.left))
+        hi_ok = (self.right is None or value < self.right
+                 or (self.closed in ("right", "both") and value == self.right))
+        return lo_ok and hi_ok
+
+    def describe(self):
+        """The rule in words, as the error message gives it."""
+        if self.kind is numbers.Integral:
+            return f"an integer >= {self.left}" if self.right is None else \
+                f"an integer in [{self.left}, {self.right}]"
+        if self.right is None and self.left == 0 and self.closed in ("neither", "right"):
+            return "a finite number > 0"
+        lb = "[" if self.closed in ("left", "both") else "("
+        rb = "]" if self.closed in ("right", "both") else ")"
+        return f"a number in {lb}{self.left}, {self.right}{rb}"
+
+    def check(self, name, value):
+        """``value`` converted (float or int), or a ValueError naming ``name`` and the rule."""
+        if value is None and self.allow_none:
+            return None
+        ok = is_integer(value) if self.kind is numbers.Integral else (
+            is_real(value) and math.isfinite(value))
+        if not ok or not self._inside(value):
+            hint = f" {self.hint}" if self.hint else ""
+            raise ValueError(f"{name} must be {self.describe()}{hint}, got {value!r}")
+        return int(value) if self.kind is numbers.Integral else float(value)
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (scikit-learn's ``StrOptions``)."""
+
+    values: tuple
+
+    def check(self, name, value):
+        """``value``, or a ValueError listing the options."""
+        if value not in self.values:
+            raise ValueError(f"{name} must be one of {tuple(self.values)}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False, nothing else (a TypeError otherwise)."""
+
+    def check(self, name, value):
+        """``value``, or a TypeError naming ``name``."""
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False")
+        return value
+
+
+#: The losses of ``loss=`` (scores and refit).
+LOSS_NAMES = ("squared", "huber", "logistic", "hinge")
+
+#: Rules of ``dp_best_subset``'s settings that need no data and no registry (``method``
+#: is checked against the registered methods, the search and the screen by their own
+#: modules). Applied in this order by :func:`validate_params`.
+PARAMETER_RULES = {
+    "eps": Interval(numbers.Real, 0, None),
+    "s": Interval(numbers.Integral, 1, None, closed="left"),
+    "loss": Options(LOSS_NAMES),
+    "huber_h": Interval(numbers.Real, 0, None, allow_none=True),
+    "hinge_h": Interval(numbers.Real, 0, None, allow_none=True),
+    "r": Interval(numbers.Real, 0, None, allow_none=True),
+    "lam": Interval(numbers.Real, 0, None, allow_none=True),
+    "refit": Flag(),
+    "refit_delta": Interval(numbers.Real, 0, None, allow_none=True),
+    "eps_select": Interval(numbers.Real, 0, None, allow_none=True),
+    "eps_refit": Interval(numbers.Real, 0, None, allow_none=True),
+}
+
+
+def validate_params(params, rules=None):
+    """Check every setting that has a rule; return the settings with numbers converted.
+
+    Parameters
+    ----------
+    params : dict
+        Name -> value; names without a rule pass through unchanged.
+    rules : dict, optional
+        Name -> rule (default :data:`PARAMETER_RULES`).
+
+    Returns
+    -------
+    dict
+    """
+    rules = PARAMETER_RULES if rules is None else rules
+    out = dict(params)
+    for name, rule in rules.items():
+        if name in out:
+            out[name] = rule.check(name, out[name])
+    return out
+
+
+# --------------------------------------------------------------- public ranges
 def check_eps_ceiling(eps, name="eps"):
     """Refuse a budget above :data:`EPS_CEILING` (the mechanisms' arithmetic would
     overflow, and such a budget protects nothing)."""

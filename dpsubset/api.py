@@ -1,17 +1,20 @@
-"""``dp_best_subset``: validate, build the design, search exactly, release privately, refit.
+"""``dp_best_subset``: the steps of a release in order, each one call.
 
-The stages and their modules: design (formula, bounds, clipping) -> scores -> exact
-search (certified candidate sets) -> mechanism (one private release) -> refit
-(objective perturbation on the released support) -> results (private values only).
+1. check the settings (no data: :mod:`dpsubset._validation`); 2. plan the budget
+(:class:`~dpsubset.privacy.budget.BudgetPlan`, no data); 3. build the design (formula,
+bounds, clipping: :mod:`dpsubset.design`); 4. select (the optional screen, then the
+method: :mod:`dpsubset.selection`, on the scores and the exact search); 5. refit
+(objective perturbation on the released support: :mod:`dpsubset.refit`); 6. the privacy
+report (a view of the budget ledger: :mod:`dpsubset.privacy.report`) and the results
+(public values only: :mod:`dpsubset.results`).
 """
 from __future__ import annotations
 
 import functools
 import math
-import numbers
 import sys
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -20,35 +23,24 @@ from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius
 from .design.build import Bounds, _as_frame, as_bounds, build_design
-from ._validation import check_budget_representable, check_eps_ceiling, check_R, check_sizes
+from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
+                          check_sizes, validate_params)
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
 from .mechanisms import as_generator
-from .privacy.leaks import GUARANTEES, PrivacyLeakWarning
+from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan
+from .privacy.leaks import PrivacyLeakWarning
+from .privacy.report import build_report
 from .refit.objective import objective_perturbation
-from .results.results import (SEEDED_NOTE, DPSubsetResults, NonPrivateDiagnostics, PrivacyReport,
-                      describe_solves)
+from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .search.exact import check_search
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
                             resolve_time_limit)
 from .design.suffstats import gram_route, refit_from_gram
 from .results.usefulness import LowUtilityWarning, release_warnings
-from .selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
+from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import check_screen, screen_design
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
-
-LOSSES = ("squared", "huber", "logistic", "hinge")
-#: Share of the total eps given to the refit when refit=True and no split is given.
-DEFAULT_REFIT_SHARE = 0.5
-NEIGHBOURS = "replace one row (n fixed and public)"
-
-
-def _positive(name, value, *, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None, lam=None,
@@ -246,137 +238,52 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         what would help.
     """
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
-    on_dask = is_dask_frame(data)
-    # ---- arguments that need no data: checked before anything is built
-    eps = _positive("eps", eps)
-    check_eps_ceiling(eps)
-    if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
-        raise ValueError(f"s must be an integer >= 1, got {s!r}")
-    s = int(s)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
-    spec = METHODS[method]
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if loss not in spec.losses:
-        raise ValueError(f"method={method!r} supports loss in {spec.losses}, got loss={loss!r}")
-    huber_h = _positive("huber_h", huber_h, allow_none=True)
-    hinge_h = _positive("hinge_h", hinge_h, allow_none=True)
-    if huber_h is not None and loss != "huber":
-        raise ValueError(f"huber_h is only used with loss='huber' (got loss={loss!r})")
-    if hinge_h is not None and loss != "hinge":
-        raise ValueError(f"hinge_h is only used with loss='hinge' (got loss={loss!r})")
-    if response_levels is not None and loss not in CLASSIFICATION_LOSSES:
-        raise ValueError(f"response_levels is only used with loss in {CLASSIFICATION_LOSSES} "
-                         f"(got loss={loss!r})")
-    if response_levels is not None:
-        response_levels = check_response_levels(response_levels)
-    r = _positive("r", r, allow_none=True)
-    lam = _positive("lam", lam, allow_none=True)
-    time_limit = resolve_time_limit(time_limit)
-    clock = Deadline(time_limit)  # one deadline for the whole call
-    memory_limit = resolve_memory_limit(memory_limit)  # bytes, None for no limit
-    solver, solver_options = check_search(search, solver, solver_options, loss)
-    if on_dask:
-        check_dask_request(loss=loss, method=method)
-    if not isinstance(refit, bool):
-        raise TypeError("refit must be True or False")
-    if refit_delta is not None:
-        if not refit:
-            raise ValueError("refit_delta was given but refit=False")
-        refit_delta = _positive("refit_delta", refit_delta)
-        if refit_delta >= 0.5:
-            raise ValueError(f"refit_delta must be < 0.5 (and much smaller than 1/n), got {refit_delta}")
-    eps_select, eps_refit = _split_budget(eps, refit, eps_select, eps_refit)
-    options = dict(method_options or {})
-    for name, value in (("R", R), ("eps0", eps0), ("delta", delta)):
-        if value is not None:
-            options[name] = value
-    if method == "mistakes":
-        options.setdefault("gap_check", gap_check)
-    elif gap_check != "ptr":
-        raise ValueError("gap_check is only used with method='mistakes'")
-    screen_spec = check_screen(screen, s=s, method=method)
-    if on_dask and screen_spec is not None:
-        raise ValueError("screen= is not available for Dask data frames (the Dask route keeps only "
-                         "the sufficient statistics); screen=None, or pass a pandas DataFrame")
-    eps_screen = 0.0
-    if screen_spec is not None:
-        # The screen takes its share out of the selection budget (the refit's is unchanged).
-        eps_screen = screen_spec.share * eps_select
-        eps_select = eps_select - eps_screen
-    options = spec.validate(options, s=s, eps=eps_select, loss=loss)
+    # Step 1: check the settings (no data)
+    cfg = _check_settings(
+        on_dask=is_dask_frame(data), eps=eps, s=s, method=method, loss=loss, huber_h=huber_h,
+        hinge_h=hinge_h, response_levels=response_levels, r=r, lam=lam, refit=refit,
+        refit_delta=refit_delta, search=search, solver=solver, solver_options=solver_options,
+        time_limit=time_limit, memory_limit=memory_limit, gap_check=gap_check, screen=screen,
+        verbose=verbose,
+        options=dict(method_options or {}, **{k: v for k, v in (("R", R), ("eps0", eps0), ("delta", delta))
+                                               if v is not None}))
+    clock = Deadline(cfg.time_limit)  # one deadline for the whole call
+    # Step 2: plan the budget (no data); the method's options are checked against its part
+    plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
+                                    screen_share=None if cfg.screen is None else cfg.screen.share)
+    options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
     rng = as_generator(random_state)
-
     bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
-    # ---- design: formula, bounds, clipping (errors about data come from here)
+
+    # Step 3: build the design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
     if loss in CLASSIFICATION_LOSSES:
         # Two classes -> -1/+1 by a public level order; the bound of y is then 1.
-        data, response_levels = encode_binary_response(formula, _as_frame(data), response_levels)
+        data, response_levels = encode_binary_response(formula, _as_frame(data), cfg.response_levels)
         given = as_bounds(bounds)
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))
     # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
     # (screen= scores columns on the rows themselves: the matrix route then)
-    route = (False if screen_spec is not None
+    route = (False if cfg.screen is not None
              else functools.partial(gram_route, loss=loss, method=method, search=search))
-    if on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (dpsubset/dask_data.py)
+    if cfg.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
         design = dask_design(formula, data, bounds, keep, stacklevel=3)
     else:
         design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
-    # One loss object for the scores and the refit: the same shape, the same h.
-    loss_options = make_loss(loss, b_y=design.b_y, huber_h=huber_h,
-                             hinge_h=hinge_h).refit_options()
-    p, n = design.X.shape[1], design.n
-    if s > p:
-        raise ValueError(f"s = {s} is larger than the number of candidate columns ({p}); choose s <= {p}")
-    if s == p:
-        raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
-    if screen_spec is not None:
-        screen_spec.k_for(p, s)  # a k that keeps every column is an error before any release
-    # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
-    if r is None:
-        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, loss)
-    lam = DEFAULT_LAM if lam is None else lam
-    # public sizes and the floating-point range, before any search (dpsubset/guards.py)
-    check_sizes(n, p, s)
-    if method in ("top_r", "mistakes"):
-        check_R(options.get("R"), p, s)
-    largest = np.sort(design.x_bounds)[::-1][:s]
-    check_budget_representable(
-        eps_select=eps_select, eps_refit=eps_refit, selection_parts=[options.get("eps0")],
-        refit=refit, loss=loss, dim=len(design.forced_names) + s,
-        row_bound=math.sqrt(float(np.sum(design.forced_bounds ** 2)) + float(np.sum(largest ** 2))),
-        b_y=design.b_y, r=r, refit_delta=refit_delta or 0.0, loss_options=loss_options,
-        bounds_public=design.bounds_public)
-    # settings under which no data could make the release useful (public inputs only)
-    for msg in release_warnings(design, s=s, loss=loss, loss_options=loss_options, r=r, method=method,
-                                eps_select=eps_select, eps_refit=eps_refit, refit=refit,
-                                refit_delta=refit_delta):
-        warnings.warn(msg, LowUtilityWarning, stacklevel=2)
+    fit_cfg = _check_design(design, cfg, plan, options)
     bar.update()
 
-    # ---- private screening (optional), then selection on the kept columns
+    # Step 4: select (after the optional private screen), spending from the ledger
+    ledger = BudgetLedger(plan)
     rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
-    search_design, kept, screen_stages = design, np.arange(p), []
-    if screen_spec is not None:
-        bar.set_description("screening")
-        search_design, kept, stage = screen_design(design, screen_spec, s, eps_screen, rng)
-        screen_stages = [stage]
-    bar.set_description(f"selection ({method})")
-    request = SelectionRequest(design=search_design, s=s, eps=eps_select, lam=lam, r=r, loss=loss,
-                               rng=rng, options=options, search=search, time_limit=clock.left(),
-                               memory_limit=math.inf if memory_limit is None else memory_limit,
-                               verbose=verbose, loss_options=loss_options, solver=solver,
-                               solver_options=solver_options)
     try:
-        sel = spec.select(request)
+        sel, kept = _select(design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar)
     except SearchTimeout as err:
         bar.close()
-        raise explain_timeout(err, time_limit=time_limit, memory_limit=memory_limit, p=p, s=s,
-                              method=method,
-                              search=search, r=r, lam=lam,
+        raise explain_timeout(err, time_limit=cfg.time_limit, memory_limit=cfg.memory_limit,
+                              p=fit_cfg.p, s=cfg.s, method=method, search=search, r=fit_cfg.r,
+                              lam=fit_cfg.lam,
                               random_draws=rng.bit_generator.state != rng_state) from err
     support_idx = [int(kept[j]) for j in sel.support]
     support = [design.candidate_names[j] for j in support_idx]
@@ -385,60 +292,241 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         tqdm.write(describe_solves(sel.certificates), file=sys.stderr)
     bar.update()
 
-    # ---- refit on the released support
-    params = coef_mapped = None
+    # Step 5: refit on the released support
     used_cols = design.forced_names + support
-    stages = screen_stages + list(sel.stages)
-    if refit:
+    params = coef_mapped = None
+    if cfg.refit:
         bar.set_description("refit")
-        row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
-                              + float(np.sum(design.x_bounds[support_idx] ** 2)))
-        if design.gram is not None:
-            fit = refit_from_gram(design, support_idx, eps=eps_refit, row_bound=row_bound, r=r,
-                                  rng=rng, delta=refit_delta or 0.0)
-        else:
-            A = np.hstack([design.forced, design.X[:, support_idx]])
-            fit = objective_perturbation(A, design.y, loss=loss, eps=eps_refit, row_bound=row_bound,
-                                         b_y=design.b_y, r=r, rng=rng, delta=refit_delta or 0.0,
-                                         **loss_options)
-        coef_mapped = np.asarray(fit.coef, dtype=float)
-        orig = design.to_original_scale(coef_mapped, used_cols)
-        all_names = design.forced_names + design.candidate_names
-        params = orig.reindex(all_names).fillna(0.0)
-        stages.append(dict(stage="refit", mechanism=f"objective perturbation ({fit.mode})",
-                           eps=fit.eps, delta=fit.delta))
+        params, coef_mapped = _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng)
     bar.update()
     bar.close()
 
-    report = _report(stages, sel, design, seeded=random_state is not None)
-    predictor = _public_predictor(design)
-    res = DPSubsetResults(support=support, params=params, forced=list(design.forced_names),
-                          candidates=list(design.candidate_names), method=method, nobs=n,
-                          formula=formula, response=design.response_name, privacy=report,
-                          loss=loss, s=s, eps_select=eps_select, eps_refit=eps_refit, r=r, lam=lam,
-                          _predictor=predictor, _coef_mapped=coef_mapped, _used_columns=used_cols)
-    # Public facts of the loss: (level coded -1, level coded +1) for the
-    # classification losses (None otherwise), and the loss's parameters.
-    res.response_levels = response_levels
-    # The screened columns are the screen's private release (None without a screen).
-    res.screened = (None if screen_spec is None
-                    else [design.candidate_names[j] for j in kept])
-    res.loss_params = dict(loss_options)
-    if huber_h is None and "huber_h" in res.loss_params and design.bounds_from_data:
-        # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
-        res.loss_params["huber_h"] = None
+    # Step 6: the report (a view of the ledger) and the results (public values only)
+    report = build_report(ledger, sel, bounds_public=design.bounds_public, leaks=design.leaks,
+                          seeded=random_state is not None)
+    res = DPSubsetResults(
+        support=support, params=params, forced=list(design.forced_names),
+        candidates=list(design.candidate_names), method=method, nobs=fit_cfg.n, formula=formula,
+        response=design.response_name, privacy=report, loss=loss, s=cfg.s,
+        eps_select=plan.eps_select, eps_refit=plan.eps_refit, r=fit_cfg.r, lam=fit_cfg.lam,
+        response_levels=response_levels,
+        # the screened columns are the screen's private release
+        screened=None if cfg.screen is None else [design.candidate_names[j] for j in kept],
+        loss_params=_public_loss_params(fit_cfg.loss_options, cfg, design),
+        _predictor=_public_predictor(design), _coef_mapped=coef_mapped, _used_columns=used_cols)
     if not diagnostics:
         return res
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "
                   "do not publish them", PrivacyLeakWarning, stacklevel=2)
-    diag = NonPrivateDiagnostics(
+    return res, _diagnostics(sel)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The settings of one call after Step 1 (checked, defaults not yet resolved)."""
+
+    eps: float
+    s: int
+    method: str
+    loss: str
+    huber_h: float | None
+    hinge_h: float | None
+    response_levels: tuple | None
+    r: float | None
+    lam: float | None
+    refit: bool
+    refit_delta: float | None
+    time_limit: float | None
+    memory_limit: float | None
+    search: str
+    solver: str | None
+    solver_options: dict | None
+    screen: object  # ScreenSpec or None
+    options: dict  # the method's options, not yet checked against the budget
+    on_dask: bool
+    verbose: bool
+
+
+def _check_settings(*, on_dask, eps, s, method, loss, huber_h, hinge_h, response_levels, r, lam,
+                    refit, refit_delta, search, solver, solver_options, time_limit, memory_limit,
+                    gap_check, screen, options, verbose):
+    """Step 1: every setting that needs no data, by the rules of :mod:`dpsubset._validation`.
+
+    Returns
+    -------
+    _Settings
+    """
+    v = validate_params(dict(eps=eps, s=s), PARAMETER_RULES)
+    check_eps_ceiling(v["eps"])
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
+    v.update(validate_params(dict(loss=loss), PARAMETER_RULES))
+    if loss not in METHODS[method].losses:
+        raise ValueError(f"method={method!r} supports loss in {METHODS[method].losses}, got loss={loss!r}")
+    v.update(validate_params(dict(huber_h=huber_h, hinge_h=hinge_h), PARAMETER_RULES))
+    for name, value, own in (("huber_h", huber_h, "huber"), ("hinge_h", hinge_h, "hinge")):
+        if value is not None and loss != own:
+            raise ValueError(f"{name} is only used with loss='{own}' (got loss={loss!r})")
+    if response_levels is not None:
+        if loss not in CLASSIFICATION_LOSSES:
+            raise ValueError(f"response_levels is only used with loss in {CLASSIFICATION_LOSSES} "
+                             f"(got loss={loss!r})")
+        response_levels = check_response_levels(response_levels)
+    v.update(validate_params(dict(r=r, lam=lam), PARAMETER_RULES))
+    time_limit = resolve_time_limit(time_limit)
+    memory_limit = resolve_memory_limit(memory_limit)  # bytes, None for no limit
+    solver, solver_options = check_search(search, solver, solver_options, loss)
+    if on_dask:
+        check_dask_request(loss=loss, method=method)
+    v.update(validate_params(dict(refit=refit), PARAMETER_RULES))
+    if refit_delta is not None:
+        if not refit:
+            raise ValueError("refit_delta was given but refit=False")
+        refit_delta = validate_params(dict(refit_delta=refit_delta), PARAMETER_RULES)["refit_delta"]
+        if refit_delta >= 0.5:
+            raise ValueError(f"refit_delta must be < 0.5 (and much smaller than 1/n), got {refit_delta}")
+    if method == "mistakes":
+        options.setdefault("gap_check", gap_check)
+    elif gap_check != "ptr":
+        raise ValueError("gap_check is only used with method='mistakes'")
+    screen_spec = check_screen(screen, s=v["s"], method=method)
+    if on_dask and screen_spec is not None:
+        raise ValueError("screen= is not available for Dask data frames (the Dask route keeps only "
+                         "the sufficient statistics); screen=None, or pass a pandas DataFrame")
+    return _Settings(eps=v["eps"], s=v["s"], method=method, loss=loss, huber_h=v["huber_h"],
+                     hinge_h=v["hinge_h"], response_levels=response_levels, r=v["r"], lam=v["lam"],
+                     refit=refit, refit_delta=refit_delta, time_limit=time_limit,
+                     memory_limit=memory_limit, search=search, solver=solver,
+                     solver_options=solver_options, screen=screen_spec, options=options,
+                     on_dask=on_dask, verbose=verbose)
+
+
+@dataclass(frozen=True)
+class _FitSettings:
+    """What Step 3 adds to the settings from the design's public numbers."""
+
+    n: int
+    p: int
+    r: float
+    lam: float
+    loss_options: dict
+
+
+def _check_design(design, cfg, plan, options):
+    """Step 3's checks: sizes, the defaults of r and lam, representable budgets, usefulness.
+
+    Reads only the design's public numbers (n, p, bounds); warns (LowUtilityWarning)
+    where no data could make the release useful.
+
+    Returns
+    -------
+    _FitSettings
+    """
+    # One loss object for the scores and the refit: the same shape, the same h.
+    loss_options = make_loss(cfg.loss, b_y=design.b_y, huber_h=cfg.huber_h,
+                             hinge_h=cfg.hinge_h).refit_options()
+    p, n, s = design.X.shape[1], design.n, cfg.s
+    if s > p:
+        raise ValueError(f"s = {s} is larger than the number of candidate columns ({p}); choose s <= {p}")
+    if s == p:
+        raise ValueError(f"s = {s} equals the number of candidate columns: there is nothing to select")
+    if cfg.screen is not None:
+        cfg.screen.k_for(p, s)  # a k that keeps every column is an error before any release
+    # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
+    r = cfg.r
+    if r is None:
+        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss)
+    lam = DEFAULT_LAM if cfg.lam is None else cfg.lam
+    # public sizes and the floating-point range, before any search (dpsubset/_validation.py)
+    check_sizes(n, p, s)
+    if cfg.method in ("top_r", "mistakes"):
+        check_R(options.get("R"), p, s)
+    largest = np.sort(design.x_bounds)[::-1][:s]
+    check_budget_representable(
+        eps_select=plan.eps_select, eps_refit=plan.eps_refit, selection_parts=[options.get("eps0")],
+        refit=cfg.refit, loss=cfg.loss, dim=len(design.forced_names) + s,
+        row_bound=math.sqrt(float(np.sum(design.forced_bounds ** 2)) + float(np.sum(largest ** 2))),
+        b_y=design.b_y, r=r, refit_delta=cfg.refit_delta or 0.0, loss_options=loss_options,
+        bounds_public=design.bounds_public)
+    # settings under which no data could make the release useful (public inputs only)
+    for msg in release_warnings(design, s=s, loss=cfg.loss, loss_options=loss_options, r=r,
+                                method=cfg.method, eps_select=plan.eps_select, eps_refit=plan.eps_refit,
+                                refit=cfg.refit, refit_delta=cfg.refit_delta):
+        warnings.warn(msg, LowUtilityWarning, stacklevel=3)
+    return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options)
+
+
+def _select(design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar):
+    """Step 4: the private screen (optional), then the method's selection on the kept columns.
+
+    Returns
+    -------
+    sel : dpsubset.selection.base.Selection
+    kept : ndarray of int
+        The candidate columns the selection saw (all of them without a screen).
+    """
+    search_design, kept = design, np.arange(fit_cfg.p)
+    if cfg.screen is not None:
+        bar.set_description("screening")
+        search_design, kept = screen_design(design, cfg.screen, cfg.s, plan.eps_screen, rng, ledger)
+    bar.set_description(f"selection ({cfg.method})")
+    request = SelectionRequest(
+        design=search_design, s=cfg.s, eps=plan.eps_select, lam=fit_cfg.lam, r=fit_cfg.r,
+        loss=cfg.loss, rng=rng, options=options, search=cfg.search, time_limit=clock.left(),
+        memory_limit=math.inf if cfg.memory_limit is None else cfg.memory_limit,
+        verbose=cfg.verbose, loss_options=fit_cfg.loss_options, solver=cfg.solver,
+        solver_options=cfg.solver_options, ledger=ledger)
+    sel = METHODS[cfg.method].select(request)
+    for st in sel.stages:  # a method registered from outside that does its own accounting
+        ledger.spend(st["stage"], st["mechanism"], st["eps"], st["delta"])
+    return sel, kept
+
+
+def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
+    """Step 5: DP coefficients on the released support (objective perturbation).
+
+    Returns
+    -------
+    params : pandas.Series
+        In the user's units over the always-in columns and every candidate (0 off the support).
+    coef_mapped : ndarray
+        In the mapped units, over ``used_cols`` (for predictions).
+    """
+    row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
+                          + float(np.sum(design.x_bounds[support_idx] ** 2)))
+    if design.gram is not None:
+        fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
+                              r=fit_cfg.r, rng=rng, delta=cfg.refit_delta or 0.0)
+    else:
+        A = np.hstack([design.forced, design.X[:, support_idx]])
+        fit = objective_perturbation(A, design.y, loss=cfg.loss, eps=plan.eps_refit, row_bound=row_bound,
+                                     b_y=design.b_y, r=fit_cfg.r, rng=rng, delta=cfg.refit_delta or 0.0,
+                                     **fit_cfg.loss_options)
+    ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
+    coef_mapped = np.asarray(fit.coef, dtype=float)
+    orig = design.to_original_scale(coef_mapped, used_cols)
+    params = orig.reindex(design.forced_names + design.candidate_names).fillna(0.0)
+    return params, coef_mapped
+
+
+def _public_loss_params(loss_options, cfg, design):
+    """The loss's parameters as the result shows them (public facts of the loss)."""
+    out = dict(loss_options)
+    if cfg.huber_h is None and "huber_h" in out and design.bounds_from_data:
+        # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
+        out["huber_h"] = None
+    return out
+
+
+def _diagnostics(sel):
+    """The NON-PRIVATE values of ``diagnostics=True`` (labelled; never part of a release)."""
+    return NonPrivateDiagnostics(
         best_support=sel.diagnostics.get("best_support"),
         candidate_supports=sel.diagnostics.get("candidate_supports", []),
         candidate_scores=sel.diagnostics.get("candidate_scores", np.empty(0)),
         certificates=sel.diagnostics.get("certificates", []),
         score_gap=sel.diagnostics.get("score_gap"),
         solves=[dict(c) for c in sel.certificates])
-    return res, diag
 
 
 def _public_predictor(design):
@@ -455,59 +543,3 @@ def _public_predictor(design):
                    forced=np.empty((0, design.forced.shape[1])), clip_limits=clip,
                    x_bounds=x_b, forced_bounds=f_b, gram=None,
                    b_y=math.nan if design.response_name in derived else design.b_y)
-
-
-def _split_budget(eps, refit, eps_select, eps_refit):
-    """Fix the selection / refit split before any data are touched."""
-    eps_select = _positive("eps_select", eps_select, allow_none=True)
-    eps_refit = _positive("eps_refit", eps_refit, allow_none=True)
-    if not refit:
-        if eps_refit is not None:
-            raise ValueError("eps_refit was given but refit=False")
-        if eps_select is not None and eps_select > eps * (1 + 1e-12):
-            raise ValueError(f"eps_select ({eps_select}) exceeds eps ({eps})")
-        return (eps if eps_select is None else eps_select), 0.0
-    if eps_select is None and eps_refit is None:
-        eps_refit = DEFAULT_REFIT_SHARE * eps
-        eps_select = eps - eps_refit
-    elif eps_select is None:
-        eps_select = eps - eps_refit
-    elif eps_refit is None:
-        eps_refit = eps - eps_select
-    if eps_select <= 0 or eps_refit <= 0 or eps_select + eps_refit > eps * (1 + 1e-12):
-        raise ValueError(f"eps_select + eps_refit must be positive parts of eps = {eps}; "
-                         f"got {eps_select} + {eps_refit}")
-    return eps_select, eps_refit
-
-
-def _report(stages, sel, design, *, seeded=False):
-    eps_total = sum(st["eps"] for st in stages)
-    delta_total = sum(st["delta"] for st in stages)
-    if not design.bounds_public or design.leaks:
-        kind = "void"
-        statement = ("No differential privacy guarantee: " + "; ".join(design.leaks)
-                     + ". Give public bounds (and explicit levels) to fix this.")
-    elif sel.guarantee == "conditional":
-        kind = "conditional"
-        statement = f"Total eps = {eps_total:.4g}; the selection is " + sel.statement
-    elif delta_total > 0 or sel.guarantee == "approximate":
-        kind = "approximate"
-        statement = f"({eps_total:.4g}, {delta_total:.3g})-differential privacy for the whole output."
-    else:
-        kind = "pure"
-        statement = f"{eps_total:.4g}-differential privacy (pure) for the whole output."
-    if sel.statement and kind in ("pure", "approximate"):
-        statement += " " + sel.statement
-    statement += " Neighbouring datasets differ by replacing one row."
-    if seeded:
-        statement += " " + SEEDED_NOTE
-    assert kind in GUARANTEES
-    # With bounds from the data, Delta is a statistic of the data: not kept.
-    sensitivity = sel.sensitivity if design.bounds_public else None
-    # Whether an exact search ran is a function of the method (only the exact methods
-    # return certificates); which solves it needed, and how, depends on the data and
-    # stays out of the report (NonPrivateDiagnostics.solves, verbose=True).
-    return PrivacyReport(kind, statement, eps_total, delta_total, tuple(stages), NEIGHBOURS,
-                         sensitivity, design.bounds_public, tuple(design.leaks),
-                         exact_search=bool(sel.certificates),
-                         gap_check_passed=sel.gap_check_passed, seeded=seeded)

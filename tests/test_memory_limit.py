@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.selection.base as selection
+import dpsubset.selection.exact as selection
 from dpsubset import LowUtilityWarning, SearchMemoryLimit, SearchTimeout, dp_best_subset
 from dpsubset.interfaces.cli import main
 from dpsubset.scores.least_squares import LeastSquaresScorer

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.selection.base as selection
+import dpsubset.selection.exact as selection
 from dpsubset import SearchTimeout, dp_best_subset
 from dpsubset.design.build import build_design
 from dpsubset.scores.least_squares import LeastSquaresScorer

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.selection.base as selection
+import dpsubset.selection.exact as selection
 from dpsubset import dp_best_subset
 from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.limits import SearchTimeout, explain_timeout

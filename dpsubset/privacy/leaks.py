@@ -1,7 +1,14 @@
-"""Privacy vocabulary shared by all modules: the warning class and the guarantee names."""
+"""Privacy vocabulary shared by all modules: the warning for what is not private and the
+error for what is withheld.
+
+:data:`GUARANTEES` is kept here for the modules that name it; the guarantees themselves
+are :class:`dpsubset.privacy.guarantees.Guarantee`.
+"""
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakWarning", "GUARANTEES"]
+from .guarantees import GUARANTEES
+
+__all__ = ["PrivacyLeakWarning", "NotReleasedError", "GUARANTEES"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -14,10 +21,11 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
-# The four kinds of guarantee a result can carry.
-GUARANTEES = {
-    "pure": "pure eps-differential privacy",
-    "approximate": "(eps, delta)-differential privacy",
-    "conditional": "eps-differential privacy only on data satisfying a condition that is not checked privately",
-    "void": "no differential privacy guarantee",
-}
+class NotReleasedError(AttributeError):
+    """A statsmodels-style attribute that a private fit deliberately does not release.
+
+    Raised when a results attribute such as ``resid``, ``bse`` or ``aic`` is
+    accessed. It subclasses :class:`AttributeError`, so ``hasattr(res, "resid")``
+    stays False and code that probes for statsmodels attributes keeps working;
+    the message says why the quantity is withheld and what to use instead.
+    """

@@ -6,28 +6,18 @@ come in a separate, labelled object (:class:`NonPrivateDiagnostics`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary import Summary
 
-from ..privacy.leaks import GUARANTEES
+from ..privacy.leaks import NotReleasedError
+from ..privacy.report import CERTIFIED, FLOAT_CAVEAT, SEEDED_CAVEAT, SEEDED_NOTE, PrivacyReport
+from .summary import BOUNDS_FROM_DATA, DPSummary, _interval, build_summary
 
 __all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "CERTIFIED", "DPSubsetResults",
            "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "describe_solves",
            "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
-
-
-class NotReleasedError(AttributeError):
-    """A statsmodels-style attribute that a private fit deliberately does not release.
-
-    Raised when a results attribute such as ``resid``, ``bse`` or ``aic`` is
-    accessed. It subclasses :class:`AttributeError`, so ``hasattr(res, "resid")``
-    stays False and code that probes for statsmodels attributes keeps working;
-    the message says why the quantity is withheld and what to use instead.
-    """
 
 
 _FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
@@ -66,150 +56,6 @@ WITHHELD = {
 PREDICT_WHICH = ("mean", "linear", "class")
 
 
-#: The short form appended to the guarantee statement of a seeded call (summary notes, glance).
-SEEDED_NOTE = "Seeded: private only while the seed is secret."
-#: What the report says when the call was seeded (random_state given).
-SEEDED_CAVEAT = ("seeded: private only while the seed is secret (anyone who knows the seed "
-                 "and the other rows can undo the noise); leave random_state=None for a release")
-#: What a report says about the exact search: the same words for every release, since a
-#: search that does not certify its answer raises SearchTimeout and releases nothing.
-CERTIFIED = "all solves certified optimal"
-#: Why the per-solve list is not in a release (the error of ``res.privacy.certificates``).
-_SOLVES_NOT_RELEASED = (
-    "res.privacy.certificates is not released: which solves the exact search needed, how many, "
-    "by which route (enumeration, class bounds, branch and bound, ...), with how many nodes and "
-    "in what time are functions of the data that the guarantee does not cover (neighbouring data "
-    "sets can need different solves). Every release is certified (res.privacy.exact_search, "
-    "glance()['certificates_closed']); the per-solve list is NON-PRIVATE and comes only with "
-    "diagnostics=True (diag.solves, diag.certificates) or on the terminal with verbose=True")
-
-#: The floating-point caveat every report carries (Mironov 2012).
-FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the coefficients are drawn "
-                "with floating-point samplers, whose low-order bits can in principle leak "
-                "(Mironov 2012)")
-
-
-@dataclass(frozen=True)
-class PrivacyReport:
-    """What was spent, on what, and which guarantee holds.
-
-    Attributes
-    ----------
-    guarantee : {"pure", "approximate", "conditional", "void"}
-    statement : str
-        The guarantee in words.
-    eps, delta : float
-        Totals over all stages (basic composition).
-    stages : tuple of dict
-        One entry per stage: ``stage``, ``mechanism``, ``eps``, ``delta``.
-    neighbours : str
-        The neighbour relation the guarantee refers to.
-    sensitivity : float or None
-        Delta, the sensitivity of every score the mechanisms used (public: it
-        depends on bounds, r, s, n and the search's certified tolerance). None
-        when the bounds were taken from the data: it would then be a statistic of
-        the data, and it is not kept in the result.
-    bounds_public : bool
-    leaks : tuple of str
-        Why the guarantee is void, if it is.
-    exact_search : bool
-        True when the selection rests on an exact search (``top_r``, ``mistakes``,
-        ``exponential``, ``lei_ic``): every solve it needed was certified optimal,
-        which holds for every release, since a search that does not certify its
-        answer raises SearchTimeout and releases nothing. A function of the method
-        only. Which solves were needed, how many, by which route, with how many
-        nodes and in what time depend on the data and are not released (see Notes).
-    gap_check_passed : bool or None
-        For the gap-checked mistakes mechanism: whether the private test passed
-        (mistakes ran) or not (top-R ran). Covered by the guarantee.
-    seeded : bool
-        True when the call was given ``random_state`` (an int or a Generator): the
-        release is then a function of the data and the seed, and it is private
-        only while the seed is secret. The text of the report says so
-        (:data:`SEEDED_CAVEAT`).
-
-    Notes
-    -----
-    Every printed report ends with :data:`FLOAT_CAVEAT`: the guarantee is proved
-    for exact real-valued noise, and the released coefficients come from numpy's
-    floating-point samplers (Mironov 2012). See docs/guide/privacy-caveats.md.
-
-    The report holds no per-solve certificate list: two data sets that differ in
-    one row can need different solves (one enumeration against three certified
-    searches), so the list, its length and its routes are outputs the guarantee
-    does not cover. It is in :attr:`NonPrivateDiagnostics.solves`
-    (``diagnostics=True``) and on the terminal with ``verbose=True``, both
-    labelled non-private; ``report.certificates`` raises :class:`NotReleasedError`
-    saying so.
-    """
-
-    guarantee: str
-    statement: str
-    eps: float
-    delta: float
-    stages: tuple
-    neighbours: str
-    sensitivity: float
-    bounds_public: bool
-    leaks: tuple = ()
-    exact_search: bool = False
-    gap_check_passed: bool | None = None
-    seeded: bool = False
-
-    def _sensitivity_text(self, spec=".4g"):
-        # with bounds taken from the data, Delta is a function of max |value|: not shown
-        if not self.bounds_public:
-            return "not shown (bounds from data)"
-        return "n/a" if self.sensitivity is None else format(self.sensitivity, spec)
-
-    def to_frame(self):
-        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta)."""
-        return pd.DataFrame([dict(st) for st in self.stages], columns=["stage", "mechanism", "eps", "delta"])
-
-    @property
-    def all_certificates_closed(self) -> bool:
-        """True for every release: a search that does not certify releases nothing.
-
-        Kept as documentation of the guarantee (``glance()["certificates_closed"]``);
-        it is the same for every result, so it tells nothing about the data.
-        """
-        return True
-
-    @property
-    def certificates(self):
-        # The per-solve list left the report (it depends on the data): say where it went.
-        raise NotReleasedError(_SOLVES_NOT_RELEASED)
-
-    def _search_text(self):
-        """The exact search in words: the same for every release of a method."""
-        return CERTIFIED if self.exact_search else "not used by this method"
-
-    def __repr__(self):
-        lines = [f"Privacy report: {GUARANTEES[self.guarantee]}",
-                 # the seeded caveat is printed once, in full, below
-                 f"  {self.statement.replace(' ' + SEEDED_NOTE, '') if self.seeded else self.statement}",
-                 f"  total eps = {self.eps:.6g}, delta = {self.delta:.3g}; neighbours: {self.neighbours}"]
-        for st in self.stages:
-            lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g})")
-        lines.append(f"  score sensitivity Delta = {self._sensitivity_text('.6g')}")
-        if self.gap_check_passed is not None:
-            lines.append("  gap check: " + ("passed, mistakes ran" if self.gap_check_passed
-                                            else "not passed, top-R ran"))
-        # no count, route or timing of the solves: they depend on the data
-        lines.append(f"  exact search: {self._search_text()}")
-        if not self.bounds_public:
-            lines.append("  bounds: NOT public (taken from the data)")
-        for leak in self.leaks:
-            lines.append(f"  ! {leak}")
-        if self.seeded:
-            lines.append(f"  ! {SEEDED_CAVEAT}")
-        lines.append(f"  note: {FLOAT_CAVEAT}")
-        return "\n".join(lines)
-
-
-#: What the result says about bounds that were not given by the user (their values
-#: are statistics of the data and are never shown).
-BOUNDS_FROM_DATA = "taken from the data"
 
 
 def describe_bounds(design):
@@ -269,84 +115,6 @@ class ModelInfo:
         return [f.name for f in fields(self)]
 
 
-def _num(x):
-    """A coefficient as statsmodels would print it: about 4 significant digits."""
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if 1e-4 <= a < 1e6:
-        digits = max(0, 3 - int(math.floor(math.log10(a))))
-        return f"{x:.{digits}f}"
-    return f"{x:.3e}"
-
-
-def _interval(lo_hi):
-    lo, hi = lo_hi
-    return f"[{lo:.6g}, {hi:.6g}]"
-
-
-def _latex_escape(text):
-    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
-    return "".join(repl.get(ch, ch) for ch in text)
-
-
-def _html_escape(text):
-    import html
-    return html.escape(text, quote=False)
-
-
-class DPSummary(Summary):
-    """A statsmodels :class:`~statsmodels.iolib.summary.Summary` whose notes are escaped.
-
-    Identical to the statsmodels class except that the note block is escaped for
-    LaTeX (underscores in method names, ``%``) and HTML in :meth:`as_latex` and
-    :meth:`as_html`.
-    """
-
-    #: Width at which :meth:`as_text` wraps the notes (None: the width of the tables).
-    notes_width = None
-
-    def as_text(self):
-        import textwrap
-
-        extra = self.extra_txt
-        if not extra:
-            return super().as_text()
-        width = self.notes_width or max(
-            (len(line) for t in self.tables for line in t.as_text().splitlines()), default=78)
-        wrapped = "\n".join(textwrap.fill(line, width=max(width, 40), subsequent_indent="    ")
-                             for line in extra.splitlines())
-        self.extra_txt = wrapped
-        try:
-            return super().as_text()
-        finally:
-            self.extra_txt = extra
-
-    def as_latex(self):
-        extra, self.extra_txt = self.extra_txt, None
-        try:
-            latex = super().as_latex()
-        finally:
-            self.extra_txt = extra
-        if extra:
-            latex += "\n\n" + _latex_escape(extra).replace("\n", " \\newline\n ")
-        return latex
-
-    def as_html(self):
-        extra, self.extra_txt = self.extra_txt, None
-        try:
-            out = super().as_html()
-        finally:
-            self.extra_txt = extra
-        if extra:
-            out += "<br/><br/>" + _html_escape(extra).replace("\n", "<br/>")
-        return out
-
-
 @dataclass
 class DPSubsetResults:
     """Result of :func:`dpsubset.dp_best_subset`: everything it releases, nothing else.
@@ -386,6 +154,14 @@ class DPSubsetResults:
         the learned values are not shown).
     r, lam : float
         Ball radius (mapped units) and ridge parameter of the scores and the refit.
+    response_levels : tuple or None
+        For the two-class losses, ``(level coded -1, level coded +1)``, a public
+        coding fixed before the data were read; None otherwise.
+    screened : list of str or None
+        The columns a private screen kept (its release; ``screen=``), None without a screen.
+    loss_params : dict
+        The loss's public parameters (``huber_h``, ``hinge_h``); a default Huber
+        threshold computed from a response bound taken from the data is None.
 
     Notes
     -----
@@ -428,6 +204,9 @@ class DPSubsetResults:
     bounds: dict | str | None = None
     r: float | None = None
     lam: float | None = None
+    response_levels: tuple | None = None
+    screened: list | None = None
+    loss_params: dict = field(default_factory=dict)
     _predictor: object = field(default=None, repr=False)
     _coef_mapped: np.ndarray | None = field(default=None, repr=False)
     _used_columns: list = field(default_factory=list, repr=False)
@@ -569,7 +348,7 @@ class DPSubsetResults:
         index = getattr(newdata, "index", None)
         if index is None or len(index) != len(eta):
             index = None
-        levels = getattr(self, "response_levels", None)
+        levels = self.response_levels
         if levels is None:
             centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
             return pd.Series(centre + half * eta, index=index, name=self.response)
@@ -584,7 +363,7 @@ class DPSubsetResults:
 
     def _check_which(self, which):
         """Resolve ``which=`` of :meth:`predict` for this loss (before any work)."""
-        two_class = getattr(self, "response_levels", None) is not None
+        two_class = self.response_levels is not None
         if which is None:
             return "class" if self.loss == "hinge" else "mean"
         if which not in PREDICT_WHICH:
@@ -679,72 +458,6 @@ class DPSubsetResults:
         )
         return pd.DataFrame([row])
 
-    # ---- statsmodels summary ----------------------------------------------------------
-    def _header(self):
-        rep = self.privacy
-        left = [("Dep. Variable:", self.response), ("Loss:", self.loss),
-                ("Method:", self.method),
-                ("Refit:", (self.refit_mechanism or "none").split(" (")[0]),
-                ("No. Observations:", str(self.nobs)),
-                ("No. candidates (p):", str(self.p)),
-                ("Support size (s):", str(self.s)),
-                ("Always in:", str(len(self.forced)))]
-        # the same words for every release of the method: no count of the solves
-        cert = "all certified" if rep.exact_search else "not needed"
-        right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
-        for st in rep.stages:
-            right.append((f"eps {st['stage'].replace('selection: ', '')}:", f"{st['eps']:.4g}"))
-        right += [("delta:", f"{rep.delta:.3g}"),
-                  ("Bounds:", "public" if isinstance(self.bounds, dict) else
-                   ("from data" if self.bounds == BOUNDS_FROM_DATA else "not recorded")),
-                  ("Score sensitivity:", rep._sensitivity_text().split(" (")[0]),
-                  ("Certificates:", cert)]
-        if rep.gap_check_passed is not None:
-            right.append(("Gap check:", "passed" if rep.gap_check_passed else "not passed"))
-        return left, right
-
-    def _notes(self):
-        rep = self.privacy
-        notes = [rep.statement]
-        if self.params is None:
-            notes.append("refit=False: no coefficients were released; the table lists the "
-                         "released support only.")
-        else:
-            notes.append(f"DP coefficients in the units of the data: {self.refit_mechanism or 'refit'} "
-                         "on the released support. Terms not selected have coefficient 0. No standard "
-                         "errors or p-values: none is released privately.")
-        notes.append("No fitted values or residuals: they would be computed from the private data. "
-                     "Use predict() on data you may use.")
-        levels = getattr(self, "response_levels", None)   # set by the API for two-class losses
-        if levels is not None:
-            what = ("the class label (which='linear': the margin, whose sign gives the class)"
-                    if self.loss == "hinge" else
-                    f"the probability of {levels[1]!r} (which='linear': the linear predictor; "
-                    "which='class': the label)")
-            notes.append(f"Two classes: {self.response} = {levels[0]!r} coded -1, {levels[1]!r} coded +1; "
-                         f"predict() returns {what}.")
-        if isinstance(self.bounds, dict):
-            rb = self._response_bound()
-            notes.append(f"Public bounds: every column is clipped to its interval shown above"
-                         + ("." if levels is not None else f"; {self.response} to {rb}."))
-        elif self.bounds == BOUNDS_FROM_DATA:
-            notes.append("Bounds were taken from the data: no differential privacy guarantee "
-                         "(the learned values are not shown).")
-        derived = self.bounds_derived
-        if derived:
-            notes.append("Bounds derived from the codebook by interval arithmetic: "
-                         + "; ".join(f"{c} in {_interval(iv)}" for c, iv in derived.items()) + ".")
-        unused = self.bounds_unused
-        if unused:
-            shown = ", ".join(unused) if len(unused) <= 20 else ", ".join(unused[:20]) + ", ..."
-            notes.append(f"{len(unused)} codebook entr{'y' if len(unused) == 1 else 'ies'} not used by "
-                         f"this formula: {shown}.")
-        off = [c for c in self.candidates if c not in set(self.support)]
-        if off:
-            shown = ", ".join(off) if len(off) <= 20 else ", ".join(off[:20]) + ", ..."
-            notes.append(f"{len(off)} candidate term(s) not selected: {shown}.")
-        return "Notes:\n" + "\n".join(f"[{i}] {t}" for i, t in enumerate(notes, 1))
-
     def summary(self, title=None):
         """A statsmodels ``Summary`` of the fit.
 
@@ -764,38 +477,7 @@ class DPSubsetResults:
             always-in and the selected terms: DP coefficient, status, public clipping
             interval) and notes that state the guarantee in words.
         """
-        from statsmodels.iolib.table import SimpleTable
-        from statsmodels.iolib.tableformatting import fmt_params
-
-        smry = DPSummary()
-        left, right = self._header()
-        smry.add_table_2cols(self, gleft=[(k, [v]) for k, v in left],
-                             gright=[(k, [v]) for k, v in right], yname=self.response,
-                             xname=self.terms,
-                             title=title or "Differentially Private Best Subset Selection")
-        rows, stubs = [], []
-        bnd = self.bounds if isinstance(self.bounds, dict) else {}
-        for name in self.terms:
-            if name not in self.forced and name not in self.support:
-                continue
-            coef = "" if self.params is None else _num(self.params[name])
-            clip = _interval(bnd[name]) if name in bnd else ("" if name == "Intercept" or not bnd
-                                                             else "")
-            stubs.append(name)
-            rows.append([coef, self._status(name), clip])
-        headers = ["DP coef", "status", "clip interval"]
-        table = SimpleTable(rows, headers, stubs, txt_fmt=fmt_params)
-        # widen the data columns so that the table is as wide as the header
-        target = len(smry.tables[0].as_text().splitlines()[-1])
-        widths = table.get_colwidths("txt")
-        extra = target - (sum(widths) + len(widths) - 1)
-        if extra > 0:
-            k = len(widths) - 1
-            widths = [widths[0]] + [w + extra // k + (i < extra % k) for i, w in enumerate(widths[1:])]
-            table = SimpleTable(rows, headers, stubs, txt_fmt=dict(fmt_params, colwidths=widths))
-        smry.tables.append(table)
-        smry.add_extra_txt([self._notes()])
-        return smry
+        return build_summary(self, title)
 
 
 def describe_solves(solves):

@@ -17,7 +17,8 @@ import os
 
 import pandas as pd
 
-from .results import DPSubsetResults, DPSummary, _latex_escape, _num
+from .results import DPSubsetResults
+from .summary import DPSummary, _latex_escape, _num
 
 __all__ = ["summary_table", "FORMATS", "LATEX_PACKAGES", "NOT_SELECTED"]
 

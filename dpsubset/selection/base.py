@@ -8,21 +8,18 @@ and then hands a :class:`SelectionRequest` to the method, which returns a
 privacy report are common to all methods and live in ``api.py``.
 
 A method module must not return anything computed from the data other than the
-released support, its own budget accounting (public), and the certificates' open /
-closed flags. Non-private values for ``diagnostics=True`` go in
+released support, its budget (spent through ``request.ledger``: public numbers
+fixed before the data were read), and the certificates' open / closed flags. Non-private values for ``diagnostics=True`` go in
 ``Selection.diagnostics`` and are only returned to a user who asked for them.
 """
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from ..mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
-from ..search.exact import SubsetSearch, default_R
+from ..privacy.budget import BudgetLedger
 from ..search.limits import SearchTimeout, describe_gap, relative_gap
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
@@ -65,6 +62,10 @@ class SelectionRequest:
     loss_options : dict
         Public parameters of the loss (``huber_h`` / ``hinge_h``, the names of
         :func:`dpsubset.refit.objective.objective_perturbation`); empty for the defaults.
+    ledger : dpsubset.privacy.budget.BudgetLedger
+        What the method spends from: ``ledger.spend(stage, mechanism, eps, delta)`` for
+        each of its stages (``"selection"``, ``"selection: gap test"``), checked against
+        the call's plan. Default: a ledger without a plan (a method run on its own).
     """
 
     design: object
@@ -82,6 +83,7 @@ class SelectionRequest:
     loss_options: dict = field(default_factory=dict)
     solver: str | None = None
     solver_options: dict | None = None
+    ledger: BudgetLedger = field(default_factory=BudgetLedger)
 
     def search_options(self) -> dict:
         """Keyword arguments of :class:`SubsetSearch` for this request."""
@@ -104,9 +106,6 @@ class Selection:
     ----------
     support : tuple of int
         Released candidate columns (indices into ``design.candidate_names``), sorted.
-    stages : list of dict
-        Budget accounting, one dict per stage: ``stage``, ``mechanism``, ``eps``,
-        ``delta`` (public numbers fixed before the data were read).
     guarantee : {"pure", "approximate", "conditional"}
         The guarantee of this stage when the bounds are public.
     statement : str or None
@@ -119,16 +118,21 @@ class Selection:
     gap_check_passed : bool or None
     diagnostics : dict
         NON-PRIVATE values (best support, candidate scores, ...) for ``diagnostics=True``.
+    stages : list of dict
+        Only for a method registered from outside the package that does not spend
+        through ``request.ledger``: its stages as dicts (``stage``, ``mechanism``,
+        ``eps``, ``delta``), which the API spends on its behalf. The package's own
+        methods leave it empty.
     """
 
     support: tuple
-    stages: list
     guarantee: str
     statement: str | None = None
     sensitivity: float | None = None
     certificates: list = field(default_factory=list)
     gap_check_passed: bool | None = None
     diagnostics: dict = field(default_factory=dict)
+    stages: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -264,132 +268,3 @@ def score_certificates(scorer):
     return [dict(problem=f"every {scorer.loss} score within {tol:g} of its exact value",
                  method="projected Newton, duality gap",
                  closed=bool(scorer.max_score_error <= tol))]
-
-
-# ------------------------------------------------------------- top-R and mistakes
-def _validate_exact(options, *, s, eps, loss, method):
-    opts = dict(options)
-    R = opts.pop("R", None)
-    if R is not None and (isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 2):
-        raise ValueError(f"R must be an integer >= 2 (fixed in advance, not from the data), got {R!r}")
-    gap_check = opts.pop("gap_check", "ptr")
-    eps0 = opts.pop("eps0", None)
-    delta = opts.pop("delta", None)
-    if opts:
-        raise TypeError(f"method={method!r} got unknown options {sorted(opts)}")
-    if gap_check not in ("ptr", "assume"):
-        raise ValueError(f"gap_check must be 'ptr' or 'assume', got {gap_check!r}")
-    if delta is not None:
-        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 0.5:
-            raise ValueError(f"delta must be a number in (0, 0.5) (and much smaller than 1/n), got {delta!r}")
-    use_ptr = method == "mistakes" and gap_check == "ptr"
-    if use_ptr:
-        if eps0 is None:
-            eps0 = DEFAULT_EPS0_SHARE * eps
-        elif isinstance(eps0, bool) or not isinstance(eps0, numbers.Real) or not 0 < eps0 < math.inf:
-            raise ValueError(f"eps0 must be a finite number > 0, got {eps0!r}")
-        if eps0 >= eps:
-            raise ValueError(f"eps0 ({eps0}) must be smaller than the selection budget ({eps})")
-        delta = DEFAULT_DELTA if delta is None else float(delta)
-    elif eps0 is not None:
-        raise ValueError("eps0 is only used with method='mistakes', gap_check='ptr'")
-    elif delta is not None and method == "top_r":
-        raise ValueError("delta is not used by method='top_r' (it is pure eps-DP)")
-    return dict(R=None if R is None else int(R), gap_check=gap_check,
-                eps0=None if eps0 is None else float(eps0), delta=delta, use_ptr=use_ptr)
-
-
-def _names(design, supports):
-    # One fancy index into an object array: top-R lists have ~p s supports (500,000 at
-    # p = 100,000), and a Python loop over them took half a minute.
-    S = np.asarray(supports, dtype=np.intp)
-    if S.size == 0:
-        return [list() for _ in range(len(S))]
-    return np.asarray(design.candidate_names, dtype=object)[S].tolist()
-
-
-def _select_top_r(req: SelectionRequest) -> Selection:
-    scorer, Delta = make_scorer(req)
-    R = default_R(req.p, req.s) if req.options["R"] is None else req.options["R"]
-    cands = SubsetSearch(scorer, req.s, **req.search_options()).top_r(R)
-    require_closed(cands.certificates)
-    support = sample_top_r(cands, req.eps, Delta, req.rng)
-    return Selection(
-        support=tuple(sorted(support)),
-        stages=[dict(stage="selection", mechanism="top-R", eps=req.eps, delta=0.0)],
-        guarantee="pure", sensitivity=Delta,
-        certificates=certificate_dicts(cands.certificates) + score_certificates(scorer),
-        diagnostics=dict(best_support=_names(req.design, [cands.supports[0]])[0],
-                         candidate_supports=_names(req.design, cands.supports),
-                         candidate_scores=np.asarray(cands.scores).copy(),
-                         certificates=list(cands.certificates)))
-
-
-def _select_mistakes(req: SelectionRequest) -> Selection:
-    opts = req.options
-    scorer, Delta = make_scorer(req)
-    searcher = SubsetSearch(scorer, req.s, **req.search_options())
-    mc = searcher.mistake_classes()
-    require_closed(mc.certificates)
-    used = [mc]
-    passed = None
-    if opts["use_ptr"]:
-        R = default_R(req.p, req.s) if opts["R"] is None else opts["R"]
-        eps_mech = req.eps - opts["eps0"]
-
-        def top_r_cands():
-            c = searcher.top_r(R)
-            require_closed(c.certificates)
-            used.append(c)
-            return c
-
-        support, passed = sample_gap_checked(mc, top_r_cands, eps_mech, opts["eps0"],
-                                             opts["delta"], Delta, req.rng)
-        stages = [dict(stage="selection: gap test", mechanism="Laplace test of the score gap",
-                       eps=opts["eps0"], delta=opts["delta"]),
-                  dict(stage="selection", mechanism="mistakes if the test passed, else top-R",
-                       eps=eps_mech, delta=0.0)]
-        guarantee, statement = "approximate", None
-    else:
-        support = sample_mistakes(mc, req.eps, Delta, req.rng)
-        stages = [dict(stage="selection", mechanism="mistakes", eps=req.eps, delta=0.0)]
-        guarantee = "conditional"
-        statement = ("eps-DP only if the best support's score beats the second best by more "
-                     "than 2 Delta on these data (Theorem 2 of Prastakos et al. 2025); this "
-                     "condition was NOT checked privately.")
-    certs = [c for u in used for c in certificate_dicts(u.certificates)]
-    certs += score_certificates(scorer)
-    # Classes bracketed but never solved exactly: their certified brackets (a valid
-    # lower bound from the class bounds or a partial search, and a member's exact
-    # score above it) decided the draw, whichever route produced them.
-    certs += [dict(problem=f"mistake class {k}: certified bracket decided the draw",
-                   method="certified bracket", closed=True) for k in mc.open_classes]
-    last = used[-1]
-    return Selection(
-        support=tuple(sorted(support)), stages=stages, guarantee=guarantee, statement=statement,
-        sensitivity=Delta, certificates=certs, gap_check_passed=passed,
-        diagnostics=dict(best_support=_names(req.design, [last.supports[0]])[0],
-                         candidate_supports=_names(req.design, last.supports),
-                         candidate_scores=np.asarray(last.scores).copy(),
-                         certificates=[c for u in used for c in u.certificates],
-                         score_gap=mc.gap))
-
-
-register_method(SelectionMethod(
-    name="top_r", select=_select_top_r,
-    validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
-                                                              method="top_r"),
-    losses=("squared", "huber", "logistic", "hinge"),
-    description="exact top-R (Prastakos, Behdin, Mazumder 2025, Algorithm 1): pure eps-DP"))
-
-register_method(SelectionMethod(
-    name="mistakes", select=_select_mistakes,
-    validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
-                                                              method="mistakes"),
-    losses=("squared", "huber", "logistic", "hinge"),
-    description="mistakes mechanism with a propose-test-release gap check (or the paper's "
-                "conditional guarantee with gap_check='assume')"))
-
-
-# The comparison methods register themselves on import (kept last: they import this module).
-from . import baselines  # noqa: E402,F401

@@ -32,11 +32,11 @@ reasoning and the study behind them.
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._validation import is_integer, is_real
 from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
 
 __all__ = ["ScreenSpec", "check_screen", "screen_design", "restrict_design",
@@ -91,7 +91,7 @@ def check_screen(screen, *, s, method) -> ScreenSpec | None:
         raise ValueError(f"screen= works with method in {SCREEN_METHODS}, got method={method!r}")
     if screen is True:
         opts = {}
-    elif isinstance(screen, numbers.Integral) and not isinstance(screen, bool):
+    elif is_integer(screen):
         opts = {"k": int(screen)}
     elif isinstance(screen, dict):
         opts = dict(screen)
@@ -104,15 +104,15 @@ def check_screen(screen, *, s, method) -> ScreenSpec | None:
     if opts:
         raise TypeError(f"screen got unknown keys {sorted(opts)}; it takes 'k', 'share', 'gamma'")
     if k is not None:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k <= s:
+        if not is_integer(k) or k <= s:
             raise ValueError(f"screen: k must be an integer larger than s = {s} (the columns "
                              f"kept for the search), got {k!r}")
         k = int(k)
-    if (isinstance(share, bool) or not isinstance(share, numbers.Real)
+    if (not is_real(share)
             or not 0.0 < float(share) < 1.0):
         raise ValueError(f"screen: share must be a number in (0, 1), the part of the selection "
                          f"budget spent on the screen (default {DEFAULT_SCREEN_SHARE}); got {share!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0.0 <= gamma < 1.0:
+    if not is_real(gamma) or not 0.0 <= gamma < 1.0:
         raise ValueError(f"screen: gamma must be a number in [0, 1) (default 0.5), got {gamma!r}")
     return ScreenSpec(k=k, share=float(share), gamma=float(gamma))
 
@@ -124,7 +124,7 @@ def restrict_design(design, kept):
                    candidate_names=[design.candidate_names[j] for j in kept])
 
 
-def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng):
+def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng, ledger):
     """Run the private screen and restrict the design to the kept columns.
 
     Parameters
@@ -136,6 +136,8 @@ def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng):
     eps_screen : float
         Budget of the screen.
     rng : numpy.random.Generator
+    ledger : dpsubset.privacy.budget.BudgetLedger
+        The call's ledger: the screen spends ``eps_screen`` from it (stage ``"screening"``).
 
     Returns
     -------
@@ -144,13 +146,11 @@ def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng):
     kept : ndarray of int
         Indices of the kept columns in ``design.candidate_names``, sorted (public:
         the screen's release).
-    stage : dict
-        The screen's budget entry for the privacy report.
     """
     p = design.X.shape[1]
     k = spec.k_for(p, s)
     scores = sis_scores(design.X, design.y, design.x_bounds, design.b_y)
     kept = np.sort(sample_lipschitz_top_k(scores, k, eps_screen, rng, spec.gamma))
-    stage = dict(stage="screening", mechanism=f"DP-SIS top-{k} of {p} columns (canonical "
-                 "Lipschitz top-k on |x_j'y|, sensitivity 2 b_j b_y)", eps=eps_screen, delta=0.0)
-    return restrict_design(design, kept), kept, stage
+    ledger.spend("screening", f"DP-SIS top-{k} of {p} columns (canonical Lipschitz top-k on "
+                 "|x_j'y|, sensitivity 2 b_j b_y)", eps_screen, 0.0)
+    return restrict_design(design, kept), kept

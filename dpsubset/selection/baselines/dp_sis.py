@@ -72,10 +72,10 @@ budgets then add up: eps_screen + eps_select).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
+from ..._validation import is_real
 from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
@@ -218,7 +218,7 @@ def _validate(options, *, s, eps, loss):
     if opts:
         raise TypeError(f"method='dp_sis' got unknown options {sorted(opts)}; "
                         f"it takes {list(_OPTIONS)}")
-    if (isinstance(gamma, bool) or not isinstance(gamma, numbers.Real)
+    if (not is_real(gamma)
             or not 0.0 <= gamma < 1.0):
         raise ValueError(f"method_options['gamma'] must be a number in [0, 1) (default 0.5, "
                          f"the canonical loss), got {gamma!r}")
@@ -230,10 +230,10 @@ def _select(req) -> Selection:
     x = sis_scores(d.X, d.y, d.x_bounds, d.b_y)
     support = sample_lipschitz_top_k(x, req.s, req.eps, req.rng, req.options["gamma"])
     # The intercept and keep= columns play no part in the screen (module docstring).
+    req.ledger.spend("selection", "DP-SIS: canonical Lipschitz top-k on |x_j'y| (sensitivity 2 b_j b_y)",
+                     req.eps, 0.0)
     return Selection(
         support=tuple(int(j) for j in support),
-        stages=[dict(stage="selection", mechanism="DP-SIS: canonical Lipschitz top-k on |x_j'y| "
-                     "(sensitivity 2 b_j b_y)", eps=req.eps, delta=0.0)],
         guarantee="pure", sensitivity=1.0, certificates=[],
         diagnostics=dict(normalised_scores=x.copy(),
                          best_support=[d.candidate_names[j] for j in np.argsort(-x, kind="stable")[:req.s]]))

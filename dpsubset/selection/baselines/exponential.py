@@ -94,10 +94,9 @@ def select_exponential(req) -> Selection:
     k = sample_exponential(scores, req.eps, Delta, req.rng)
     order = rank_supports(supports, scores)[:_DIAGNOSTIC_SUPPORTS]
     names = req.design.candidate_names
+    req.ledger.spend("selection", "exponential mechanism (all supports)", req.eps, 0.0)
     return Selection(
         support=tuple(sorted(int(j) for j in supports[k])),
-        stages=[dict(stage="selection", mechanism="exponential mechanism (all supports)",
-                     eps=req.eps, delta=0.0)],
         guarantee="pure", sensitivity=Delta,
         certificates=[dict(problem=f"score all {len(scores)} supports", method="enumeration",
                            closed=True)],

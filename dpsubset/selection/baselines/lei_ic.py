@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 
 import numpy as np
 
+from ..._validation import is_real
 from ...search.outer_approximation import SearchTimeout
 from ..base import Selection, SelectionMethod, register_method
 
@@ -324,10 +324,10 @@ def validate_lei(options, *, s, eps, loss):
     if opts:
         raise TypeError(f"method='lei_ic' got unknown options {sorted(opts)}; "
                         "it takes 'models', 'R1' and 'phi'")
-    if R1 is not None and (isinstance(R1, bool) or not isinstance(R1, numbers.Real)
+    if R1 is not None and (not is_real(R1)
                            or not 0 < R1 < math.inf):
         raise ValueError(f"R1 (the l1 radius) must be a finite number > 0, got {R1!r}")
-    if phi is not None and (isinstance(phi, bool) or not isinstance(phi, numbers.Real)
+    if phi is not None and (not is_real(phi)
                             or not 0 <= phi < math.inf):
         raise ValueError(f"phi (the penalty per term) must be a finite number >= 0, got {phi!r}")
     if models is not None:
@@ -404,11 +404,10 @@ def select_lei(req) -> Selection:
     k = sample_noisy_min(ic, lei_noise_scale(Delta, req.eps), req.rng)
     order = np.lexsort((np.arange(len(ic)), ic))[:100]
     names = d.candidate_names
+    req.ledger.spend("selection", "information criterion + Laplace report-noisy-min (Lei et al. 2018)",
+                     req.eps, 0.0)
     return Selection(
         support=tuple(sorted(models[k])),
-        stages=[dict(stage="selection",
-                     mechanism="information criterion + Laplace report-noisy-min (Lei et al. 2018)",
-                     eps=req.eps, delta=0.0)],
         guarantee="pure",
         statement=(f"The selection scores {len(models)} public models by the l1-constrained "
                    f"residual sum of squares (R1 = {R1:.4g}) plus phi = {phi:.4g} per term, with "

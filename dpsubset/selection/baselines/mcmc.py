@@ -48,11 +48,11 @@ Releasing k chains' states would cost k times the budget (composition); see
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..._validation import is_integer, is_real
 from ...mechanisms.sampling import log_weights
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
 
@@ -222,7 +222,7 @@ def _iterations_needed(delta, p, s, eps, Delta, b_y):
 
 # --------------------------------------------------------------------------- method
 def _int_option(name, value, lo):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
+    if not is_integer(value) or value < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
     return int(value)
 
@@ -236,11 +236,10 @@ def validate_mcmc(options, *, s, eps, loss):
     n_iter = _int_option("n_iter", opts.pop("n_iter", DEFAULT_N_ITER), 1)
     n_chains = _int_option("n_chains", opts.pop("n_chains", 1), 1)
     n_jobs = opts.pop("n_jobs", 1)
-    if not (n_jobs == -1 or (not isinstance(n_jobs, bool) and isinstance(n_jobs, numbers.Integral)
-                             and n_jobs >= 1)):
+    if not (n_jobs == -1 or (is_integer(n_jobs) and n_jobs >= 1)):
         raise ValueError(f"n_jobs must be -1 (all cores) or an integer >= 1, got {n_jobs!r}")
     delta = opts.pop("delta", DEFAULT_DELTA)
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 0.5:
+    if not is_real(delta) or not 0 < delta < 0.5:
         raise ValueError(f"delta (the target of the (eps, delta) guarantee) must be a number in "
                          f"(0, 0.5), much smaller than 1/n; got {delta!r}")
     if opts:
@@ -279,9 +278,9 @@ def select_mcmc(req) -> Selection:
     # Non-private: the chains' final states and their scores, best first.
     final = scorer.score(chains.states)
     order = np.argsort(final, kind="stable")
+    req.ledger.spend("selection", mech, req.eps, delta)
     return Selection(
         support=tuple(sorted(int(j) for j in chains.states[0])),
-        stages=[dict(stage="selection", mechanism=mech, eps=req.eps, delta=delta)],
         guarantee=guarantee, statement=statement, sensitivity=Delta,
         certificates=[],
         diagnostics=dict(best_support=[names[j] for j in chains.states[order[0]]],

@@ -46,12 +46,12 @@ audits it over every pair of neighbouring vote vectors of small problems.
 from __future__ import annotations
 
 import math
-import numbers
 from itertools import combinations
 
 import numpy as np
 from scipy import integrate
 
+from ..._validation import is_integer, is_real
 from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["n_blocks", "block_slices", "lars_first_s", "lasso_top_s", "block_votes",
@@ -318,7 +318,7 @@ def _validate(options, *, s, eps, loss):
     if opts:
         raise TypeError(f"method='samp_agg' got unknown options {sorted(opts)}; "
                         f"it takes {list(_OPTIONS)}")
-    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, numbers.Integral)
+    if blocks is not None and (not is_integer(blocks)
                                or blocks < 2):
         raise ValueError(f"method_options['blocks'] must be an integer >= 2 (a public number, "
                          f"default floor(sqrt(n))), got {blocks!r}")
@@ -326,7 +326,7 @@ def _validate(options, *, s, eps, loss):
         if penalty != "path":
             raise ValueError(f"method_options['penalty'] must be 'path' or a number alpha > 0, "
                              f"got {penalty!r}")
-    elif (isinstance(penalty, bool) or not isinstance(penalty, numbers.Real)
+    elif (not is_real(penalty)
           or not (math.isfinite(penalty) and penalty > 0)):
         raise ValueError(f"method_options['penalty'] must be 'path' or a finite number alpha > 0, "
                          f"got {penalty!r}")
@@ -350,10 +350,10 @@ def _select(req) -> Selection:
     support = sample_votes_top_s(counts, m, s, req.eps, req.rng)
     pen = req.options["penalty"]
     lasso = "first s columns on the block's Lasso path" if pen == "path" else f"Lasso(alpha={pen:g}), top s"
+    req.ledger.spend("selection", f"sample-and-aggregate ({m} blocks, {lasso}; Laplace scale 2s/(m eps))",
+                     req.eps, 0.0)
     return Selection(
         support=tuple(int(j) for j in support),
-        stages=[dict(stage="selection", mechanism=f"sample-and-aggregate ({m} blocks, {lasso}; "
-                     f"Laplace scale 2s/(m eps))", eps=req.eps, delta=0.0)],
         guarantee="pure", sensitivity=2.0 * s / m, certificates=[],
         diagnostics=dict(vote_counts=counts.copy(), blocks=m,
                          best_support=[d.candidate_names[j] for j in np.argsort(-counts, kind="stable")[:s]]))

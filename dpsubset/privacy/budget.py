@@ -1,0 +1,180 @@
+"""The privacy budget: a plan made from the public settings, and a ledger each stage spends from.
+
+:class:`BudgetPlan` splits ``eps`` between the stages (screen, selection, refit) before
+any data are read, from the settings only. :class:`BudgetLedger` is what the stages
+spend from while the call runs (diffprivlib's ``BudgetAccountant`` is the model): each
+:meth:`BudgetLedger.spend` checks the stage's part of the plan and records the stage's
+mechanism, eps and delta. The privacy report (:mod:`dpsubset.privacy.report`) is a view
+of the ledger: its stages are the ledger's entries, its totals their sums (basic
+composition).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validation import check_eps_ceiling, check_positive
+
+__all__ = ["BudgetPlan", "BudgetLedger", "BudgetExceededError", "DEFAULT_REFIT_SHARE"]
+
+#: Share of the total eps given to the refit when refit=True and no split is given.
+DEFAULT_REFIT_SHARE = 0.5
+#: Relative slack of the checks: eps0 + (eps - eps0) may exceed eps by a rounding error.
+_ROUNDING = 1e-12
+
+
+class BudgetExceededError(RuntimeError):
+    """A stage tried to spend more than the plan gave it (a bug in the package, not in the call)."""
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """How the call's eps is split between its stages, fixed before the data are read.
+
+    Attributes
+    ----------
+    eps : float
+        The total budget of the call.
+    eps_select : float
+        The selection's part (a gap test's eps0 included), after the screen's share.
+    eps_refit : float
+        The refit's part (0 when ``refit=False``).
+    eps_screen : float
+        The private screen's part (0 without a screen).
+    """
+
+    eps: float
+    eps_select: float
+    eps_refit: float
+    eps_screen: float = 0.0
+
+    @classmethod
+    def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None):
+        """The plan of one call from its settings (public numbers only).
+
+        Parameters
+        ----------
+        eps : float
+            Total budget (> 0).
+        refit : bool
+            Whether a refit takes a part.
+        eps_select, eps_refit : float, optional
+            A manual split; by default :data:`DEFAULT_REFIT_SHARE` of ``eps`` goes to
+            the refit and the rest to the selection.
+        screen_share : float, optional
+            Share of the selection's part spent on a private screen (None: no screen).
+
+        Returns
+        -------
+        BudgetPlan
+
+        Raises
+        ------
+        ValueError
+            A budget that is not a finite number > 0, beyond the ceiling, a part given
+            with ``refit=False``, or parts that do not fit in ``eps``.
+        """
+        eps = check_positive("eps", eps)
+        check_eps_ceiling(eps)
+        eps_select, eps_refit = _split(eps, refit, eps_select, eps_refit)
+        eps_screen = 0.0
+        if screen_share is not None:
+            # The screen takes its share out of the selection budget (the refit's is unchanged).
+            eps_screen = screen_share * eps_select
+            eps_select = eps_select - eps_screen
+        return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen)
+
+    def allowance(self, stage):
+        """The eps a stage may spend: ``"screening"``, ``"selection"`` (with ``"selection:
+        ..."`` parts such as the gap test) or ``"refit"``."""
+        group = stage.split(":")[0]
+        parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit}
+        if group not in parts:
+            raise BudgetExceededError(f"stage {stage!r} has no part in the budget plan")
+        return parts[group]
+
+
+def _split(eps, refit, eps_select, eps_refit):
+    """The selection / refit split of ``eps`` (both parts > 0 and within eps)."""
+    eps_select = check_positive("eps_select", eps_select, allow_none=True)
+    eps_refit = check_positive("eps_refit", eps_refit, allow_none=True)
+    if not refit:
+        if eps_refit is not None:
+            raise ValueError("eps_refit was given but refit=False")
+        if eps_select is not None and eps_select > eps * (1 + _ROUNDING):
+            raise ValueError(f"eps_select ({eps_select}) exceeds eps ({eps})")
+        return (eps if eps_select is None else eps_select), 0.0
+    if eps_select is None and eps_refit is None:
+        eps_refit = DEFAULT_REFIT_SHARE * eps
+        eps_select = eps - eps_refit
+    elif eps_select is None:
+        eps_select = eps - eps_refit
+    elif eps_refit is None:
+        eps_refit = eps - eps_select
+    if eps_select <= 0 or eps_refit <= 0 or eps_select + eps_refit > eps * (1 + _ROUNDING):
+        raise ValueError(f"eps_select + eps_refit must be positive parts of eps = {eps}; "
+                         f"got {eps_select} + {eps_refit}")
+    return eps_select, eps_refit
+
+
+class BudgetLedger:
+    """What the stages of one call spent, checked against its plan as they spend it.
+
+    Parameters
+    ----------
+    plan : BudgetPlan or None
+        None: no plan to check against (a stage run on its own, e.g. in a test or a
+        benchmark); the ledger still records.
+
+    Examples
+    --------
+    >>> plan = BudgetPlan.from_settings(2.0, refit=True)
+    >>> ledger = BudgetLedger(plan)
+    >>> ledger.spend("selection", "top-R", 1.0).spend("refit", "objective perturbation (pure)", 1.0).eps
+    2.0
+    """
+
+    def __init__(self, plan=None):
+        self.plan = plan
+        self._entries = []
+
+    def spend(self, stage, mechanism, eps, delta=0.0):
+        """Record that ``stage`` ran ``mechanism`` at (eps, delta); returns the ledger.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the stage's entries would exceed its part of the plan.
+        """
+        eps, delta = float(eps), float(delta)
+        if not (eps >= 0 and delta >= 0):
+            raise BudgetExceededError(f"stage {stage!r}: eps and delta must be >= 0")
+        if self.plan is not None:
+            group = stage.split(":")[0]
+            spent = sum(e["eps"] for e in self._entries if e["stage"].split(":")[0] == group)
+            allowed = self.plan.allowance(stage)
+            if spent + eps > allowed * (1 + _ROUNDING):
+                raise BudgetExceededError(f"stage {stage!r} would spend eps = {spent + eps:.6g}, more "
+                                          f"than its planned {allowed:.6g}")
+        self._entries.append(dict(stage=stage, mechanism=mechanism, eps=eps, delta=delta))
+        return self
+
+    @property
+    def stages(self):
+        """The entries in the order they were spent: dicts ``stage``, ``mechanism``, ``eps``, ``delta``."""
+        return tuple(dict(e) for e in self._entries)
+
+    @property
+    def eps(self):
+        """Total eps spent (basic composition)."""
+        return sum(e["eps"] for e in self._entries)
+
+    @property
+    def delta(self):
+        """Total delta spent (basic composition)."""
+        return sum(e["delta"] for e in self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __repr__(self):
+        return f"BudgetLedger({len(self)} stages, eps = {self.eps:.6g}, delta = {self.delta:.3g})"

@@ -1,0 +1,212 @@
+"""The statsmodels-style summary of a release: header rows, coefficient table, notes.
+
+Built from (label, value) lists fed to statsmodels' table builder, as statsmodels'
+own ``iolib.summary`` does. Every entry is public or released: the budget, the
+guarantee, the public bounds, the DP coefficients; no count of solves, no statistic
+of the data.
+"""
+from __future__ import annotations
+
+import math
+
+from statsmodels.iolib.summary import Summary
+
+__all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
+
+#: What the result says about bounds that were not given by the user (their values
+#: are statistics of the data and are never shown).
+BOUNDS_FROM_DATA = "taken from the data"
+
+
+def _num(x):
+    """A coefficient as statsmodels would print it: about 4 significant digits."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if 1e-4 <= a < 1e6:
+        digits = max(0, 3 - int(math.floor(math.log10(a))))
+        return f"{x:.{digits}f}"
+    return f"{x:.3e}"
+
+
+def _interval(lo_hi):
+    lo, hi = lo_hi
+    return f"[{lo:.6g}, {hi:.6g}]"
+
+
+def _latex_escape(text):
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+    return "".join(repl.get(ch, ch) for ch in text)
+
+
+def _html_escape(text):
+    import html
+    return html.escape(text, quote=False)
+
+
+class DPSummary(Summary):
+    """A statsmodels :class:`~statsmodels.iolib.summary.Summary` whose notes are escaped.
+
+    Identical to the statsmodels class except that the note block is escaped for
+    LaTeX (underscores in method names, ``%``) and HTML in :meth:`as_latex` and
+    :meth:`as_html`.
+    """
+
+    #: Width at which :meth:`as_text` wraps the notes (None: the width of the tables).
+    notes_width = None
+
+    def as_text(self):
+        import textwrap
+
+        extra = self.extra_txt
+        if not extra:
+            return super().as_text()
+        width = self.notes_width or max(
+            (len(line) for t in self.tables for line in t.as_text().splitlines()), default=78)
+        wrapped = "\n".join(textwrap.fill(line, width=max(width, 40), subsequent_indent="    ")
+                             for line in extra.splitlines())
+        self.extra_txt = wrapped
+        try:
+            return super().as_text()
+        finally:
+            self.extra_txt = extra
+
+    def as_latex(self):
+        extra, self.extra_txt = self.extra_txt, None
+        try:
+            latex = super().as_latex()
+        finally:
+            self.extra_txt = extra
+        if extra:
+            latex += "\n\n" + _latex_escape(extra).replace("\n", " \\newline\n ")
+        return latex
+
+    def as_html(self):
+        extra, self.extra_txt = self.extra_txt, None
+        try:
+            out = super().as_html()
+        finally:
+            self.extra_txt = extra
+        if extra:
+            out += "<br/><br/>" + _html_escape(extra).replace("\n", "<br/>")
+        return out
+
+
+def header_rows(res):
+    """The summary's header: (label, value) pairs for the left and right columns (public only)."""
+    rep = res.privacy
+    left = [("Dep. Variable:", res.response), ("Loss:", res.loss),
+            ("Method:", res.method),
+            ("Refit:", (res.refit_mechanism or "none").split(" (")[0]),
+            ("No. Observations:", str(res.nobs)),
+            ("No. candidates (p):", str(res.p)),
+            ("Support size (s):", str(res.s)),
+            ("Always in:", str(len(res.forced)))]
+    # the same words for every release of the method: no count of the solves
+    cert = "all certified" if rep.exact_search else "not needed"
+    right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
+    for st in rep.stages:
+        right.append((f"eps {st['stage'].replace('selection: ', '')}:", f"{st['eps']:.4g}"))
+    right += [("delta:", f"{rep.delta:.3g}"),
+              ("Bounds:", "public" if isinstance(res.bounds, dict) else
+               ("from data" if res.bounds == BOUNDS_FROM_DATA else "not recorded")),
+              ("Score sensitivity:", rep._sensitivity_text().split(" (")[0]),
+              ("Certificates:", cert)]
+    if rep.gap_check_passed is not None:
+        right.append(("Gap check:", "passed" if rep.gap_check_passed else "not passed"))
+    return left, right
+
+
+def notes_text(res):
+    """The summary's numbered notes: the guarantee in words, what is and is not released."""
+    rep = res.privacy
+    notes = [rep.statement]
+    if res.params is None:
+        notes.append("refit=False: no coefficients were released; the table lists the "
+                     "released support only.")
+    else:
+        notes.append(f"DP coefficients in the units of the data: {res.refit_mechanism or 'refit'} "
+                     "on the released support. Terms not selected have coefficient 0. No standard "
+                     "errors or p-values: none is released privately.")
+    notes.append("No fitted values or residuals: they would be computed from the private data. "
+                 "Use predict() on data you may use.")
+    levels = res.response_levels   # set by the API for two-class losses
+    if levels is not None:
+        what = ("the class label (which='linear': the margin, whose sign gives the class)"
+                if res.loss == "hinge" else
+                f"the probability of {levels[1]!r} (which='linear': the linear predictor; "
+                "which='class': the label)")
+        notes.append(f"Two classes: {res.response} = {levels[0]!r} coded -1, {levels[1]!r} coded +1; "
+                     f"predict() returns {what}.")
+    if isinstance(res.bounds, dict):
+        rb = res._response_bound()
+        notes.append(f"Public bounds: every column is clipped to its interval shown above"
+                     + ("." if levels is not None else f"; {res.response} to {rb}."))
+    elif res.bounds == BOUNDS_FROM_DATA:
+        notes.append("Bounds were taken from the data: no differential privacy guarantee "
+                     "(the learned values are not shown).")
+    derived = res.bounds_derived
+    if derived:
+        notes.append("Bounds derived from the codebook by interval arithmetic: "
+                     + "; ".join(f"{c} in {_interval(iv)}" for c, iv in derived.items()) + ".")
+    unused = res.bounds_unused
+    if unused:
+        shown = ", ".join(unused) if len(unused) <= 20 else ", ".join(unused[:20]) + ", ..."
+        notes.append(f"{len(unused)} codebook entr{'y' if len(unused) == 1 else 'ies'} not used by "
+                     f"this formula: {shown}.")
+    off = [c for c in res.candidates if c not in set(res.support)]
+    if off:
+        shown = ", ".join(off) if len(off) <= 20 else ", ".join(off[:20]) + ", ..."
+        notes.append(f"{len(off)} candidate term(s) not selected: {shown}.")
+    return "Notes:\n" + "\n".join(f"[{i}] {t}" for i, t in enumerate(notes, 1))
+
+
+def build_summary(res, title=None):
+    """The statsmodels summary of ``res`` (:meth:`DPSubsetResults.summary`).
+
+    Parameters
+    ----------
+    res : dpsubset.results.results.DPSubsetResults
+    title : str, optional
+        Title of the header table.
+
+    Returns
+    -------
+    DPSummary
+    """
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_params
+
+    smry = DPSummary()
+    left, right = header_rows(res)
+    smry.add_table_2cols(res, gleft=[(k, [v]) for k, v in left],
+                         gright=[(k, [v]) for k, v in right], yname=res.response,
+                         xname=res.terms,
+                         title=title or "Differentially Private Best Subset Selection")
+    rows, stubs = [], []
+    bnd = res.bounds if isinstance(res.bounds, dict) else {}
+    for name in res.terms:
+        if name not in res.forced and name not in res.support:
+            continue
+        coef = "" if res.params is None else _num(res.params[name])
+        clip = _interval(bnd[name]) if name in bnd else ("" if name == "Intercept" or not bnd
+                                                         else "")
+        stubs.append(name)
+        rows.append([coef, res._status(name), clip])
+    headers = ["DP coef", "status", "clip interval"]
+    table = SimpleTable(rows, headers, stubs, txt_fmt=fmt_params)
+    # widen the data columns so that the table is as wide as the header
+    target = len(smry.tables[0].as_text().splitlines()[-1])
+    widths = table.get_colwidths("txt")
+    extra = target - (sum(widths) + len(widths) - 1)
+    if extra > 0:
+        k = len(widths) - 1
+        widths = [widths[0]] + [w + extra // k + (i < extra % k) for i, w in enumerate(widths[1:])]
+        table = SimpleTable(rows, headers, stubs, txt_fmt=dict(fmt_params, colwidths=widths))
+    smry.tables.append(table)
+    smry.add_extra_txt([notes_text(res)])
+    return smry
