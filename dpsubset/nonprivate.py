@@ -15,13 +15,13 @@ with the intercept and ``keep=`` columns always in.
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from ._validation import PARAMETER_RULES
 from .interfaces.r_frames import maybe_from_r
 from .design.build import build_design
 from .privacy.leaks import PrivacyLeakWarning
@@ -107,8 +107,7 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     PrivacyLeakWarning
         Always: the result is a function of the data with no privacy protection.
     """
-    if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
-        raise ValueError(f"s must be an integer >= 1, got {s!r}")
+    s = PARAMETER_RULES["s"].check("s", s)  # the same rule as dp_best_subset's
     time_limit = resolve_time_limit(time_limit)
     data = maybe_from_r(data)
     with warnings.catch_warnings():

@@ -102,6 +102,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
+from .._validation import check_positive
 from ..privacy.leaks import PrivacyLeakWarning
 from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
                           _row_norms)
@@ -279,10 +280,7 @@ class _Calibration:
 
 
 def _check_positive(name, value):
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
+    return check_positive(name, float(value))  # the package's one rule (dpsubset._validation)
 
 
 def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber_h=None,
