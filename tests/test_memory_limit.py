@@ -32,7 +32,7 @@ from dpsubset.search.exact import SubsetSearch
 from dpsubset.search.limits import (DEFAULT_MEMORY_SHARE, MemoryBudget, explain_timeout,
                                     physical_memory, resolve_memory_limit)
 from dpsubset.search.outer_approximation import CUT_BYTES, OuterApproximation
-from dpsubset.search.perspective import Moments
+from dpsubset.search.perspective import DualPoint, Moments
 
 
 def _noise(seed=2, n=60, p=20, s=4):
@@ -73,21 +73,26 @@ def test_past_the_limit_the_branch_and_bound_stops():
 
 
 def test_open_nodes_are_compact(monkeypatch):
-    # Every queued node drops its free set and keeps its dual point in sparse form:
-    # O(s) numbers plus the excluded columns, not arrays of length p.
+    # A queued node drops its free set and keeps its dual point in sparse form (O(s)
+    # numbers plus the excluded columns, not arrays of length p) once it is out of the
+    # window of the last DENSE_POINTS nodes queued that are still open, kept whole.
     sc, s = _noise(p=40, n=80)
     seen = []
     push = bb.heapq.heappush
 
     def spy(heap, entry):
-        seen.append(entry)
+        seen.append(heap)
         push(heap, entry)
 
     monkeypatch.setattr(bb.heapq, "heappush", spy)
     with pytest.raises(bb.NodeBudgetExceeded):  # (200 nodes are enough to look at)
         branch_and_bound(sc, s, keep=3, leaf_max=1, max_nodes=200)
-    assert len(seen) > 100
-    for bound, _, node, point in seen:
+    open_nodes = seen[-1]  # the queue when the search stopped
+    assert len(open_nodes) > 100
+    compact = [e for e in open_nodes if not isinstance(e[3], DualPoint)]
+    assert len(open_nodes) - len(compact) <= bb.DENSE_POINTS  # the window of whole nodes
+    for entry in compact:
+        node, point = entry[2], entry[3]
         assert node.free is None and node.free_center is None and node.free_other is None
         assert len(node.fixed) <= s and len(node.out) < sc.p
         c, idx, val = point  # (c, support of b, values), not a DualPoint with 2 P floats

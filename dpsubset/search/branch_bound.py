@@ -27,8 +27,9 @@ out on its path (one per "out" branch above it) and its dual point in sparse for
 (alpha = c y - A b with b non-zero only on the columns the ascent touched on the way,
 :meth:`DualPoint.sparse`); its free set and the dense vectors of its point (2 P
 numbers, which the best-first queue once kept for every open node: 4.4 GB after 52 s
-at p = 10,000) are rebuilt when it is expanded, except for the last DENSE_POINTS
-nodes queued, whose dense points are kept. The queue's size is estimated from its
+at p = 10,000) are rebuilt when it is expanded. The last DENSE_POINTS nodes queued
+are kept whole (best first often expands a child of the node it has just expanded)
+and made compact when they leave that window. The queue's size is estimated from its
 arrays (deterministic) and held in the search's MemoryBudget; past DIVE_SHARE of the
 memory limit new nodes go to a depth-first stack that is emptied before the next
 best-first pop (a dive: it keeps memory bounded by the depth and finds incumbents
@@ -61,11 +62,12 @@ __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResul
 LEAF_MAX = 200
 # The queue turns to depth-first dives once it holds this share of the memory limit.
 DIVE_SHARE = 0.5
-# Dense dual points kept for the most recently queued nodes (best first often expands a
-# child of the node just expanded; the others are rebuilt from their sparse form).
+# The most recently queued nodes kept whole, with their dense dual points (best first
+# often expands a child of the node just expanded; the others are rebuilt from their
+# compact form).
 DENSE_POINTS = 32
 # Estimated bytes of an open node besides its arrays' data: the node and point objects,
-# the queue's tuple, four array headers.
+# the queue's entry, the array headers.
 NODE_OVERHEAD = 800
 
 
@@ -167,10 +169,15 @@ def _rebuild(node, p, kf, in_center, inside):
     return node
 
 
-def _open_bytes(node, cpt):
-    """Estimated bytes of a queued node with its sparse point (c, idx, val)."""
-    return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + cpt[1].nbytes
-            + cpt[2].nbytes)
+def _open_bytes(node, point):
+    """Estimated bytes of a queued node with its point: a compact node with a sparse
+    point (c, idx, val), or a whole node with its DualPoint."""
+    if isinstance(point, DualPoint):
+        return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + point.b.nbytes
+                + point.u.nbytes + node.free.nbytes + node.free_center.nbytes
+                + node.free_other.nbytes + node.fixed_aug.nbytes)
+    return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + point[1].nbytes
+            + point[2].nbytes)
 
 
 def _completions(node):
@@ -340,15 +347,17 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     nodes = scored = dived = 0
     counter = 0
     # Open nodes: the best-first heap, and the depth-first stack of a dive (emptied
-    # first). Entries are (bound, counter, node, sparse point); ``dense`` keeps the
-    # dense points of the last DENSE_POINTS nodes queued, by counter.
+    # first). Entries are [bound, counter, node, point, bytes, selection] (the
+    # selection: the relaxation's top-k free columns at the point, k numbers); the last
+    # DENSE_POINTS still open (``whole``, by counter) keep the whole node and its
+    # DualPoint, the others a compact node and the point's sparse form.
     heap, stack = [], []
-    dense = OrderedDict()
-    dense_bytes = 16 * mom.P + NODE_OVERHEAD
+    whole = OrderedDict()
     dive_at = memory.share(DIVE_SHARE)
-    # (at most a quarter of the dive's budget in dense points: a small limit rebuilds all)
-    dense_max = DENSE_POINTS if dive_at is None else min(DENSE_POINTS,
-                                                          int(dive_at / 4 // dense_bytes))
+    # (at most a quarter of the dive's budget in whole nodes: a small limit keeps none)
+    whole_bytes = 16 * (mom.P + p) + NODE_OVERHEAD
+    whole_max = DENSE_POINTS if dive_at is None else min(DENSE_POINTS,
+                                                          int(dive_at / 4 // whole_bytes))
     key = ("open nodes", object())  # this search's entry in the memory budget
     size = {"open": 0, "peak": 0}
     bar = progress(verbose, desc=problem + ": branch and bound", unit="node")
@@ -368,24 +377,32 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                 best.offer(S, scorer.score(S))
                 scored += len(S)
             return None
-        bound, pt, _ = nb.improve(pt, node, target=best.threshold, iters=iters)
+        bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
         if bound > best.threshold:
             return None
         counter += 1
-        cpt = pt.sparse()
-        dense[counter] = pt
-        add = _open_bytes(_compact(node), cpt) + dense_bytes
-        while len(dense) > dense_max:
-            dense.popitem(last=False)
-            add -= dense_bytes
+        entry = [bound, counter, node, pt, 0, sel]
+        if whole_max:
+            whole[counter] = entry
+        else:
+            entry[3] = pt.sparse()
+            _compact(node)
+        entry[4] = _open_bytes(node, entry[3])
+        add = entry[4]
+        while len(whole) > whole_max:  # out of the window: compact
+            _, old = whole.popitem(last=False)
+            old[3] = old[3].sparse()
+            _compact(old[2])
+            nbytes = _open_bytes(old[2], old[3])
+            add += nbytes - old[4]
+            old[4] = nbytes
         hold(add)
-        return (bound, counter, node, cpt)
+        return entry
 
     def drop(entry):
-        """A node leaves the open list: its estimated bytes and its dense point."""
-        had = dense.pop(entry[1], None)
-        hold(-_open_bytes(entry[2], entry[3]) - (dense_bytes if had is not None else 0))
-        return had
+        """A node leaves the open list: its estimated bytes and its window place."""
+        whole.pop(entry[1], None)
+        hold(-entry[4])
 
     def lower_bound():
         """The smallest bound of the open nodes (for the gap of a timeout)."""
@@ -409,8 +426,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                     problem=problem, gap=gap, seconds=secs)
             from_stack = bool(stack)
             entry = stack.pop() if from_stack else heapq.heappop(heap)
-            pt = drop(entry)
-            bound, _, node, cpt = entry
+            drop(entry)
+            bound, _, node, pt, _, sel = entry
             if bound > best.threshold:
                 if from_stack:
                     continue
@@ -423,10 +440,9 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                 bar.update()
                 bar.set_postfix(open=len(heap) + len(stack), scored=scored,
                                 gap=format_gap(relative_gap(bound, best.threshold)))
-            _rebuild(node, p, kf, in_center, inside)
-            if pt is None:  # rebuilt from its sparse form: the same alpha
-                pt = DualPoint.from_sparse(mom, *cpt)
-            _, sel = nb.tau(pt.u, node, want_selection=True)
+            if not isinstance(pt, DualPoint):  # compact: rebuilt (the same alpha)
+                _rebuild(node, p, kf, in_center, inside)
+                pt = DualPoint.from_sparse(mom, *pt)
             # A cheap incumbent: the relaxation's own selection, scored exactly.
             cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
             if len(best.v) < keep or len(best.keys) == 0:
