@@ -10,8 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-import dpsubset.scores.least_squares as scores
-from dpsubset.scores.least_squares import LeastSquaresScorer, _max_ratio, _mixed_bound
+import dpsubset.scores.class_bounds as scores
+import dpsubset.scores.two_swap as two_swap
+from dpsubset.scores.class_bounds import _max_ratio, _mixed_bound
+from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import rank_supports
 
 
@@ -135,7 +137,7 @@ def test_two_swap_with_row_maxima_matches_brute_force(seed, monkeypatch):
                             float(rng.choice([0.3, 1.1])), np.ones((n, 1)))
     if seed % 2:
         sc._gram = None
-    monkeypatch.setattr(scores, "_TWO_SWAP_REFINE_CHUNK", 1)
+    monkeypatch.setattr(two_swap, "_TWO_SWAP_REFINE_CHUNK", 1)
     S1 = np.sort(rng.choice(p, s, replace=False))
     out = np.setdiff1d(np.arange(p), S1)
     if seed % 3:
@@ -254,7 +256,7 @@ def test_search_refines_targeted_class_bounds_only_when_asked_more():
         return real(S, ks, target=target)
 
     sc.class_lower_bounds = counted
-    search.__dict__.pop("_class_lb", None)
+    search._class_lb.clear()  # forget the bounds the certificate of S_1 computed
     b = search.class_bounds([3], target=-1.0)[3]
     assert calls == [((3,), -1.0)]
     search.class_bounds([3], target=b - 1.0)          # below the cached bound: served

@@ -131,10 +131,10 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, x_share
     # memory order put back in the caller's order) must give the exact class. Gram
     # row maxima computed two rows at a time leave rows with and without them side
     # by side, so a later row of a block can need a longer prefix than its first.
-    monkeypatch.setattr("dpsubset.scores.least_squares._TWO_SWAP_REFINE_CHUNK", 2)
+    monkeypatch.setattr("dpsubset.scores.two_swap._TWO_SWAP_REFINE_CHUNK", 2)
     # x_share = 1: a base's columns may be gathered once for all its blocks (at this
     # size 1/16 of X is two columns, so the blocks gather their own).
-    monkeypatch.setattr("dpsubset.scores.least_squares._PREFIX_X_SHARE", x_share)
+    monkeypatch.setattr("dpsubset.scores.two_swap._PREFIX_X_SHARE", x_share)
     n, p, s = 150, 40, 4
     rng = np.random.default_rng(11)
     X = np.clip(rng.normal(size=(n, p)), -0.5, 0.5)
@@ -159,7 +159,7 @@ def test_two_swap_in_small_blocks_matches_brute_force(block_elements, r, x_share
 
 
 def test_prefix_columns_serve_nested_ranges_from_one_gather():
-    from dpsubset.scores.least_squares import _PrefixColumns
+    from dpsubset.scores.two_swap import _PrefixColumns
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 64))
     order = rng.permutation(64)

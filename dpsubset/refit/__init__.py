@@ -1,1 +1,14 @@
-"""dpsubset.refit."""
+"""Refit: private coefficients on the released support.
+
+- objective.py: objective perturbation (Kifer, Smith and Thakurta 2012) for every loss,
+  Mode A (closed form, squared loss; also from the sufficient statistics) and Mode B
+  (certified iterative solve plus output noise), with its public calibration;
+- certificate.py: the KKT certificate that proves how close a solve is to the exact
+  minimiser, and the exact-arithmetic numerics it stands on;
+- ssp.py: sufficient-statistics perturbation, an independent cross-check of Mode A.
+"""
+from .objective import RefitResult, objective_perturbation, objective_perturbation_gram
+from .ssp import sufficient_statistics_perturbation
+
+__all__ = ["RefitResult", "objective_perturbation", "objective_perturbation_gram",
+           "sufficient_statistics_perturbation"]

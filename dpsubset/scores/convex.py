@@ -11,7 +11,7 @@ batched projected Newton method and *certifies* every score by its duality gap.
 
 Solver. At beta the quadratic model of F_S (exact gradient and Hessian, A'diag(l'')A/n
 + lam/n I) is minimised **exactly over the ball** by the secular-equation solver of
-the least-squares scores (:func:`dpsubset.scores.least_squares.solve_ball_ridge`), and a
+the least-squares scores (:func:`dpsubset.scores.base.solve_ball_ridge`), and a
 backtracking line search along the segment to that point keeps every iterate in the
 ball. Near the solution the step is a Newton step on the constrained problem, so the
 convergence is quadratic whether the ball is active or not. All arithmetic is
@@ -48,7 +48,7 @@ whatever the accuracy of alpha:
 
 At the exact solution v_j = -(lam/n + mu) beta_j on K+S, so g_j = -(lam/2n) beta_j^2
 on S, and for the squared loss (l'_i = -rho_i) the cut is the least-squares cut of
-scores.py exactly. (Under the normalisation of the paper's Appendix C, ridge
+dpsubset/scores/least_squares.py exactly. (Under the normalisation of the paper's Appendix C, ridge
 (lam/n)||beta||^2, the same derivation gives -(sum_i l'_i x_ij)^2 / (4 n lam).)
 
 Hooks for the search. ``bracket`` gives certified [lower, upper] brackets of many
@@ -69,7 +69,7 @@ import math
 import numpy as np
 
 from ..losses import Loss, make_loss
-from .least_squares import check_scorer_inputs, solve_ball_ridge
+from .base import check_scorer_inputs, convex_sensitivity, one_swap_neighbours, solve_ball_ridge
 
 __all__ = ["ConvexLossScorer", "convex_sensitivity", "ScoreAccuracyError", "SCORE_TOL"]
 
@@ -86,32 +86,6 @@ _CHUNK_BYTES = 4 * 2**20
 
 class ScoreAccuracyError(RuntimeError):
     """A score could not be certified to ``score_tol``: nothing may be released."""
-
-
-def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
-    """Sensitivity Delta of every exact score c(S) with |S| = s under row replacement.
-
-    Delta = (row_max - row_min) / n for the loss on |eta| <= a = r sqrt(B_s), with
-    B_s the sum of the s largest squared candidate bounds plus the squared bounds of
-    the always-in columns (docs/methods/selection.md). For the squared loss this
-    is :func:`dpsubset.scores.least_squares.sensitivity`.
-
-    Parameters
-    ----------
-    loss : Loss or str
-    x_bounds : array_like, shape (p,)
-    b_y : float
-        Response bound (1 for the classification losses, whose y is +-1).
-    r : float
-    s : int
-    forced_bounds : array_like
-    n : int
-    """
-    loss = make_loss(loss, b_y=b_y)
-    b = np.sort(np.asarray(x_bounds, dtype=float) ** 2)[::-1]
-    B_s = float(np.sum(b[:s])) + float(np.sum(np.asarray(forced_bounds, dtype=float) ** 2))
-    a = r * math.sqrt(B_s)
-    return float(loss.row_range(b_y, a)) / n
 
 
 class ConvexLossScorer:
@@ -373,18 +347,14 @@ class ConvexLossScorer:
         scores : ndarray, shape ((p - s) s,)
         """
         S = np.sort(np.asarray(support, dtype=np.intp))
-        s, p, kf = len(S), self.p, self.k_forced
+        s, kf = len(S), self.k_forced
         _, beta = self.fit(S[None, :])
-        outside = np.setdiff1d(np.arange(p), S)
+        outside, nb, order = one_swap_neighbours(S, self.p)
         q = len(outside)
-        nb = np.repeat(S[None, :], s * q, axis=0).reshape(s, q, s)
         b0 = np.repeat(beta, s * q, axis=0).reshape(s, q, kf + s)
         for i in range(s):
-            nb[i, :, i] = outside
             b0[i, :, kf + i] = 0.0
-        nb, b0 = nb.reshape(s * q, s), b0.reshape(s * q, kf + s)
-        order = np.argsort(nb, axis=1)
-        nb = np.take_along_axis(nb, order, axis=1)
+        b0 = b0.reshape(s * q, kf + s)
         b0[:, kf:] = np.take_along_axis(b0[:, kf:], order, axis=1)
         value, _ = self.fit(nb, warm_start=b0)
         return nb, value
