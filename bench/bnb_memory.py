@@ -1,7 +1,7 @@
 """Peak memory of the exact search where the branch and bound works hardest (issue 23, item 6).
 
 The call of the issue: n = 1000, p = 10,000, the paper's generator
-(:func:`dpsubset.simulate.make_regression`: AR(1) columns with rho = 0.1, SNR = 5,
+(:func:`dpsubset.studies.simulate.make_regression`: AR(1) columns with rho = 0.1, SNR = 5,
 s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5), r=1.1)``
 with the default lam = 1 and method="top_r". With r = 1.1 and lam = 1 the ball does not
 bind and the top-R list is nearly flat, so the top-R completion goes to the branch and
@@ -11,14 +11,18 @@ arrays of length p per open node and grew past 20 GB in minutes (seed 1).
 
 Each seed runs in its own process; the table gives the outcome (``release``,
 ``SearchTimeout`` at the time limit, ``SearchMemoryLimit``, or the error), the seconds
-of the call, the process's peak resident memory (VmHWM: data generation, the frame,
-the design and the call together) and its resident memory just before the call (the
-data already in memory).
+of the call, the perspective branch and bound's nodes expanded (summed over its runs;
+for a time-out, with the count its message gives for the run that stopped: simulated
+data, so the count may be shown here) and nodes per second of the call, the process's
+peak resident memory (VmHWM: data generation, the frame, the design and the call
+together) and its resident memory just before the call (the data already in memory).
 
     python bench/bnb_memory.py                          # seeds 0-4, the default limits
     python bench/bnb_memory.py --seeds 1 --time-limit 120
     python bench/bnb_memory.py --seeds 1 --memory-limit 2e8   # a small memory limit
     python bench/bnb_memory.py --seeds 1 --cap-gb 6     # with an address-space cap (RLIMIT_AS)
+    PYTHONPATH=/path/to/old/checkout python bench/bnb_memory.py --seeds 1 --cap-gb 6
+                                                        # the code before, for comparison
 
 Times on a shared machine are upper bounds; the memory figures do not depend on load.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -50,8 +55,19 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
     import numpy as np
     import pandas as pd
 
+    import dpsubset.search.exact as exact
     from dpsubset import dp_best_subset
-    from dpsubset.simulate import make_regression
+    from dpsubset.studies.simulate import make_regression
+
+    nodes = [0]
+    bnb = exact.branch_and_bound
+
+    def counted(*a, **kw):  # nodes of the runs that finish
+        res = bnb(*a, **kw)
+        nodes[0] += res.nodes
+        return res
+
+    exact.branch_and_bound = counted
 
     X, y, _ = make_regression(n, p, random_state=seed)
     df = pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j + 1}" for j in range(p)])
@@ -65,9 +81,11 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
         outcome = "release"
     except Exception as exc:  # noqa: BLE001 (the outcome is what is measured)
         outcome = type(exc).__name__
+        stopped = re.search(r"\((\d+) nodes expanded", str(exc))
+        nodes[0] += int(stopped.group(1)) if stopped else 0
     secs = time.perf_counter() - t0
-    return dict(seed=seed, outcome=outcome, seconds=secs, peak_mb=_status_mb("VmHWM"),
-                before_mb=before)
+    return dict(seed=seed, outcome=outcome, seconds=secs, nodes=nodes[0],
+                peak_mb=_status_mb("VmHWM"), before_mb=before)
 
 
 def main():
@@ -91,7 +109,8 @@ def main():
     print(f"n={args.n} p={args.p} s={S} r={args.r:g} lam={args.lam:g} rho=0.1 SNR=5 "
           f"bounds=(0.5, 0.5) method=top_r time_limit={args.time_limit or 'default'} "
           f"memory_limit={args.memory_limit or 'default'}; one process per seed")
-    print(f"{'seed':>4} {'outcome':>18} {'seconds':>8} {'peak MB':>8} {'before MB':>9}")
+    print(f"{'seed':>4} {'outcome':>18} {'seconds':>8} {'nodes':>7} {'nodes/s':>7} "
+          f"{'peak MB':>8} {'before MB':>9}")
     for seed in args.seeds:
         job = dict(p=args.p, n=args.n, seed=seed, r=args.r, lam=args.lam,
                    time_limit=args.time_limit, memory_limit=args.memory_limit,
@@ -104,8 +123,9 @@ def main():
                   f"{out.stderr.strip().splitlines()[-1:] if out.stderr else ''}", flush=True)
             continue
         row = json.loads(lines[-1])
-        print(f"{row['seed']:>4} {row['outcome']:>18} {row['seconds']:>8.1f} "
-              f"{row['peak_mb']:>8.0f} {row['before_mb']:>9.0f}", flush=True)
+        print(f"{row['seed']:>4} {row['outcome']:>18} {row['seconds']:>8.1f} {row['nodes']:>7} "
+              f"{row['nodes'] / row['seconds']:>7.0f} {row['peak_mb']:>8.0f} "
+              f"{row['before_mb']:>9.0f}", flush=True)
 
 
 if __name__ == "__main__":
