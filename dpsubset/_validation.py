@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .losses import LOSSES
+
 __all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling", "refit_scale",
            "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN",
            "is_real", "is_integer", "check_positive", "Interval", "Options", "Flag",
@@ -154,8 +156,8 @@ class Flag:
         return value
 
 
-#: The losses of ``loss=`` (scores and refit).
-LOSS_NAMES = ("squared", "huber", "logistic", "hinge")
+#: The losses of ``loss=`` (scores and refit), defined once in dpsubset/losses.py.
+LOSS_NAMES = LOSSES
 
 #: Rules of ``dp_best_subset``'s settings that need no data and no registry (``method``
 #: is checked against the registered methods, the search and the screen by their own

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
-from .defaults import DEFAULT_LAM, default_radius
+from .defaults import DEFAULT_LAM, default_radius, largest_row_norm
 from .design.build import Bounds, _as_frame, as_bounds, build_design
 from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
                           check_sizes, validate_params)
@@ -441,11 +441,10 @@ def _check_design(design, cfg, plan, options):
     check_sizes(n, p, s)
     if cfg.method in ("top_r", "mistakes"):
         check_R(options.get("R"), p, s)
-    largest = np.sort(design.x_bounds)[::-1][:s]
     check_budget_representable(
         eps_select=plan.eps_select, eps_refit=plan.eps_refit, selection_parts=[options.get("eps0")],
         refit=cfg.refit, loss=cfg.loss, dim=len(design.forced_names) + s,
-        row_bound=math.sqrt(float(np.sum(design.forced_bounds ** 2)) + float(np.sum(largest ** 2))),
+        row_bound=largest_row_norm(design.x_bounds, s, design.forced_bounds),
         b_y=design.b_y, r=r, refit_delta=cfg.refit_delta or 0.0, loss_options=loss_options,
         bounds_public=design.bounds_public)
     # settings under which no data could make the release useful (public inputs only)
@@ -492,8 +491,8 @@ def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
     coef_mapped : ndarray
         In the mapped units, over ``used_cols`` (for predictions).
     """
-    row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
-                          + float(np.sum(design.x_bounds[support_idx] ** 2)))
+    # the released columns' own row bound: sqrt(B_s) over the support alone
+    row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
     if design.gram is not None:
         fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
                               r=fit_cfg.r, rng=rng, delta=cfg.refit_delta or 0.0)

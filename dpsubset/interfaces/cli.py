@@ -53,6 +53,7 @@ def _option(text):
 
 
 def build_parser():
+    from ..losses import LOSSES
     from ..selection.base import METHODS
 
     ap = argparse.ArgumentParser(prog="dpsubset",
@@ -74,7 +75,7 @@ def build_parser():
                           "the data and the guarantee is void")
     fit.add_argument("--y-bounds", type=float, nargs=2, metavar=("LO", "HI"),
                      help="with --codebook: the response's interval, if the codebook has no row for it")
-    fit.add_argument("--loss", default="squared", choices=("squared", "huber", "logistic", "hinge"),
+    fit.add_argument("--loss", default="squared", choices=LOSSES,
                      help="loss of the scores and the refit; logistic and hinge for two classes")
     fit.add_argument("--response-levels", nargs=2, metavar=("NEG", "POS"), default=None,
                      help="the response's classes for --loss logistic/hinge: the class coded -1, "

@@ -134,12 +134,11 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
     """
     if not design.bounds_public:
         return []
-    from ..losses import make_loss
+    from ..defaults import largest_row_norm
+    from ..losses import REGRESSION_LOSSES, make_loss
 
     n, p = int(design.n), len(design.candidate_names)
-    xb = np.sort(np.asarray(design.x_bounds, dtype=float) ** 2)[::-1]
-    B_s = float(np.sum(xb[:s])) + float(np.sum(np.asarray(design.forced_bounds, dtype=float) ** 2))
-    R = math.sqrt(B_s)
+    R = largest_row_norm(design.x_bounds, s, design.forced_bounds)
     a = r * R
     b_y = float(design.b_y)
     lossobj = make_loss(loss, b_y=b_y, **(loss_options or {}))
@@ -149,7 +148,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
     out = []
     if method in ("top_r", "mistakes"):
         Delta = lossobj.row_range(b_y, a) / n
-        y_ends = np.array([-b_y, b_y]) if loss in ("squared", "huber") else np.array([-1.0, 1.0])
+        y_ends = np.array([-b_y, b_y]) if loss in REGRESSION_LOSSES else np.array([-1.0, 1.0])
         gap = float(np.max(lossobj.value(np.zeros(2), y_ends))) - lossobj.row_min(b_y, a)
         P, t, needed = selection_best_case(eps_select, Delta, gap, p, s)
         if P < 0.5:
@@ -162,7 +161,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
                 f"probability at most {P:.2%} (chance: {1 / N:.2%} among C({p}, {s}) = {N} supports). "
                 f"What would help: about {_fmt(factor)} times the selection budget (or about that many times "
                 f"the rows), a smaller r, {helps_bounds}, or a smaller s")
-    if refit and loss in ("squared", "huber"):
+    if refit and loss in REGRESSION_LOSSES:
         dim = len(design.forced_names) + s
         noise = refit_noise_floor(loss, dim, eps_refit=eps_refit, row_bound=R, b_y=b_y, r=r, n=n,
                                   delta=refit_delta or 0.0, loss_options=loss_options)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .._validation import is_integer, is_real
+from ..losses import LOSSES
 from ..mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
 from ..search.exact import SubsetSearch, default_R
 from .base import (DEFAULT_DELTA, DEFAULT_EPS0_SHARE, Selection, SelectionMethod, SelectionRequest,
@@ -137,13 +138,13 @@ TOP_R = register_method(SelectionMethod(
     name="top_r", select=_select_top_r,
     validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
                                                               method="top_r"),
-    losses=("squared", "huber", "logistic", "hinge"),
+    losses=LOSSES,
     description="exact top-R (Prastakos, Behdin, Mazumder 2025, Algorithm 1): pure eps-DP"))
 
 MISTAKES = register_method(SelectionMethod(
     name="mistakes", select=_select_mistakes,
     validate=lambda options, *, s, eps, loss: _validate_exact(options, s=s, eps=eps, loss=loss,
                                                               method="mistakes"),
-    losses=("squared", "huber", "logistic", "hinge"),
+    losses=LOSSES,
     description="mistakes mechanism with a propose-test-release gap check (or the paper's "
                 "conditional guarantee with gap_check='assume')"))
