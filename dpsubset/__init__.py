@@ -1,7 +1,7 @@
 """dpsubset: differentially private best subset selection."""
 from .api import dp_best_subset
 from .studies.datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
-from .design.build import Bounds
+from .design.codebook import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy.leaks import PrivacyLeakWarning
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport

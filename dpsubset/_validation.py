@@ -5,7 +5,7 @@ call that cannot give a meaningful release fails at once with a message naming t
 argument and the fix: too few rows, an ``R`` beyond the number of supports, or a
 budget so small that the noise of the mechanisms is not representable in floating
 point. The limits of the range, a budget above :data:`EPS_CEILING` and bounds outside
-[:data:`BOUND_MIN`, :data:`BOUND_MAX`] (checked by :class:`dpsubset.design.build.Bounds`),
+[:data:`BOUND_MIN`, :data:`BOUND_MAX`] (checked by :class:`dpsubset.design.codebook.Bounds`),
 are refused before the data are read.
 Every quantity used here is public (n, p, s, the bounds, r, eps): nothing in
 these messages depends on the values of the data.

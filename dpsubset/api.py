@@ -22,7 +22,8 @@ from tqdm.auto import tqdm
 from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius, largest_row_norm
-from .design.build import Bounds, _as_frame, as_bounds, build_design
+from .design import Bounds, Design, DesignData, as_bounds, build_design, capture_context
+from .design.frames import _as_frame
 from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
                           check_sizes, validate_params)
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
@@ -50,7 +51,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                    search="auto", time_limit=None, memory_limit=None, random_state=None,
                    diagnostics=False,
                    verbose=False, method_options=None, solver=None, solver_options=None,
-                   screen=None):
+                   screen=None, context=None):
     """Differentially private best subset selection with a DP refit.
 
     Parameters
@@ -222,6 +223,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         selection budget for the screen (``share=0.5``). The privacy report
         lists the screen as a stage and adds its budget (basic composition); the
         screened columns are in ``result.screened``. See docs/methods/screening.md.
+    context : None or mapping, optional
+        Where the formula looks up the functions, modules and constants it names that
+        are not columns of ``data`` (as formulaic's ``context``). None: the scope of
+        the caller of ``dp_best_subset``, captured once here. Objects that could hold
+        data (arrays, lists, Series, ...) are refused when the formula uses them.
 
     Returns
     -------
@@ -237,6 +243,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         range), judged from public quantities only (dpsubset/usefulness.py), with
         what would help.
     """
+    # The formula's evaluation context, captured once here and passed down as a mapping.
+    context = capture_context(1) if context is None else context
     data = maybe_from_r(data)  # an R data.frame from rpy2 -> pandas (rpy2 stays optional)
     # Step 1: check the settings (no data)
     cfg = _check_settings(
@@ -268,9 +276,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     route = (False if cfg.screen is not None
              else functools.partial(gram_route, loss=loss, method=method, search=search))
     if cfg.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
-        design = dask_design(formula, data, bounds, keep, stacklevel=3)
+        design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
     else:
-        design = build_design(formula, data, bounds, keep, stacklevel=3, gram=route)
+        design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
     fit_cfg = _check_design(design, cfg, plan, options)
     bar.update()
 
@@ -538,7 +546,6 @@ def _public_predictor(design):
                     for c, b in zip(design.candidate_names, design.x_bounds)])
     f_b = np.array([math.nan if c in derived else b
                     for c, b in zip(design.forced_names, design.forced_bounds)])
-    return replace(design, X=np.empty((0, design.X.shape[1])), y=np.empty(0),
-                   forced=np.empty((0, design.forced.shape[1])), clip_limits=clip,
-                   x_bounds=x_b, forced_bounds=f_b, gram=None,
+    spec = replace(design.spec, clip_limits=clip, x_bounds=x_b, forced_bounds=f_b,
                    b_y=math.nan if design.response_name in derived else design.b_y)
+    return Design(spec=spec, data=DesignData.empty(design.n, len(design.candidate_names), len(design.forced_names)))

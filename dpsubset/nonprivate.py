@@ -23,7 +23,7 @@ import pandas as pd
 
 from ._validation import PARAMETER_RULES
 from .interfaces.r_frames import maybe_from_r
-from .design.build import build_design
+from .design import build_design, capture_context
 from .privacy.leaks import PrivacyLeakWarning
 from .scores.least_squares import LeastSquaresScorer
 from .search.exact import SubsetSearch
@@ -107,6 +107,7 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     PrivacyLeakWarning
         Always: the result is a function of the data with no privacy protection.
     """
+    context = capture_context(1)  # the formula's names: the caller's scope, captured once here
     s = PARAMETER_RULES["s"].check("s", s)  # the same rule as dp_best_subset's
     time_limit = resolve_time_limit(time_limit)
     data = maybe_from_r(data)
@@ -114,7 +115,7 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
         # Bounds from the data are the point here (no clipping); the one warning
         # that matters is issued below.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        design = build_design(formula, data, bounds, keep, stacklevel=3)
+        design = build_design(formula, data, bounds, keep, context=context, stacklevel=3)
     p = design.X.shape[1]
     if s > p:
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p})")

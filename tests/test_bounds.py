@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.design.codebook import apply_levels, interval_of, normalise_name, read_codebook
+from dpsubset.design.codebook import apply_levels, read_codebook
+from dpsubset.design.formula import normalise_name
+from dpsubset.design.intervals import interval_of
 from dpsubset.design.build import build_design
 from dpsubset.privacy.leaks import PrivacyLeakWarning
 

@@ -1,4 +1,4 @@
-"""Tests of dpsubset.design.build: formula -> clipped, publicly mapped matrices."""
+"""Tests of dpsubset.design (build_design and its steps): formula -> clipped, publicly mapped matrices."""
 import warnings
 
 import numpy as np

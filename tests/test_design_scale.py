@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpsubset.design.build as design_mod
+import dpsubset.design.formula as formula_mod
+import dpsubset.design.frames as frames_mod
+import dpsubset.design.materialise as materialise_mod
 from dpsubset import Bounds
 from dpsubset.design.build import build_design
 
@@ -31,8 +33,8 @@ def _float_frame(n=50, p=7, seed=1):
 
 
 def _formulaic_only(monkeypatch):
-    monkeypatch.setattr(design_mod, "_plain_columns", lambda *a, **k: None)
-    monkeypatch.setattr(design_mod, "_parse_plain_dot", lambda *a, **k: None)
+    monkeypatch.setattr(materialise_mod, "_plain_columns", lambda *a, **k: None)
+    monkeypatch.setattr(formula_mod, "_parse_plain_dot", lambda *a, **k: None)
 
 
 def _build(formula, data, bounds, keep):
@@ -72,9 +74,9 @@ def test_direct_route_equals_formulaic_route(monkeypatch, formula, bounds, keep,
     if frame == "float in two blocks":  # not a view of one block: read through pandas
         y = data.pop("y")
         data.insert(0, "y", y)
-        assert not design_mod._single_float_block(data)
+        assert not frames_mod._single_float_block(data)
     elif frame == "float":
-        assert design_mod._single_float_block(data)
+        assert frames_mod._single_float_block(data)
     if frame != "mixed":
         formula = formula.replace("a + k + b", "x0 + x1 + x2").replace("b + a", "x2 + x0") \
             .replace("a + u + f32", "x3 + x1 + x4")
@@ -121,12 +123,12 @@ def test_plain_dot_parse_matches_formulaic():
     cols = ["a", "y", "b", "c"]
     dtypes = {c: np.dtype(float) for c in cols}
     for f in ["y ~ .", "y ~ 0 + .", "y ~ . - 1", "y ~ . + 0", "y ~ 1 + .", "y~.-1"]:
-        light = design_mod._parse_plain_dot(f, cols, dtypes)
-        full = design_mod._parse_formula(f, cols)
+        light = formula_mod._parse_plain_dot(f, cols, dtypes)
+        full = formula_mod._parse_formula(f, cols)
         assert [str(t) for t in light.rhs] == [str(t) for t in full.rhs], f
         assert str(light.lhs) == str(full.lhs)
     for f in ["y ~ . - b", "y ~ -1 + .", "y ~ . + a:b", "log(y) ~ ."]:
-        assert design_mod._parse_plain_dot(f, cols, dtypes) is None, f
+        assert formula_mod._parse_plain_dot(f, cols, dtypes) is None, f
 
 
 @pytest.mark.parametrize("library", ["pyarrow", "polars"])

@@ -123,7 +123,7 @@ def test_a_scalar_bound_is_the_terms_own_bound():
     ("y ~ b + poly(a, 3, raw=True)", dict(BOOK, a=(-1, 1e150)), "poly(a, 3, raw=True)", "a"),
 ])
 def test_a_transform_undefined_on_the_box_is_refused_before_the_data(monkeypatch, formula, book, term, var):
-    import dpsubset.design.build as design
+    import dpsubset.design.materialise as design
 
     def no_data(*args, **kwargs):
         raise AssertionError("the data were read")

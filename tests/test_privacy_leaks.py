@@ -11,7 +11,6 @@ import pickle
 import re
 import struct
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -322,7 +321,7 @@ def test_item7_search_slack_is_in_delta_at_n_1e8():
 
     X, y, _ = make_regression(60, 10, s=5, random_state=0)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(10)]).assign(y=y)
-    D = replace(build_design("y ~ .", df, (0.5, 0.5)), n=10 ** 8)
+    D = build_design("y ~ .", df, (0.5, 0.5)).replace(n=10 ** 8)
     req = SelectionRequest(design=D, s=5, eps=1.0, lam=120.0, r=1.1, loss="squared",
                            rng=np.random.default_rng(0), options={})
     _, Delta = make_scorer(req)

@@ -1,23 +1,19 @@
-"""One codebook per data set: resolving public bounds against a formula.
+"""One codebook per data set: public bounds, and their resolution against a formula.
 
 Users write their public bounds once per data set, as a *codebook*
 ``{column: (lo, hi) or b}`` over the columns of the data (``hitters_bounds()`` is
-one), and use it with any formula. This module decides, for one formula, which
-bound each model-matrix column and the response get:
+one), and use it with any formula (:class:`Bounds`, :func:`as_bounds`). This module
+decides, for one formula, which bound each model-matrix column and the response get:
 
 1. **Given.** An entry naming the column, or the term it belongs to, in the
    formula's own spelling or formulaic's (``"I(age**2)"`` and ``"I(age ** 2)"``
-   are the same name; every name is compared after parsing it as Python).
+   are the same name; every name is compared after parsing it as Python,
+   :func:`dpsubset.design.formula.normalise_name`).
 2. **The coding.** Dummy and bool columns keep the public range of their coding
-   (decided in :mod:`dpsubset.design.build`).
+   (decided in :mod:`dpsubset.design.materialise`).
 3. **Derived.** A transform of bounded data columns gets the bound that follows
-   from the codebook by interval arithmetic, a function of public numbers only:
-   sums, differences, products and quotients (the divisor away from 0), integer
-   powers and powers of a non-negative interval, ``np.log`` (``log2``, ``log10``,
-   ``log1p``) of a positive interval, ``np.sqrt`` of a non-negative one,
-   ``np.exp``, ``np.abs``, ``np.square``, ``I(...)``, raw ``poly(x, d, raw=True)``
-   columns and interactions (``x:z``, ``x:g`` with a categorical ``g``, whose
-   dummy ranges over its coding). Each enclosure contains every value the
+   from the codebook by interval arithmetic (:mod:`dpsubset.design.intervals`), a
+   function of public numbers only. Each enclosure contains every value the
    transform takes on data within the bounds (tests check this on random data),
    so clipping to it is clipping to a public interval. The result lists the
    derived bounds (``DPSubsetResults.bounds_derived``, and a note in ``summary()``).
@@ -26,7 +22,7 @@ bound each model-matrix column and the response get:
    no bound: without one of its own (given, or a scalar ``Bounds.x`` or
    ``Bounds.default``) the term, or a response without ``Bounds.y``, is refused
    (:func:`undefined_message`), since a bound from the data would void the
-   guarantee; :func:`enclosure` tells this apart from an unknown function.
+   guarantee.
 4. Otherwise the scalar ``Bounds.x`` or ``Bounds.default``, or, failing all,
    bounds from the data (with a PrivacyLeakWarning, in :mod:`dpsubset.design.build`).
 
@@ -43,359 +39,176 @@ by :func:`read_codebook`; declared levels are applied by :func:`apply_levels`.
 """
 from __future__ import annotations
 
-import ast
-import builtins
 import json
-import keyword
 import math
+import numbers
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .build import _resolve  # one resolver of Name / Attribute chains for both modules
+from .formula import _fmt_names, _is_coding_call, normalise_name
+from .intervals import _fmt_iv, _mul, _poly_raw_var, _pow, _powers_undefined, _Undefined, coding_range, enclosure, factor_enclosure
 
-__all__ = ["normalise_name", "interval_of", "enclosure", "factor_enclosure", "coding_range", "product_range", "resolve_codebook",
-           "ResolvedBounds", "raw_intervals", "undefined_message", "read_codebook", "apply_levels", "Codebook"]
-
-
-# --------------------------------------------------------------------------- names
-
-
-def normalise_name(text):
-    """A column or term name in one spelling: each ``:``-part parsed as Python and unparsed.
-
-    ``"I(age**2)"`` -> ``"I(age ** 2)"`` (formulaic's spelling); ``"x:np.log(z)"``
-    keeps its parts; a name that is not Python (spaces, ``$``) is only stripped.
-    """
-    parts = []
-    for part in str(text).split(":"):
-        part = part.strip()
-        if part.isidentifier() and not keyword.iskeyword(part):
-            parts.append(part)  # a plain name unparses to itself (the common case, p times)
-            continue
-        try:
-            parts.append(ast.unparse(ast.parse(part, mode="eval")))
-        except (SyntaxError, ValueError):
-            parts.append(part)
-    return ":".join(parts)
+__all__ = ["Bounds", "as_bounds", "CodebookQuery", "ResolvedBounds", "resolve_codebook", "raw_intervals",
+           "undefined_message", "check_codebook_early", "raw_clip_limits", "Codebook", "read_codebook",
+           "apply_levels"]
 
 
-# --------------------------------------------------------------------------- interval arithmetic
+def _is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
-class _Undefined(Exception):
-    """An operation known to take undefined or infinite values somewhere on its
-    argument's interval (log of an interval reaching 0, a divisor interval containing 0,
-    an overflow). Raised inside the enclosure, with the reason in words once known."""
+def _parse_scalar(v, where):
+    from .._validation import BOUND_MAX, BOUND_MIN
 
-    def __init__(self, reason=None):
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _fmt_iv(iv):
-    return f"[{iv[0]:.6g}, {iv[1]:.6g}]"
-
-
-def _finite(iv):
-    """``iv`` as floats, or _Undefined when an end is not finite (an overflow) or nan."""
-    lo, hi = float(iv[0]), float(iv[1])
-    if math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
-        return (lo, hi)
-    raise _Undefined()
+    if not _is_real(v):
+        raise TypeError(f"{where}: a bound must be a positive number b or an interval (lo, hi); got {v!r}")
+    b = float(v)
+    if not math.isfinite(b) or b <= 0:
+        raise ValueError(f"{where}: a scalar bound must be finite and > 0; got {v!r}")
+    if not BOUND_MIN <= b <= BOUND_MAX:
+        raise ValueError(f"{where}: a scalar bound must lie in [{BOUND_MIN:g}, {BOUND_MAX:g}] (squares and "
+                         f"ratios of bounds must stay within floating point); got {b:g}. Give the column "
+                         "in other units (e.g. thousands or millionths)")
+    return b
 
 
-def _mul(a, b):
-    prods = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-    return _finite((min(prods), max(prods)))
+def _parse_interval(v, where):
+    from .._validation import BOUND_MAX, BOUND_MIN
+
+    vals = list(v)
+    if len(vals) != 2 or not all(_is_real(t) for t in vals):
+        raise TypeError(f"{where}: an interval bound must be a pair of numbers (lo, hi); got {v!r}")
+    lo, hi = float(vals[0]), float(vals[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{where}: interval {v!r} must have finite ends")
+    if lo >= hi:
+        raise ValueError(f"{where}: interval {v!r} must have lo < hi")
+    # The map to [-1, 1] needs a finite centre and a half-width that is neither 0 nor
+    # subnormal, and the squares of the ends must be finite: checked here, on public
+    # numbers, so that an absurd codebook fails before the data are read.
+    if max(abs(lo), abs(hi)) > BOUND_MAX:
+        raise ValueError(f"{where}: interval ({lo:g}, {hi:g}) has an end beyond +-{BOUND_MAX:g}, which floating "
+                         "point cannot square; give the column in other units (e.g. thousands), with ends "
+                         "known in advance")
+    if hi / 2 - lo / 2 < BOUND_MIN:  # halved first: hi - lo itself may overflow
+        raise ValueError(f"{where}: interval ({lo:g}, {hi:g}) is narrower than 2 * {BOUND_MIN:g}, too narrow "
+                         "to be mapped to [-1, 1] by representable numbers; give the column in other units "
+                         "(e.g. millionths)")
+    return (lo, hi)
 
 
-def _div(a, b):
-    if b[0] > 0 or b[1] < 0:  # the divisor stays away from 0
-        return _mul(a, (1.0 / b[1], 1.0 / b[0]))
-    raise _Undefined()
+def _parse_bound(v, where):
+    """A scalar b (float) or an interval (lo, hi) (tuple of floats)."""
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return _parse_interval(v, where)
+    return _parse_scalar(v, where)
 
 
-def _pow(a, k):
-    """Enclosure of a ** k for a constant k; _Undefined where some power is not finite
-    (a negative or fractional power of an interval reaching 0 or below, an overflow)."""
-    lo, hi = a
-    try:
-        if float(k).is_integer():
-            k = int(k)
-            if k == 0:
-                return (1.0, 1.0)
-            if k > 0:
-                if k % 2 == 1 or lo >= 0:
-                    return _finite((lo ** k, hi ** k))
-                if hi <= 0:
-                    return _finite((hi ** k, lo ** k))
-                return _finite((0.0, max(lo ** k, hi ** k)))
-            if lo > 0 or hi < 0:  # x^-m is monotone on an interval without 0
-                v = sorted((lo ** k, hi ** k))
-                return _finite((v[0], v[1]))
-        elif lo >= 0 and k > 0:
-            return _finite((lo ** k, hi ** k))
-        elif lo > 0 and k < 0:
-            return _finite((hi ** k, lo ** k))
-    except (OverflowError, ZeroDivisionError):
-        pass
-    raise _Undefined()
-
-
-def _monotone(fn, lo_min=None, strict=True):
-    def apply(a):
-        lo, hi = a
-        if lo_min is not None and (lo <= lo_min if strict else lo < lo_min):
-            raise _Undefined()
-        with np.errstate(all="ignore"):
-            return _finite((float(fn(lo)), float(fn(hi))))
-    return apply
-
-
-def _abs(a):
-    lo, hi = a
-    if lo >= 0:
-        return a
-    if hi <= 0:
-        return (-hi, -lo)
-    return (0.0, max(-lo, hi))
-
-
-def _unary_functions(env):
-    """Functions of one argument with a known enclosure, by identity of the function object."""
-    from formulaic.transforms import TRANSFORMS
-
-    table = [
-        ((np.log, math.log, TRANSFORMS.get("log")), _monotone(np.log, 0.0)),
-        ((np.log2, math.log2, TRANSFORMS.get("log2")), _monotone(np.log2, 0.0)),
-        ((np.log10, math.log10, TRANSFORMS.get("log10")), _monotone(np.log10, 0.0)),
-        ((np.log1p, math.log1p), _monotone(np.log1p, -1.0)),
-        ((np.sqrt, math.sqrt), _monotone(np.sqrt, 0.0, strict=False)),
-        ((np.exp, math.exp, TRANSFORMS.get("exp")), _monotone(np.exp)),
-        ((np.exp2, TRANSFORMS.get("exp2")), _monotone(np.exp2)),
-        ((TRANSFORMS.get("exp10"),), _monotone(lambda v: 10.0 ** v)),
-        ((np.abs, np.absolute, np.fabs, builtins.abs), _abs),
-        ((np.square,), lambda a: _pow(a, 2)),
-        ((TRANSFORMS.get("I"),), lambda a: a),
-    ]
-    out = []
-    for fns, handler in table:
-        for fn in fns:
-            if fn is not None:
-                out.append((fn, handler))
-    return out
-
-
-def _text(node):
-    try:
-        return ast.unparse(node)
-    except Exception:  # pragma: no cover
-        return "?"
-
-
-def _enclose(node, var_intervals, env, aliases):
-    """The enclosure of ``node``; None when none is known (an unknown function or
-    variable); _Undefined, with the reason, when the expression is known to take
-    undefined or infinite values somewhere on the intervals."""
-    if isinstance(node, ast.Expression):
-        node = node.body
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return _finite((node.value, node.value))
-        return None
-    if isinstance(node, ast.Name):
-        name = aliases.get(node.id, node.id)
-        if name in var_intervals:
-            return var_intervals[name]
-        obj = env.get(node.id)
-        if isinstance(obj, (int, float)) and not isinstance(obj, bool):  # a public constant of the caller
-            return _finite((obj, obj))
-        return None
-    if isinstance(node, ast.UnaryOp):
-        a = _enclose(node.operand, var_intervals, env, aliases)
-        if a is None:
-            return None
-        if isinstance(node.op, ast.USub):
-            return (-a[1], -a[0])
-        return a if isinstance(node.op, ast.UAdd) else None
-    if isinstance(node, ast.BinOp):
-        # both sides first: an undefined part is reported even next to an unknown one
-        a = _enclose(node.left, var_intervals, env, aliases)
-        b = _enclose(node.right, var_intervals, env, aliases)
-        if a is None or b is None:
-            return None
-        op = node.op
-        try:
-            if isinstance(op, ast.Add):
-                return _finite((a[0] + b[0], a[1] + b[1]))
-            if isinstance(op, ast.Sub):
-                return _finite((a[0] - b[1], a[1] - b[0]))
-            if isinstance(op, ast.Mult):
-                return _mul(a, b)
-            if isinstance(op, ast.Div):
-                return _div(a, b)
-            if isinstance(op, ast.Pow) and b[0] == b[1]:
-                return _pow(a, b[0])
-        except _Undefined:
-            if isinstance(op, ast.Div) and not (b[0] > 0 or b[1] < 0):
-                why = f"divides by {_text(node.right)}, which takes values in {_fmt_iv(b)}, 0 included"
-            elif isinstance(op, ast.Pow):
-                why = f"is undefined or infinite for {_text(node.left)} in {_fmt_iv(a)}"
-            else:
-                why = "exceeds the floating-point range"
-            raise _Undefined(f"{_text(node)} {why}") from None
-        return None
-    if isinstance(node, ast.Call) and not node.keywords:
-        fn = _resolve(node.func, env)
-        if fn is None:
-            return None
-        if fn is np.power and len(node.args) == 2:
-            a = _enclose(node.args[0], var_intervals, env, aliases)
-            k = _enclose(node.args[1], var_intervals, env, aliases)
-            if a is None or k is None or k[0] != k[1]:
-                return None
-            try:
-                return _pow(a, k[0])
-            except _Undefined:
-                raise _Undefined(f"{_text(node)} is undefined or infinite for {_text(node.args[0])} "
-                                 f"in {_fmt_iv(a)}") from None
-        if len(node.args) != 1:
-            return None
-        for f, handler in _unary_functions(env):
-            if fn is f:
-                a = _enclose(node.args[0], var_intervals, env, aliases)
-                if a is None:
-                    return None
-                try:
-                    return handler(a)
-                except _Undefined:
-                    raise _Undefined(f"{_text(node)} is undefined or infinite for {_text(node.args[0])} "
-                                     f"in {_fmt_iv(a)}") from None
-    return None
-
-
-def interval_of(node, var_intervals, env, aliases=None):
-    """An interval containing every value of an expression, or None when none follows.
+class Bounds:
+    """Public bounds on the columns of the design and on the response.
 
     Parameters
     ----------
-    node : ast.AST
-        The expression (e.g. the body of ``ast.parse("I(age ** 2)", mode="eval")``).
-    var_intervals : dict
-        Data column -> (lo, hi): the public intervals of the columns.
-    env : dict
-        Names the formula can use (formulaic's transforms, the caller's modules).
-    aliases : dict, optional
-        Sanitised name -> column name (formulaic's quoting of odd column names).
+    x : None, float or dict, optional
+        None: no bounds for the predictors (bounds of non-dummy columns are then
+        taken from the data, which voids the privacy guarantee). A positive
+        scalar ``b``: every non-intercept column is clipped to [-b, b] and not
+        rescaled, except dummy and bool columns, which keep the public bound of
+        their coding (1 for treatment coding). A dict (a codebook) mapping a
+        column of the data, a model-matrix column name or a term of the formula
+        (in its own spelling) to a scalar ``b`` or an interval ``(lo, hi)``;
+        entries the formula does not use are listed, not an error, and bounds
+        of transforms of bounded columns are derived (dpsubset/bounds.py).
+    y : None, float or (float, float), optional
+        Bound of the (materialised) response: a scalar ``b_y`` (clip to
+        [-b_y, b_y]) or an interval ``(lo, hi)`` (clip and map to [-1, 1]).
+    default : None, float or (float, float), optional
+        Bound for the non-dummy columns that a dict ``x`` does not name (or for
+        all of them when ``x`` is None). None means missing.
+
+    Notes
+    -----
+    Bounds must be fixed before seeing the data (from the measurement scale, a
+    codebook, the design of a study): bounds computed from the data are not
+    public. The numbers are validated here; whether the names exist in the
+    model is checked by :func:`build_design`.
+    """
+
+    def __init__(self, x=None, y=None, default=None):
+        if x is None:
+            self.x = None
+        elif isinstance(x, Mapping):
+            xd = {}
+            for key, val in x.items():
+                if not isinstance(key, str):
+                    raise TypeError(f"bounds x: keys must be column names (str); got {key!r}")
+                xd[key] = _parse_bound(val, f"bounds x[{key!r}]")
+            self.x = xd
+        elif isinstance(x, (tuple, list, np.ndarray)):
+            raise TypeError(
+                f"bounds x: got {x!r}; give a scalar b for all columns, or a dict "
+                "{column: b or (lo, hi)} for per-column bounds or intervals"
+            )
+        else:
+            self.x = _parse_scalar(x, "bounds x")
+        self.y = None if y is None else _parse_bound(y, "bounds y")
+        self.default = None if default is None else _parse_bound(default, "bounds default")
+
+    def __repr__(self):
+        return f"Bounds(x={self.x!r}, y={self.y!r}, default={self.default!r})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Bounds):
+            return NotImplemented
+        return (self.x, self.y, self.default) == (other.x, other.y, other.default)
+
+
+def as_bounds(bounds):
+    """Normalise the ``bounds`` argument.
+
+    Parameters
+    ----------
+    bounds : None, Bounds, (b_x, b_y) or dict
+        None (bounds missing), a :class:`Bounds`, a pair ``(b_x, b_y)`` (the
+        paper's setting: scalars, clip without rescaling; each may also be None,
+        and ``b_y`` may be an interval), a dict with keys among ``"x"``,
+        ``"y"``, ``"default"``, or a codebook: any other dict
+        ``{column: b or (lo, hi)}`` (such as ``hitters_bounds()``), read as
+        ``Bounds(x=codebook)``, whose entry for the response bounds y. (A
+        codebook whose only columns are named x and y is ambiguous: pass
+        ``Bounds(x=codebook)`` then.)
 
     Returns
     -------
-    (float, float) or None
-        None both when no enclosure is known and when the expression is undefined
-        or unbounded somewhere on the intervals (:func:`enclosure` tells them apart).
+    Bounds or None
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` has another type.
+    ValueError
+        If a bound is not valid (scalar <= 0, interval with lo >= hi, non-finite
+        numbers).
     """
-    return enclosure(node, var_intervals, env, aliases)[0]
-
-
-def enclosure(node, var_intervals, env, aliases=None):
-    """Like :func:`interval_of`, and why there is none when the expression is known to fail.
-
-    Returns
-    -------
-    interval : (float, float) or None
-    undefined : str or None
-        When the expression takes undefined or infinite values somewhere on the
-        intervals (``np.log`` of an interval reaching 0, a divisor interval that
-        contains 0, ``np.exp`` or a power beyond the floating-point range): the reason
-        in words, naming the sub-expression and its interval. None otherwise, also
-        when no enclosure is known (a function the package does not know).
-    """
-    try:
-        return _enclose(node, var_intervals, env, aliases or {}), None
-    except _Undefined as exc:
-        return None, exc.reason or f"{_text(node)} exceeds the floating-point range"
-
-
-def coding_range(state):
-    """(min, max) of the contrast coding of a categorical factor (None if unknown)."""
-    cs = state.get("contrasts") if isinstance(state, dict) else None
-    if cs is None:
-        return None
-    try:
-        mats = [np.asarray(cs.contrasts.get_coding_matrix(cs.levels, reduced_rank=rr), dtype=float)
-                for rr in (True, False)]
-    except Exception:
-        return None
-    vals = np.concatenate([m.ravel() for m in mats])
-    return (float(vals.min(initial=0.0)), float(vals.max(initial=0.0))) if vals.size else None
-
-
-def product_range(ranges):
-    """The interval of a product of factors with intervals ``ranges`` (None if any is None)."""
-    if not ranges or any(r is None for r in ranges):
-        return None
-    out = ranges[0]
-    try:
-        for r in ranges[1:]:
-            out = _mul(out, r)
-    except _Undefined:
-        return None
-    return out
-
-
-def _poly_raw_var(tree, env):
-    """For ``poly(x, d, raw=True)``: the argument node, else None."""
-    from formulaic.transforms import TRANSFORMS
-
-    body = tree.body if isinstance(tree, ast.Expression) else tree
-    if not isinstance(body, ast.Call) or _resolve(body.func, env) is not TRANSFORMS.get("poly"):
-        return None
-    raw = [kw.value for kw in body.keywords if kw.arg == "raw"]
-    if len(body.args) > 2:
-        raw.append(body.args[2])
-    if len(raw) == 1 and isinstance(raw[0], ast.Constant) and raw[0].value is True and body.args:
-        return body.args[0]
-    return None
-
-
-def _poly_degree(tree):
-    """The degree of ``poly(x, d, raw=True)`` when it is a literal integer, else None."""
-    body = tree.body if isinstance(tree, ast.Expression) else tree
-    node = next((kw.value for kw in body.keywords if kw.arg == "degree"), None)
-    if node is None and len(body.args) > 1:
-        node = body.args[1]
-    if node is None:
-        return 1  # formulaic's default degree
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    return None
-
-
-def _powers_undefined(arg, base):
-    return f"a power of {_text(arg)} in {_fmt_iv(base)} exceeds the floating-point range"
-
-
-def factor_enclosure(tree, var_intervals, env, aliases=None):
-    """:func:`enclosure` of one factor of a formula; for a raw polynomial
-    ``poly(x, d, raw=True)``, the hull of the intervals of x, x^2, ..., x^d (its columns)."""
-    arg = _poly_raw_var(tree, env)
-    if arg is None:
-        return enclosure(tree, var_intervals, env, aliases)
-    degree = _poly_degree(tree)
-    base, why = enclosure(arg, var_intervals, env, aliases)
-    if why is not None or base is None or degree is None or degree < 1:
-        return None, why
-    try:
-        ivs = [_pow(base, k) for k in range(1, degree + 1)]
-    except _Undefined:
-        return None, _powers_undefined(arg, base)
-    return (min(iv[0] for iv in ivs), max(iv[1] for iv in ivs)), None
-
-
-# --------------------------------------------------------------------------- resolution
+    if bounds is None or isinstance(bounds, Bounds):
+        return bounds
+    if isinstance(bounds, Mapping):
+        if set(bounds) - {"x", "y", "default"}:
+            # a codebook {column: b or (lo, hi)}; its entry for the response bounds y
+            return Bounds(x=dict(bounds))
+        return Bounds(**bounds)
+    if isinstance(bounds, (tuple, list)):
+        if len(bounds) != 2:
+            raise ValueError(f"bounds: a pair (b_x, b_y) is expected; got {len(bounds)} entries")
+        return Bounds(x=bounds[0], y=bounds[1])
+    raise TypeError(
+        f"bounds: expected None, a Bounds, a pair (b_x, b_y) or a dict; got {type(bounds).__name__}. "
+        "Example: bounds=Bounds(x={'Hits': (0, 250)}, y=(0, 2500))"
+    )
 
 
 @dataclass
@@ -424,14 +237,62 @@ class ResolvedBounds:
     unused: list = field(default_factory=list)
 
 
-def _fmt_names(names):
-    names = [repr(n) for n in names]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+@dataclass(frozen=True)
+class CodebookQuery:
+    """What one formula asks of a codebook: its columns, terms and factors (public).
+
+    The inputs of :func:`resolve_codebook` besides the codebook itself, grouped.
+
+    Attributes
+    ----------
+    data_columns : list of str
+        Columns of the data frame.
+    xcols : list of str
+        Model-matrix columns (no intercept).
+    term_cols : dict
+        Term label -> its columns.
+    structure : list
+        formulaic's ``model_spec.rhs.structure`` (empty on the direct route).
+    encoder_state : dict
+        formulaic's ``model_spec.rhs.encoder_state``.
+    factor_info : dict
+        Factor expression -> object with ``tree``, ``aliases`` and ``data_vars``
+        (:class:`dpsubset.design.formula._FactorInfo`).
+    env : dict
+        Names the formula can use.
+    lhs_info : list
+        Factor infos of the left-hand side.
+    response_name : str
+        The response's column name.
+    lhs_vars, rhs_vars : list of str
+        The data columns of both sides.
+    inherent : dict
+        Column -> public bound of its coding (None when it has none).
+    coding_ranges : dict
+        Coded column -> (min, max) of its coding: an interval given for a coded
+        column must be that range.
+    fallback : bool
+        Whether a scalar ``Bounds.x`` or ``Bounds.default`` bounds the columns that
+        get nothing here (then a term undefined on the box takes that bound).
+    """
+
+    data_columns: list
+    xcols: list
+    term_cols: dict
+    structure: list
+    encoder_state: dict
+    factor_info: dict
+    env: dict
+    lhs_info: list
+    response_name: str
+    lhs_vars: list
+    rhs_vars: list
+    inherent: dict
+    coding_ranges: dict = field(default_factory=dict)
+    fallback: bool = False
 
 
-def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, encoder_state,
-                     factor_info, env, lhs_info, response_name, lhs_vars, rhs_vars, inherent,
-                     coding_ranges=None, fallback=False):
+def resolve_codebook(xdict, y, query):
     """Settle the bounds of one formula from a codebook (see the module docstring).
 
     Parameters
@@ -440,33 +301,8 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
         ``Bounds.x`` as a dict (name -> scalar or interval), possibly empty.
     y : None, float or (float, float)
         ``Bounds.y``.
-    data_columns : list of str
-        Columns of the data frame.
-    xcols : list of str
-        Model-matrix columns (no intercept).
-    term_cols : dict
-        Term label -> its columns.
-    structure : list
-        formulaic's ``model_spec.rhs.structure``.
-    encoder_state : dict
-        formulaic's ``model_spec.rhs.encoder_state``.
-    factor_info : dict
-        Factor expression -> object with ``tree``, ``aliases`` and ``data_vars``
-        (design's ``_FactorInfo``).
-    env : dict
-        Names the formula can use.
-    lhs_info : list
-        Factor infos of the left-hand side.
-    response_name, lhs_vars, rhs_vars
-        The response's column name and the data columns of both sides.
-    inherent : dict
-        Column -> public bound of its coding (None when it has none).
-    coding_ranges : dict, optional
-        Coded column -> (min, max) of its coding: an interval given for a coded
-        column must be that range.
-    fallback : bool
-        Whether a scalar ``Bounds.x`` or ``Bounds.default`` bounds the columns that
-        get nothing here (then a term undefined on the box takes that bound).
+    query : CodebookQuery
+        The formula's columns, terms and factors.
 
     Returns
     -------
@@ -481,136 +317,159 @@ def resolve_codebook(xdict, y, *, data_columns, xcols, term_cols, structure, enc
         somewhere on the codebook's box and has no bound of its own
         (:func:`undefined_message`).
     """
+    q = query
     out = ResolvedBounds(y=y)
     by_norm = {}
     for key, val in xdict.items():
         by_norm.setdefault(normalise_name(key), (key, val))
-    norm_cols = {normalise_name(c): c for c in xcols}
-    norm_terms = {normalise_name(t): t for t in term_cols}
-    data_set = set(data_columns)
-    lhs_set = set(lhs_vars)
+    _refuse_unknown_entries(by_norm, q)
+    used = set()
+    # given: by column, then by term
+    _given(out, by_norm, q, used)
+    # public intervals of the data columns (scalars b read as [-b, b])
+    var_iv = raw_intervals(xdict, q.data_columns)
+    # derived, column by column, for what is still open
+    for st in q.structure:
+        label = str(st.term)
+        cols = [str(c) for c in st.columns]
+        if label == "1" or all(c in out.columns or q.inherent.get(c) is not None for c in cols):
+            continue
+        factors = list(st.term.factors)
+        if len(factors) == 1 and len(cols) > 1:
+            _derive_polynomial(out, label, cols, factors[0], var_iv, q, used)
+        else:
+            _derive_term(out, label, cols, factors, var_iv, q, used)
+    # the response: Bounds.y, else the codebook's entry (or one derived from it)
+    _response_bound(out, by_norm, xdict, var_iv, q, used)
+    # variables whose bound entered a given column through a term named by the variable itself
+    for v in q.rhs_vars:
+        if v in xdict and v in q.term_cols:
+            used.add(v)
+    lhs_set = set(q.lhs_vars)
+    out.unused = [key for key in xdict if key not in used
+                  and not (key in lhs_set and out.y is not None and key == q.response_name)]
+    return out
 
-    # ---- entries that name nothing at all
+
+def _refuse_unknown_entries(by_norm, q):
+    """Entries that name nothing at all: not a column of the data, nor a column or term of
+    the model, nor the response (most likely a typo)."""
+    norm_cols = {normalise_name(c) for c in q.xcols}
+    norm_terms = {normalise_name(t) for t in q.term_cols}
+    data_set = set(q.data_columns)
     bad = [key for norm, (key, _) in by_norm.items()
            if norm not in norm_cols and norm not in norm_terms and key not in data_set
-           and norm != normalise_name(response_name)]
+           and norm != normalise_name(q.response_name)]
     if bad:
         hints = []
         if any(k == "Intercept" for k in bad):
             hints.append("the intercept is the constant 1 and takes no bound")
         hint = ("; " + "; ".join(hints)) if hints else ""
-        valid = list(dict.fromkeys(xcols + list(term_cols)))
+        valid = list(dict.fromkeys(q.xcols + list(q.term_cols)))
         raise ValueError(f"bounds: x names {_fmt_names(bad)}, not a column of the data nor a column or term "
                          f"of the model{hint}. Valid names: {valid}, or any column of the data")
 
-    used = set()
-    coding_ranges = coding_ranges or {}
-    # ---- given: by column, then by term
-    for c in xcols:
+
+def _given(out, by_norm, q, used):
+    """The entries that name a model-matrix column, then those that name a term."""
+    for c in q.xcols:
         hit = by_norm.get(normalise_name(c))
         if hit is None:
             continue
-        _check_coded(hit, c, inherent, coding_ranges)
+        _check_coded(hit, c, q.inherent, q.coding_ranges)
         out.columns[c] = hit[1]
         used.add(hit[0])
-    for t, cols in term_cols.items():
+    for t, cols in q.term_cols.items():
         hit = by_norm.get(normalise_name(t))
         if hit is None:
             continue
         used.add(hit[0])
         for c in cols:
             if c not in out.columns:
-                _check_coded(hit, c, inherent, coding_ranges)
+                _check_coded(hit, c, q.inherent, q.coding_ranges)
                 out.columns[c] = hit[1]
 
-    # ---- public intervals of the data columns (scalars b read as [-b, b])
-    var_iv = raw_intervals(xdict, data_columns)
 
-    # ---- derived, column by column, for what is still open
-    for st in structure:
-        label = str(st.term)
-        cols = [str(c) for c in st.columns]
-        if label == "1" or all(c in out.columns or inherent.get(c) is not None for c in cols):
-            continue
-        factors = list(st.term.factors)
-        if len(factors) == 1 and len(cols) > 1:
-            info = factor_info.get(factors[0].expr)
-            arg = _poly_raw_var(info.tree, env) if info is not None and info.tree is not None else None
-            if arg is None:
-                continue
-            base, why = enclosure(arg, var_iv, env, getattr(info, "aliases", {}))
-            ivs = []
-            if base is not None:
-                try:
-                    ivs = [_pow(base, i + 1) for i in range(len(cols))]
-                except _Undefined:
-                    why = _powers_undefined(arg, base)
-            if why is not None:
-                if not fallback:
-                    raise ValueError(undefined_message(label, why, info.data_vars, var_iv))
-                continue
-            for c, iv in zip(cols, ivs):
-                if c not in out.columns:
-                    _derive(out, c, iv, info.data_vars, used)
-            continue
-        ivs, vars_, why = [], [], None
-        for fac in factors:
-            info = factor_info.get(fac.expr)
-            kind, state = encoder_state.get(fac.expr, (None, {}))
-            if getattr(kind, "value", kind) == "categorical":
-                ivs.append(coding_range(state))
-                continue
-            if info is None:
-                ivs.append(None)
-                continue
-            vars_ += list(info.data_vars)
-            if info.tree is None:  # a plain column
-                ivs.append(var_iv.get(info.data_vars[0]) if info.data_vars else None)
-            else:
-                iv, reason = enclosure(info.tree, var_iv, env, getattr(info, "aliases", {}))
-                ivs.append(iv)
-                why = why or reason
-        iv = None
-        if why is None and cols and all(v is not None for v in ivs):
-            try:
-                iv = ivs[0]
-                for nxt in ivs[1:]:
-                    iv = _mul(iv, nxt)
-            except _Undefined:
-                iv, why = None, "the product of its factors exceeds the floating-point range"
-        if why is not None and not fallback:
-            # undefined or unbounded on the public box, and no bound of its own: refused
-            # (a bound from the data would void the guarantee; the rows' values would decide)
-            raise ValueError(undefined_message(label, why, vars_, var_iv))
-        if iv is None:
-            continue
-        for c in cols:
-            if c not in out.columns and inherent.get(c) is None:
-                _derive(out, c, iv, vars_, used)
+def _derive_polynomial(out, label, cols, factor, var_iv, q, used):
+    """A one-factor term with several columns: for a raw polynomial, the powers of its
+    argument's enclosure (other such terms, splines say, get nothing here)."""
+    info = q.factor_info.get(factor.expr)
+    arg = _poly_raw_var(info.tree, q.env) if info is not None and info.tree is not None else None
+    if arg is None:
+        return
+    base, why = enclosure(arg, var_iv, q.env, getattr(info, "aliases", {}))
+    ivs = []
+    if base is not None:
+        try:
+            ivs = [_pow(base, i + 1) for i in range(len(cols))]
+        except _Undefined:
+            why = _powers_undefined(arg, base)
+    if why is not None:
+        if not q.fallback:
+            raise ValueError(undefined_message(label, why, info.data_vars, var_iv))
+        return
+    for c, iv in zip(cols, ivs):
+        if c not in out.columns:
+            _derive(out, c, iv, info.data_vars, used)
 
-    # ---- the response: Bounds.y, else the codebook's entry (or one derived from it)
-    resp_hit = by_norm.get(normalise_name(response_name))
+
+def _derive_term(out, label, cols, factors, var_iv, q, used):
+    """A term's enclosure: the product of its factors' (a categorical factor ranges over
+    its coding). Undefined on the box and no bound of its own: refused."""
+    ivs, vars_, why = [], [], None
+    for fac in factors:
+        info = q.factor_info.get(fac.expr)
+        kind, state = q.encoder_state.get(fac.expr, (None, {}))
+        if getattr(kind, "value", kind) == "categorical":
+            ivs.append(coding_range(state))
+            continue
+        if info is None:
+            ivs.append(None)
+            continue
+        vars_ += list(info.data_vars)
+        if info.tree is None:  # a plain column
+            ivs.append(var_iv.get(info.data_vars[0]) if info.data_vars else None)
+        else:
+            iv, reason = enclosure(info.tree, var_iv, q.env, getattr(info, "aliases", {}))
+            ivs.append(iv)
+            why = why or reason
+    iv = None
+    if why is None and cols and all(v is not None for v in ivs):
+        try:
+            iv = ivs[0]
+            for nxt in ivs[1:]:
+                iv = _mul(iv, nxt)
+        except _Undefined:
+            iv, why = None, "the product of its factors exceeds the floating-point range"
+    if why is not None and not q.fallback:
+        # undefined or unbounded on the public box, and no bound of its own: refused
+        # (a bound from the data would void the guarantee; the rows' values would decide)
+        raise ValueError(undefined_message(label, why, vars_, var_iv))
+    if iv is None:
+        return
+    for c in cols:
+        if c not in out.columns and q.inherent.get(c) is None:
+            _derive(out, c, iv, vars_, used)
+
+
+def _response_bound(out, by_norm, xdict, var_iv, q, used):
+    """``Bounds.y``, else the codebook's entry for the response, else one derived from
+    the entries of its variables (``np.log(Salary) ~ ...``)."""
+    resp_hit = by_norm.get(normalise_name(q.response_name))
     if resp_hit is not None and resp_hit[0] in xdict:
         if out.y is None:
             out.y = resp_hit[1]
             used.add(resp_hit[0])
+    lhs_info = q.lhs_info
     if out.y is None and len(lhs_info) == 1 and lhs_info[0].tree is not None:
-        iv, why = enclosure(lhs_info[0].tree, var_iv, env, getattr(lhs_info[0], "aliases", {}))
+        iv, why = enclosure(lhs_info[0].tree, var_iv, q.env, getattr(lhs_info[0], "aliases", {}))
         if why is not None:
-            raise ValueError(undefined_message(response_name, why, lhs_info[0].data_vars, var_iv,
+            raise ValueError(undefined_message(q.response_name, why, lhs_info[0].data_vars, var_iv,
                                                response=True))
         if iv is not None and iv[0] < iv[1]:
             out.y, out.y_derived = iv, True
-            out.derived[response_name] = iv
+            out.derived[q.response_name] = iv
             used.update(v for v in lhs_info[0].data_vars if v in xdict)
-
-    # variables whose bound entered a given column through a term named by the variable itself
-    for v in rhs_vars:
-        if v in xdict and v in term_cols:
-            used.add(v)
-    out.unused = [key for key in xdict if key not in used
-                  and not (key in lhs_set and out.y is not None and key == response_name)]
-    return out
 
 
 def raw_intervals(xdict, data_columns):
@@ -666,7 +525,94 @@ def _derive(out, column, iv, variables, used):
     used.update(variables)
 
 
-# --------------------------------------------------------------------------- codebook files
+def check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, used, colset):
+    """What the codebook and the formula refuse by themselves, before the data are read.
+
+    Only names, dtypes and the codebook's numbers are looked at, so these errors are the
+    same for every data set with those columns:
+
+    * an interval for a column that is not numeric (a categorical variable takes levels;
+      mapping its dummies by the interval would rescale their coding);
+    * a transform (or interaction) that is undefined or unbounded somewhere on the box of
+      its variables' intervals, for a term with no bound of its own (no entry for the
+      term, no scalar ``Bounds.x`` or ``Bounds.default``), and likewise for the response
+      (:func:`undefined_message`). An entry that might name one of the term's
+      model-matrix columns defers the decision to :func:`resolve_codebook`, which makes
+      it once the columns are known (and raises the same error).
+    """
+    if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
+        return
+    xdict = bnds.x
+    for key, val in xdict.items():
+        if isinstance(val, tuple) and key in used and not pd.api.types.is_numeric_dtype(dtypes[key]):
+            raise ValueError(
+                f"bounds x[{key!r}]: an interval ({val[0]:g}, {val[1]:g}) is given for {key!r}, but {key!r} is not "
+                f"numeric (dtype {dtypes[key]}): a categorical variable takes levels, not an interval (its dummy "
+                "columns keep the range of their coding). Remove the entry, declare the levels "
+                f"(C({key}, levels=[...]) or a pandas Categorical with explicit categories), or convert the "
+                "column to numbers")
+    var_iv = raw_intervals(xdict, colset)
+    if not var_iv:
+        return
+    norm_keys = {normalise_name(k): k for k in xdict}
+    response = lhs_info[0].expr if len(lhs_info) == 1 else None
+    if (response is not None and lhs_info[0].tree is not None and bnds.y is None
+            and normalise_name(response) not in norm_keys):
+        _, why = enclosure(lhs_info[0].tree, var_iv, env, lhs_info[0].aliases)
+        if why is not None:
+            raise ValueError(undefined_message(response, why, lhs_info[0].data_vars, var_iv, response=True))
+    if bnds.default is not None:
+        return  # every column has a bound of its own: the default
+    labels = {normalise_name(str(t)) for t, _ in rhs_info}
+    if response is not None:
+        labels.add(normalise_name(response))
+    # entries that name neither a data column nor a term: perhaps a model-matrix column
+    # of some term (a dummy of an interaction, a column of a raw polynomial)
+    unclaimed = any(nk not in labels and k not in colset for nk, k in norm_keys.items())
+    for term, infos in rhs_info:
+        label = str(term)
+        if label == "1" or normalise_name(label) in norm_keys:
+            continue
+        for info in infos:
+            if info.tree is None or _is_coding_call(info, env):
+                continue
+            _, why = factor_enclosure(info.tree, var_iv, env, info.aliases)
+            if why is None or unclaimed:
+                continue
+            vars_ = [v for i in infos for v in i.data_vars]
+            raise ValueError(undefined_message(label, why, vars_, var_iv))
+
+
+def raw_clip_limits(bnds, lhs_info, rhs_info, dtypes, env, colset):
+    """Data column -> public interval, for the numeric columns that the formula's
+    transforms and interactions read and that the codebook bounds (Design.raw_limits).
+
+    Columns used only as they are need no raw clip (their model-matrix column is clipped
+    to the same interval), and variables inside ``C(...)`` or ``hashed(...)`` are levels,
+    not numbers to clip."""
+    if bnds is None or not isinstance(bnds.x, dict) or not bnds.x:
+        return {}
+    var_iv = raw_intervals(bnds.x, colset)
+    if not var_iv:
+        return {}
+    out = {}
+
+    def take(variables):
+        for v in variables:
+            dt = dtypes.get(v)
+            if v in var_iv and pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt):
+                out[v] = var_iv[v]
+
+    for _, infos in rhs_info:
+        for info in infos:
+            if info.tree is None:
+                if len(infos) > 1:  # a column in an interaction
+                    take(info.data_vars)
+            elif not _is_coding_call(info, env):
+                take(info.data_vars)
+    if len(lhs_info) == 1 and lhs_info[0].tree is not None:
+        take(lhs_info[0].data_vars)
+    return out
 
 
 @dataclass

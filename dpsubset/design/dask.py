@@ -25,11 +25,14 @@ Dask is an optional dependency (``pip install 'dpsubset[dask]'``).
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 
 from ..privacy.leaks import PrivacyLeakWarning
+from .build import build_design
+from .clip import _clip_raw, _fill_undefined, _rows
+from .data import Design, DesignData
+from .frames import _bad_rows
 from .suffstats import GRAM_MAX_COLUMNS, SufficientStats
 
 __all__ = ["is_dask_frame", "check_dask_request", "dask_design"]
@@ -55,16 +58,19 @@ def check_dask_request(*, loss, method):
             "For other losses or methods, compute on a sample that fits in memory (ddf.compute())")
 
 
-def dask_design(formula, ddf, bounds, keep, *, stacklevel):
-    """The :class:`dpsubset.design.build.Design` of a Dask DataFrame, holding only ``gram``.
+def dask_design(formula, ddf, bounds, keep, *, context, stacklevel=2):
+    """The :class:`dpsubset.design.data.Design` of a Dask DataFrame, holding only ``gram``.
 
     Parameters
     ----------
     formula, bounds, keep
         As in :func:`dpsubset.design.build.build_design`.
     ddf : dask.dataframe.DataFrame
-    stacklevel : int
-        Stack level of the caller whose scope the formula may use (functions, constants).
+    context : mapping
+        The evaluation context captured at the entry point: where the formula looks up
+        functions and constants (:func:`dpsubset.design.formula.capture_context`).
+    stacklevel : int, default=2
+        Stack level of the warnings (2: the caller of ``dask_design``).
 
     Raises
     ------
@@ -74,8 +80,6 @@ def dask_design(formula, ddf, bounds, keep, *, stacklevel):
         ``GRAM_MAX_COLUMNS`` columns.
     """
     import dask
-
-    from .build import build_design
 
     # Dask's made-up rows with the columns' dtypes (no data); its second row may hold
     # missing values, which the design would refuse, so one row is used.
@@ -89,7 +93,7 @@ def dask_design(formula, ddf, bounds, keep, *, stacklevel):
             "C(col, levels=[...]) in the formula")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        template = build_design(formula, meta, bounds, keep, stacklevel=stacklevel + 1)
+        template = build_design(formula, meta, bounds, keep, context=context, stacklevel=stacklevel + 1)
     if template.leaks:
         raise ValueError(
             "data: with a Dask DataFrame the model must be fixed in advance, but "
@@ -104,7 +108,7 @@ def dask_design(formula, ddf, bounds, keep, *, stacklevel):
     if k + p > GRAM_MAX_COLUMNS:
         raise ValueError(f"formula: {k + p} model columns; a Dask DataFrame is supported up to "
                          f"{GRAM_MAX_COLUMNS} (the p x p Gram matrix is formed)")
-    model = replace(template, X=np.empty((0, p)), y=np.empty(0), forced=np.empty((0, k)))
+    model = template.spec  # public only: the partitions are mapped by the spec, nothing else is sent
     parts = [dask.delayed(_partition_stats)(part, model) for part in ddf.to_delayed()]
     while len(parts) > 1:  # a binary tree of compensated merges
         parts = [dask.delayed(_merge)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
@@ -112,11 +116,12 @@ def dask_design(formula, ddf, bounds, keep, *, stacklevel):
     (stats,) = dask.compute(parts[0])
     if stats is None or stats.n == 0:
         raise ValueError("data: has no rows")
-    return replace(model, n=int(stats.n), gram=stats)
+    return Design(spec=model, data=DesignData.empty(int(stats.n), p, k, gram=stats))
 
 
 def _partition_stats(part, model):
-    """Sufficient statistics of one partition, clipped and mapped by the public model."""
+    """Sufficient statistics of one partition, clipped and mapped by the public model
+    (a :class:`dpsubset.design.spec.DesignSpec`)."""
     if len(part) == 0:
         return None
     try:
@@ -134,10 +139,8 @@ def _response(part, model):
     As on the pandas route: missing values in the data are an error (input validation,
     naming the column and the number of rows); the raw columns of a transformed response
     are clipped to their public intervals first, and values the transform leaves
-    undefined are placed by the same fixed rule (:func:`dpsubset.design.build._fill_undefined`).
+    undefined are placed by the same fixed rule (:func:`dpsubset.design.clip._fill_undefined`).
     """
-    from .build import _bad_rows, _clip_raw, _fill_undefined, _rows
-
     name = model.response_name
     raw = [name] if model.model_spec is None else sorted(
         v for v in model.model_spec.lhs.required_variables if v in part.columns)

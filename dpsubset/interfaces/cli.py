@@ -171,7 +171,7 @@ def _read_inputs(args, parser):
     import pandas as pd
 
     from ..design.codebook import apply_levels, read_codebook
-    from ..design.build import Bounds
+    from ..design.codebook import Bounds
     from ..search.limits import SearchTimeout
 
     try:

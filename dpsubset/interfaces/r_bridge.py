@@ -53,11 +53,10 @@ __all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predi
            "summary_table", "R_FORMULA_FUNCTIONS"]
 
 # Functions an R user writes in a formula that formulaic does not define under
-# that name. The R wrapper passes the formula to formulaic as text; dp_best_subset
-# looks names that are not columns up in its caller's scope, which is the frame of
-# ``_call_dp_best_subset`` below: its module globals carry these. All act row by row.
+# that name. The R wrapper passes the formula to formulaic as text, and these to
+# dp_best_subset in the formula's evaluation context (``_call_dp_best_subset``
+# below). All act row by row.
 R_FORMULA_FUNCTIONS = {"sqrt": np.sqrt, "log1p": np.log1p, "expm1": np.expm1}
-globals().update(R_FORMULA_FUNCTIONS)
 
 
 def _as_int(name, v):
@@ -102,7 +101,7 @@ def _bounds_from_r(b):
     -> :class:`dpsubset.Bounds`, where ``x`` is a number or a dict of column -> number
     or interval, and ``y``/``default`` a number or an interval.
     """
-    from ..design.build import Bounds
+    from ..design.codebook import Bounds
 
     if b is None:
         return None
@@ -135,10 +134,12 @@ def _response_levels_from_r(levels):
 
 
 def _call_dp_best_subset(formula, data, kwargs):
-    # dp_best_subset resolves formula names that are not columns in its caller's
-    # scope: this frame, whose globals hold R_FORMULA_FUNCTIONS. Keep locals few.
+    # The R side is the entry point: the formula's context is this scope (as a Python
+    # caller's would be) with R's helper functions over it, captured once and passed down.
     from ..api import dp_best_subset
-    return dp_best_subset(formula, data, **kwargs)
+    from ..design.formula import capture_context
+    context = {**capture_context(), **R_FORMULA_FUNCTIONS}
+    return dp_best_subset(formula, data, context=context, **kwargs)
 
 
 def _warnings_plain(caught):

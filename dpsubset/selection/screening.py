@@ -32,7 +32,7 @@ reasoning and the study behind them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -120,8 +120,8 @@ def check_screen(screen, *, s, method) -> ScreenSpec | None:
 def restrict_design(design, kept):
     """The design with only the candidate columns ``kept`` (indices, sorted)."""
     kept = np.asarray(kept, dtype=np.intp)
-    return replace(design, X=design.X[:, kept], x_bounds=np.asarray(design.x_bounds)[kept],
-                   candidate_names=[design.candidate_names[j] for j in kept])
+    return design.replace(X=design.X[:, kept], x_bounds=np.asarray(design.x_bounds)[kept],
+                          candidate_names=[design.candidate_names[j] for j in kept])
 
 
 def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng, ledger):

@@ -157,7 +157,7 @@ def test_item3_mapped_values_in_the_unit_interval_and_sensitivity_within_delta()
 def test_item3_audit_detects_the_old_map(monkeypatch):
     """With the old half-width (hi - lo) / 2, blind to the rounding of the centre, the top
     of the range maps to 2.0 and the same brute force exceeds Delta (1.28 Delta)."""
-    import dpsubset.design.build as design
+    import dpsubset.design.build as design  # the module whose step 8 maps the columns
 
     def old_map(lo, hi, has_intercept):
         return ((lo + hi) / 2, (hi - lo) / 2) if has_intercept else (0.0, max(abs(lo), abs(hi)))
