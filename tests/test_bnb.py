@@ -245,9 +245,9 @@ def test_node_budget_falls_back_to_enumeration(seed, monkeypatch):
 def test_class_search_hands_over_past_its_budget(seed, monkeypatch):
     # A class search by perspective bounds that passes its node budget hands over to
     # the ridge-bound search: class minima and the second best still enumeration's.
-    from dpsubset.search import exact
+    from dpsubset.search import mistake_classes
     sc, s, _ = _problem(seed)
-    monkeypatch.setattr(exact, "CLASS_NODE_BUDGET", 0)
+    monkeypatch.setattr(mistake_classes, "CLASS_NODE_BUDGET", 0)
     monkeypatch.setattr(SubsetSearch, "_ball_binds", lambda self, S: True)
     monkeypatch.setattr(sc, "class_lower_bounds",
                         lambda S, ks, target=None: {k: -np.inf for k in ks}, raising=False)

@@ -103,12 +103,12 @@ def test_lazy_mistakes_draw_equals_exact_draw(seed, route, monkeypatch):
     # for the same random stream: the lazy sampler is exact, not approximate.
     from dpsubset.mechanisms import sample_mistakes
     from dpsubset.scores.least_squares import sensitivity
-    import dpsubset.search.exact as exact_mod
+    import dpsubset.search.mistake_classes as mistake_mod
     sc, s = _problem(seed)
     s = 3
     if route == "outer_approximation":
         # The route of scorers without the branch and bound or the subproblem split.
-        monkeypatch.setattr(exact_mod, "supports_class_search", lambda scorer, s: False)
+        monkeypatch.setattr(mistake_mod, "supports_class_search", lambda scorer, s: False)
         monkeypatch.setattr(SubsetSearch, "_class_by_subproblems",
                             lambda self, S1, k, problem: None)
     exact = mistakes_by_enumeration(sc, s)

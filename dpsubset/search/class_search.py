@@ -48,14 +48,15 @@ import numpy as np
 
 from .limits import MemoryBudget, SearchTimeout
 from .outer_approximation import progress
+from .protocols import SquaredLossScorer
 
 __all__ = ["supports_class_search", "class_minimum"]
 
 # Outside columns beyond which the q x q Schur complement is not formed (memory q^2).
 MAX_OUTSIDE = 4000
 # Outside columns up to which lambda_min of the Schur complement is computed (past it
-# lam_n is used: at p = 1000 the q x q eigenvalue problem per base cost more than the
-# pruning it saved, measured 0.9 s against 0.1 s).
+# lam_n is used: for large q the q x q eigenvalue problem per base costs more than the
+# pruning it saves; docs/benchmarks/search-constants.md).
 _EIG_MAX = 500
 # Nodes expanded per vectorised batch (memory: nodes x depth x q doubles).
 _BATCH_ELEMENTS = 4_000_000
@@ -68,7 +69,7 @@ _PENDING_MAX = 2 ** 18
 
 def supports_class_search(scorer, s: int) -> bool:
     """Whether :func:`class_minimum` applies: a least-squares scorer with few enough columns."""
-    return (getattr(scorer, "loss", None) == "squared" and hasattr(scorer, "Xdiag")
+    return (isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"
             and scorer.p - s <= MAX_OUTSIDE)
 
 

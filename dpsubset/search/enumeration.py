@@ -8,14 +8,14 @@ from math import comb
 import numpy as np
 
 from .candidates import Certificate, MistakeCandidates, TopRCandidates
-from .limits import SearchTimeout
+from .limits import ENUMERATION_LIMIT, SearchTimeout
+from .neighbourhood import count_mistakes
 
 __all__ = ["all_supports", "score_all", "rank_supports", "top_r_by_enumeration",
            "mistakes_by_enumeration", "ENUMERATION_LIMIT"]
 
-# Above this many supports enumeration is refused (memory for the index array and
-# scores, and minutes of time); the outer-approximation search takes over.
-ENUMERATION_LIMIT = 2_000_000
+# (ENUMERATION_LIMIT, above which enumeration is refused, is in limits.py and exported
+# here too.)
 _BATCH = 20_000
 # Batches are sized to take about this long, so that a deadline is checked often
 # even where one score is a convex solve (milliseconds) rather than a Gram lookup.
@@ -106,8 +106,7 @@ def mistakes_by_enumeration(scorer, s: int, scored=None, *, deadline=None) -> Mi
             if scored is None else scored)
     order = rank_supports(S, c)
     center = S[order[0]]
-    in_center = np.isin(S, center).sum(axis=1)
-    mistakes = s - in_center
+    mistakes = count_mistakes(S, center)
     K = min(s, scorer.p - s)
     best = []
     for k in range(K + 1):

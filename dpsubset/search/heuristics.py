@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .neighbourhood import count_mistakes
+from .protocols import SquaredLossScorer
+
 __all__ = ["iht_support", "local_search"]
 
 
@@ -21,7 +24,7 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
     Always-in columns are handled by residualising y and X on them first (a
     heuristic simplification; the exact search that follows does not depend on it).
     """
-    if getattr(scorer, "X", None) is None:
+    if scorer.X is None and isinstance(scorer, SquaredLossScorer):  # the Gram route
         return _iht_gram(scorer, s, max_iter=max_iter, random_state=random_state)
     X, y, F, n = scorer.X, scorer.y, scorer.forced, scorer.n
     if F.shape[1]:
@@ -103,7 +106,7 @@ def local_search(scorer, start, *, center=None, mistakes=None, max_rounds=100):
     for _ in range(max_rounds):
         nb, vals = scorer.neighbourhood(S)
         if center is not None:
-            keep = (len(S) - np.isin(nb, center).sum(axis=1)) == mistakes
+            keep = count_mistakes(nb, center) == mistakes
             nb_c, vals_c = nb[keep], vals[keep]
         else:
             nb_c, vals_c = nb, vals

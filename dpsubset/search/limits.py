@@ -31,15 +31,16 @@ and is not covered by the guarantee; its message names no count and no gap.
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import time
 from math import comb
 
-__all__ = ["DEFAULT_TIME_LIMIT", "DEFAULT_MEMORY_SHARE", "SearchTimeout", "SearchMemoryLimit",
-           "Deadline", "MemoryBudget", "relative_gap", "format_gap", "describe_gap",
-           "resolve_time_limit", "resolve_memory_limit", "physical_memory", "format_bytes",
-           "timeout_advice", "explain_timeout"]
+from .._validation import is_real
+
+__all__ = ["DEFAULT_TIME_LIMIT", "DEFAULT_MEMORY_SHARE", "ENUMERATION_LIMIT", "YIELDED",
+           "SearchTimeout", "SearchMemoryLimit", "Deadline", "MemoryBudget", "relative_gap",
+           "format_gap", "describe_gap", "resolve_time_limit", "resolve_memory_limit",
+           "physical_memory", "format_bytes", "timeout_advice", "explain_timeout"]
 
 #: Default ``time_limit`` of :func:`dpsubset.dp_best_subset` (seconds, for the whole
 #: call): long enough for every regime the benchmarks certify, short enough that a
@@ -51,6 +52,16 @@ DEFAULT_TIME_LIMIT = 600.0
 #: most this much (the data and the fixed working memory of the scores, about twice
 #: the size of X, come on top).
 DEFAULT_MEMORY_SHARE = 0.5
+
+#: Above this many supports enumeration is refused (memory for the index array and
+#: scores, and minutes of time); the other routes of the search take over. (Here, not in
+#: enumeration.py, because the time-out advice names enumeration below it.)
+ENUMERATION_LIMIT = 2_000_000
+
+#: In a certificate's problem: the outer approximation ran out of the time it is given
+#: against enumeration (the race of :mod:`dpsubset.search.exact`), which then scored
+#: every support.
+YIELDED = "outer approximation yielded to enumeration"
 
 
 class SearchTimeout(RuntimeError):
@@ -156,7 +167,7 @@ def resolve_memory_limit(memory_limit, name="memory_limit"):
     if memory_limit is None:
         total = physical_memory()
         return None if total is None else DEFAULT_MEMORY_SHARE * total
-    if (isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Real)
+    if (not is_real(memory_limit)
             or math.isnan(memory_limit) or memory_limit <= 0):
         raise ValueError(f"{name} must be a number of bytes > 0 (e.g. 2e9; math.inf for no limit; "
                          f"default None: {DEFAULT_MEMORY_SHARE:g} of the machine's memory), "
@@ -244,7 +255,7 @@ def resolve_time_limit(time_limit, name="time_limit"):
     ``math.inf`` -> None (no limit), a positive number -> itself (seconds)."""
     if time_limit is None:
         return DEFAULT_TIME_LIMIT
-    if (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+    if (not is_real(time_limit)
             or math.isnan(time_limit) or time_limit <= 0):
         raise ValueError(f"{name} must be a number of seconds > 0 (or math.inf for no limit; "
                          f"default {DEFAULT_TIME_LIMIT:g}), got {time_limit!r}")
@@ -265,7 +276,6 @@ def timeout_advice(p, s, *, search="auto", r=None, lam=None, time_limit=None,
         For a stop on the memory limit: the limit in bytes (the advice then names a
         larger memory_limit instead of a larger time_limit).
     """
-    from .enumeration import ENUMERATION_LIMIT
     total = comb(p, s)
     tips = ["fewer candidate columns (a smaller p: leave columns out of the formula, or "
             "screen them first, privately or on public knowledge)",

@@ -32,9 +32,9 @@ __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 
 # Estimated bytes per coefficient of the master's rows, held in the search's memory
 # budget: HiGHS keeps each row in its model and copies it for the LP relaxation and the
-# MIP search (measured: 54 bytes per coefficient after a solve with 300 dense cuts at
-# p = 10,000; 12 bytes before any solve). A cut is dense (p + 1 coefficients), so the
-# cuts are the master's growing structure.
+# MIP search, so a coefficient costs several times its 8 bytes after a solve (the
+# measurement this rounds up: docs/benchmarks/search-constants.md). A cut is dense
+# (p + 1 coefficients), so the cuts are the master's growing structure.
 CUT_BYTES = 64
 
 
@@ -184,8 +184,8 @@ class OuterApproximation(FamilyMaster):
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("threads", 1)
         # We hand HiGHS a strong incumbent every round (the best support scored so
-        # far), so its primal heuristics only cost time: measured on p = 100 masters
-        # they took three quarters of the solve.
+        # far), so its primal heuristics only cost time (most of a master's solve:
+        # docs/benchmarks/search-constants.md).
         for opt in ("rins", "rens", "root_reduced_cost", "zi_round", "shifting",
                     "feasibility_jump"):
             h.setOptionValue(f"mip_heuristic_run_{opt}", False)

@@ -48,8 +48,9 @@ BOUND_RTOL = 1e-10
 SLOW = 1.0
 # Without a stored Gram matrix, the columns of A'A/n that the search has computed are
 # kept for reuse, least recently used first out, in at most this many bytes and this
-# share of the memory limit (at p = 10,000, n = 1000 a search of 95 s touched 678
-# columns, 54 MB; the whole matrix would be 800 MB, and 20 GB at p = 50,000).
+# share of the memory limit: a long search touches a few hundred columns, far fewer
+# than the whole matrix (800 MB at p = 10,000, 20 GB at p = 50,000); the measurement:
+# docs/benchmarks/search-constants.md.
 COLUMN_CACHE_BYTES = 256 * 2 ** 20
 COLUMN_CACHE_SHARE = 1 / 8
 
@@ -125,7 +126,7 @@ class Moments:
             for a, i in enumerate(missing):
                 cache[i] = np.ascontiguousarray(block[:, a])
         # (stacked as rows and transposed: a view in Fortran order, without the
-        # strided writes of column_stack, a third of the time at P = 10,000)
+        # strided writes of column_stack, which are slower at large P)
         out = np.stack([cache[i] for i in keys]).T
         # Least recently used columns out; the ones of this request were used last.
         while len(cache) > max(self.cache_columns, len(set(keys))):

@@ -50,6 +50,7 @@ import numpy as np
 from .candidates import GAP_TOL, Certificate
 from .limits import format_gap, relative_gap
 from .outer_approximation import FamilyMaster, SearchTimeout, progress
+from .protocols import SquaredLossScorer
 
 __all__ = ["PyomoSearch", "check_solver", "check_scip", "DEFAULT_SOLVERS", "SCIP_SOLVER"]
 
@@ -65,9 +66,9 @@ MAX_ROUNDS = 6
 
 # Exactness settings per solver family (the user's solver_options override them): zero
 # MIP gap and 1e-9 feasibility / optimality tolerances. Gurobi's barrier tolerance for
-# the cone relaxations is left at its default: measured on p = 15 problems with the
-# ball active, 1e-12 made Gurobi return "suboptimal" supports (open certificates) and
-# was 15 times slower, while the default closed every certificate in one or two rounds.
+# the cone relaxations is left at its default: a tighter one made Gurobi return
+# "suboptimal" supports (open certificates) and was slower, while the default closed
+# every certificate in one or two rounds (docs/benchmarks/search-constants.md).
 _SOLVER_DEFAULTS = {
     "gurobi": dict(MIPGap=0.0, MIPGapAbs=0.0, FeasibilityTol=1e-9, IntFeasTol=1e-9,
                    OptimalityTol=1e-9, Threads=1, OutputFlag=0),
@@ -241,7 +242,7 @@ class PyomoSearch(FamilyMaster):
 
     def __init__(self, scorer, s, *, solver=None, solver_options=None, time_limit=None,
                  name="exact search", verbose=False):
-        if getattr(scorer, "loss", None) != "squared" or not hasattr(scorer, "XF"):
+        if not (isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"):
             raise ValueError("search='pyomo' is for the least-squares score (loss='squared'); "
                              "use search='auto' for the other losses")
         self.solver_name, options = check_solver(solver, solver_options)
