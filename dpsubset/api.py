@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import DEFAULT_LAM, default_radius, largest_row_norm
-from .design import Bounds, Design, DesignData, as_bounds, build_design, capture_context
+from .design import Bounds, as_bounds, build_design, capture_context
 from .design.frames import _as_frame
 from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
                           check_sizes, validate_params)
@@ -537,8 +537,9 @@ def _diagnostics(sel):
 
 
 def _public_predictor(design):
-    """What the result keeps of the design to predict: no rows, and no bound that was
-    taken from the data (such a column is not clipped when predicting)."""
+    """What the result keeps of the design to predict: its public :class:`DesignSpec` (no
+    rows, no Gram matrix), less any bound that was taken from the data (such a column is
+    not clipped when predicting, and the learned value is not kept)."""
     derived = set(design.bounds_from_data)
     clip = {c: ((-math.inf, math.inf) if c in derived else lim)
             for c, lim in design.clip_limits.items()}
@@ -546,6 +547,5 @@ def _public_predictor(design):
                     for c, b in zip(design.candidate_names, design.x_bounds)])
     f_b = np.array([math.nan if c in derived else b
                     for c, b in zip(design.forced_names, design.forced_bounds)])
-    spec = replace(design.spec, clip_limits=clip, x_bounds=x_b, forced_bounds=f_b,
+    return replace(design.spec, clip_limits=clip, x_bounds=x_b, forced_bounds=f_b,
                    b_y=math.nan if design.response_name in derived else design.b_y)
-    return Design(spec=spec, data=DesignData.empty(design.n, len(design.candidate_names), len(design.forced_names)))

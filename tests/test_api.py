@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
+from dpsubset.design.spec import DesignSpec
 from dpsubset.studies.simulate import make_regression
 
 
@@ -135,7 +136,9 @@ def test_result_holds_no_data(sim):
     blob = pickle.dumps(res)
     for v in (0.123456789012345, -0.3141592653589793):
         assert np.float64(v).tobytes() not in blob
-    assert res._predictor.X.size == 0 and res._predictor.y.size == 0
+    # the result keeps the public spec only: no X, y, always-in columns or Gram matrix
+    assert isinstance(res._predictor, DesignSpec)
+    assert not any(hasattr(res._predictor, a) for a in ("X", "y", "forced", "gram", "data"))
 
 
 def _arrays_in(obj, seen=None, depth=0):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
+from ..design.spec import DesignSpec
 from ..privacy.leaks import NotReleasedError
 from ..privacy.report import CERTIFIED, FLOAT_CAVEAT, SEEDED_CAVEAT, SEEDED_NOTE, PrivacyReport
 from .summary import BOUNDS_FROM_DATA, DPSummary, _interval, build_summary
@@ -63,7 +64,8 @@ def describe_bounds(design):
 
     Parameters
     ----------
-    design : dpsubset.design.build.Design
+    design : dpsubset.design.spec.DesignSpec or dpsubset.design.build.Design
+        Only its public part is read.
 
     Returns
     -------
@@ -176,7 +178,9 @@ class DPSubsetResults:
 
     The object holds no data, no clipped data, no scores of candidate supports and
     no noise; pickling it is safe in that sense. The public maps and bounds used by
-    :meth:`predict` are kept (when bounds were taken from the data, those learned
+    :meth:`predict` are kept in the design's public spec
+    (:class:`~dpsubset.design.spec.DesignSpec`: no X, y or Gram matrix can be reached
+    from the result; when bounds were taken from the data, the learned
     bounds are the one non-public number the object keeps, for predictions, and it
     is never printed).
 
@@ -207,7 +211,7 @@ class DPSubsetResults:
     response_levels: tuple | None = None
     screened: list | None = None
     loss_params: dict = field(default_factory=dict)
-    _predictor: object = field(default=None, repr=False)
+    _predictor: DesignSpec | None = field(default=None, repr=False)
     _coef_mapped: np.ndarray | None = field(default=None, repr=False)
     _used_columns: list = field(default_factory=list, repr=False)
 
@@ -258,12 +262,12 @@ class DPSubsetResults:
         that had no entry of their own; public, since they are functions of the
         given bounds only (see ``dpsubset/bounds.py``).
         """
-        return dict(getattr(self._predictor, "bounds_derived", None) or {})
+        return {} if self._predictor is None else dict(self._predictor.bounds_derived or {})
 
     @property
     def bounds_unused(self) -> list:
         """Entries of the codebook (``Bounds.x``) that this formula does not use."""
-        return list(getattr(self._predictor, "bounds_unused", None) or [])
+        return [] if self._predictor is None else list(self._predictor.bounds_unused or [])
 
     @property
     def bounds_description(self) -> str:
