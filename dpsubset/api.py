@@ -260,6 +260,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
                                     screen_share=None if cfg.screen is None else cfg.screen.share)
     options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
+    plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
     rng = as_generator(random_state)
     bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
 

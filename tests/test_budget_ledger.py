@@ -44,7 +44,7 @@ def test_plan_refuses_bad_settings(kw, match):
 
 # ----------------------------------------------------------------------- the ledger
 def test_ledger_records_in_order_and_sums():
-    ledger = BudgetLedger(BudgetPlan.from_settings(3.0, refit=True, eps_refit=1.0))
+    ledger = BudgetLedger(BudgetPlan.from_settings(3.0, refit=True, eps_refit=1.0).with_gap_test(0.5))
     ledger.spend("selection: gap test", "Laplace test", 0.5, 1e-6)
     ledger.spend("selection", "mistakes", 1.5).spend("refit", "objective perturbation (pure)", 1.0)
     assert [st["stage"] for st in ledger.stages] == ["selection: gap test", "selection", "refit"]
@@ -144,3 +144,14 @@ def test_selection_base_does_not_import_the_methods():
     src = importlib.util.find_spec("dpsubset.selection.base").origin
     text = open(src).read()
     assert "baselines" not in text.split('"""', 2)[2] and "from .exact" not in text
+
+
+def test_the_gap_test_has_its_own_part_of_the_selection():
+    plan = BudgetPlan.from_settings(4.0, refit=True).with_gap_test(0.5)
+    assert plan.eps_gap_test == 0.5 and plan.with_gap_test(None) is plan
+    ledger = BudgetLedger(plan)
+    with pytest.raises(BudgetExceededError, match="gap test"):
+        ledger.spend("selection: gap test", "Laplace test", 0.6, 1e-6)
+    ledger.spend("selection: gap test", "Laplace test", 0.5, 1e-6).spend("selection", "mistakes", 1.5)
+    with pytest.raises(BudgetExceededError):
+        BudgetPlan.from_settings(4.0, refit=True).with_gap_test(2.0)  # not a part of eps_select = 2

@@ -10,7 +10,7 @@ composition).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._validation import check_eps_ceiling, check_positive
 
@@ -40,12 +40,16 @@ class BudgetPlan:
         The refit's part (0 when ``refit=False``).
     eps_screen : float
         The private screen's part (0 without a screen).
+    eps_gap_test : float
+        The part of ``eps_select`` spent on the private gap test of the mistakes
+        mechanism (``gap_check="ptr"``; 0 otherwise): see :meth:`with_gap_test`.
     """
 
     eps: float
     eps_select: float
     eps_refit: float
     eps_screen: float = 0.0
+    eps_gap_test: float = 0.0
 
     @classmethod
     def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None):
@@ -83,9 +87,27 @@ class BudgetPlan:
             eps_select = eps_select - eps_screen
         return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen)
 
+    def with_gap_test(self, eps0):
+        """The plan with ``eps0`` of the selection's part set aside for a gap test.
+
+        Parameters
+        ----------
+        eps0 : float or None
+            The gap test's budget, as the method's options fixed it before the data
+            were read (None: no gap test, the plan is returned unchanged).
+        """
+        if eps0 is None:
+            return self
+        if not 0 < eps0 < self.eps_select:
+            raise BudgetExceededError(f"the gap test's eps0 = {eps0:.6g} is not a part of the "
+                                      f"selection's {self.eps_select:.6g}")
+        return replace(self, eps_gap_test=float(eps0))
+
     def allowance(self, stage):
-        """The eps a stage may spend: ``"screening"``, ``"selection"`` (with ``"selection:
-        ..."`` parts such as the gap test) or ``"refit"``."""
+        """The eps a stage may spend: ``"screening"``, ``"selection"`` (all its parts
+        together), ``"selection: gap test"`` (its own part) or ``"refit"``."""
+        if stage == "selection: gap test":
+            return self.eps_gap_test
         group = stage.split(":")[0]
         parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit}
         if group not in parts:
@@ -149,12 +171,15 @@ class BudgetLedger:
         if not (eps >= 0 and delta >= 0):
             raise BudgetExceededError(f"stage {stage!r}: eps and delta must be >= 0")
         if self.plan is not None:
+            # the stage's own part (the gap test has one), then its group's (all of "selection")
             group = stage.split(":")[0]
-            spent = sum(e["eps"] for e in self._entries if e["stage"].split(":")[0] == group)
-            allowed = self.plan.allowance(stage)
-            if spent + eps > allowed * (1 + _ROUNDING):
-                raise BudgetExceededError(f"stage {stage!r} would spend eps = {spent + eps:.6g}, more "
-                                          f"than its planned {allowed:.6g}")
+            for key, same in ((stage, lambda s: s == stage),
+                              (group, lambda s: s.split(":")[0] == group)):
+                spent = sum(e["eps"] for e in self._entries if same(e["stage"]))
+                allowed = self.plan.allowance(key)
+                if spent + eps > allowed * (1 + _ROUNDING):
+                    raise BudgetExceededError(f"stage {stage!r} would spend eps = {spent + eps:.6g}, "
+                                              f"more than the planned {allowed:.6g} of {key!r}")
         self._entries.append(dict(stage=stage, mechanism=mechanism, eps=eps, delta=delta))
         return self
 
