@@ -399,3 +399,117 @@ def test_arrays_from_the_session_are_refused(mixed):
     z = np.arange(len(mixed), dtype=float)  # noqa: F841  (looked up by the formula)
     with pytest.raises(ValueError, match=r"^formula: 'z': not column\(s\) of data"):
         build_design("y ~ x1 + z", mixed, bounds=(0.5, 3.0))
+
+
+# ----------------------------------------------------------------------------- spec and data (issue 24)
+
+
+def test_design_is_a_public_spec_and_private_data(linear):
+    from dpsubset.design import DesignData, DesignSpec
+
+    D = quiet_build("y ~ x1 + x2 + C(g, levels=['a', 'b'])", linear, LINEAR_BOUNDS)
+    assert isinstance(D.spec, DesignSpec) and isinstance(D.data, DesignData)
+    # reads are forwarded to the half that holds them
+    assert D.X is D.data.X and D.n == D.data.n == len(linear)
+    assert D.candidate_names is D.spec.candidate_names and D.column_maps is D.spec.column_maps
+    # the spec holds nothing computed from the rows
+    for name in ("X", "y", "forced", "gram", "n"):
+        assert not hasattr(D.spec, name), name
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        D.no_such_attribute
+
+
+def test_spec_alone_rebuilds_new_data_and_pickles_without_rows(linear):
+    import dataclasses
+    import pickle
+
+    D = quiet_build("y ~ x1 + np.log(x1) + x2 + C(g, levels=['a', 'b'])", linear,
+                    Bounds(x={"x1": (1, 30), "x2": (-10, 2)}, y=(-100, 100)))
+    blob = pickle.dumps(D.spec)
+    # no value of the data, raw or mapped, is in the spec's pickle
+    for v in list(linear["x1"].iloc[:5]) + list(D.X[:5, 0]) + list(D.y[:5]):
+        assert np.float64(v).tobytes() not in blob
+    spec = pickle.loads(blob)
+    Z = spec.transform_new(linear)
+    np.testing.assert_array_equal(Z, np.hstack([D.forced, D.X]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.clip_limits = {}
+
+
+def test_design_replace_routes_each_attribute_to_its_half(linear):
+    D = quiet_build("y ~ x1 + x2", linear, LINEAR_BOUNDS)
+    D2 = D.replace(X=D.X[:, :1], x_bounds=D.x_bounds[:1], candidate_names=D.candidate_names[:1])
+    assert D2.X.shape == (len(linear), 1) and D2.candidate_names == ["x1"]
+    assert D2.y is D.y and D2.column_maps is D.column_maps  # the rest is shared
+    assert D.X.shape[1] == 2  # the original is unchanged
+    with pytest.raises(TypeError, match="nope"):
+        D.replace(nope=1)
+
+
+# ----------------------------------------------------------------------------- the evaluation context
+
+
+def _twice(v):
+    return 2 * v
+
+
+def test_context_is_a_mapping_passed_down_not_the_call_stack(mixed, monkeypatch):
+    import dpsubset.design.build as build_mod
+
+    def no_stack(*a, **k):
+        raise AssertionError("the call stack was read although a context was given")
+
+    monkeypatch.setattr(build_mod, "capture_context", no_stack)
+    # `double` is in no scope of this test: only in the mapping
+    D = build_design("y ~ double(x1) + x2", mixed, bounds=(1.0, 3.0), context={"double": _twice})
+    assert D.candidate_names == ["double(x1)", "x2"]
+    assert D.spec.eval_context == {"double": _twice}
+    with pytest.raises(ValueError, match="unknown variable"):
+        build_design("y ~ _twice(x1) + x2", mixed, bounds=(1.0, 3.0), context={})
+
+
+def test_context_objects_that_could_carry_data_are_refused(mixed):
+    with pytest.raises(ValueError, match="'v'.*not column"):
+        build_design("y ~ x1 + I(x2 * v)", mixed, bounds=(1.0, 3.0), context={"v": np.arange(3.0)})
+    with pytest.raises(TypeError, match="context: expected a mapping"):
+        build_design("y ~ x1", mixed, bounds=(1.0, 3.0), context=[("v", 1.0)])
+
+
+def test_without_a_context_the_direct_caller_scope_is_used(mixed):
+    shift = 0.25  # a public constant of this scope (the scope of build_design's caller)
+    D = build_design("y ~ I(x1 + shift) + x2", mixed, bounds=(1.0, 3.0))
+    assert D.spec.eval_context == {"shift": shift}
+    with pytest.raises(ValueError, match="unknown variable.*'shift'"):
+        quiet_build("y ~ I(x1 + shift) + x2", mixed, Bounds(x=1.0, y=3.0))  # quiet_build's scope
+
+
+def test_dp_best_subset_takes_the_context_as_a_mapping(mixed):
+    import dpsubset as dps
+
+    res = dps.dp_best_subset("y ~ double(x1) + x2", mixed, eps=1.0, s=1, bounds=(1.0, 3.0),
+                             random_state=0, context={"double": _twice})
+    assert set(res.candidates) == {"double(x1)", "x2"}
+
+
+def test_r_bridge_passes_its_functions_in_the_context_not_its_globals(mixed):
+    import dpsubset.interfaces.r_bridge as rb
+
+    assert "sqrt" not in vars(rb)  # no globals().update(R_FORMULA_FUNCTIONS)
+    df = mixed.assign(x1=mixed.x1.abs())
+    res = rb._call_dp_best_subset("y ~ sqrt(x1) + x2", df, dict(eps=1.0, s=1, bounds=(1.0, 3.0),
+                                                              random_state=0))
+    assert "sqrt(x1)" in res.candidates
+
+
+def test_codebook_and_intervals_do_not_import_the_builder():
+    """The import cycle codebook <-> build is gone: name resolution lives in formula.py."""
+    import ast
+    import pathlib
+
+    import dpsubset.design as pkg
+
+    root = pathlib.Path(pkg.__file__).parent
+    for mod in ("codebook", "intervals", "formula", "frames", "clip", "materialise", "spec", "data"):
+        tree = ast.parse((root / f"{mod}.py").read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+        assert "build" not in imported and "dask" not in imported, mod

@@ -122,7 +122,7 @@ class Bounds:
         column of the data, a model-matrix column name or a term of the formula
         (in its own spelling) to a scalar ``b`` or an interval ``(lo, hi)``;
         entries the formula does not use are listed, not an error, and bounds
-        of transforms of bounded columns are derived (dpsubset/bounds.py).
+        of transforms of bounded columns are derived (:mod:`dpsubset.design.intervals`).
     y : None, float or (float, float), optional
         Bound of the (materialised) response: a scalar ``b_y`` (clip to
         [-b_y, b_y]) or an interval ``(lo, hi)`` (clip and map to [-1, 1]).
@@ -585,7 +585,7 @@ def check_codebook_early(bnds, F, lhs_info, rhs_info, dtypes, env, used, colset)
 
 def raw_clip_limits(bnds, lhs_info, rhs_info, dtypes, env, colset):
     """Data column -> public interval, for the numeric columns that the formula's
-    transforms and interactions read and that the codebook bounds (Design.raw_limits).
+    transforms and interactions read and that the codebook bounds (``DesignSpec.raw_limits``).
 
     Columns used only as they are need no raw clip (their model-matrix column is clipped
     to the same interval), and variables inside ``C(...)`` or ``hashed(...)`` are levels,

@@ -71,7 +71,7 @@ def _fmt_names(names):
 
 
 def _scope_object_allowed(obj):
-    """Whether an object from the caller's scope may be used by the formula.
+    """Whether an object of the evaluation context (the caller's scope) may be used by the formula.
 
     Only what cannot hold rows of data: modules, plain functions (pickled by
     name), classes, numpy ufuncs, and scalars. Arrays, lists, tuples, Series,
