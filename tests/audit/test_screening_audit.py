@@ -16,7 +16,6 @@ built by ``build_design`` from a data frame, as ``dp_best_subset`` builds it.
 """
 import itertools
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -65,7 +64,7 @@ def _design(X, y, formula, _cache={}):
     key = (formula, X.shape)
     if key not in _cache:
         _cache[key] = build_design(formula, _frame(X, y), (1.0, 1.0), None)
-    return replace(_cache[key], X=np.asarray(X, float), y=np.asarray(y, float))
+    return _cache[key].replace(X=np.asarray(X, float), y=np.asarray(y, float))
 
 
 def joint_log_law(X, y, r, lam, formula="y ~ 0 + .", understate=1.0):
