@@ -18,11 +18,12 @@ Formula
     not used on the left-hand side, in the order of the columns. The intercept
     is in the model unless the formula removes it (``0 +``, ``- 1``); it is
     always forced in, never a candidate. Functions and constants the formula
-    names that are not columns of ``data`` are looked up in the evaluation context,
-    the caller's scope captured once at the entry point (functions, modules, classes
-    and single numbers or strings only); anything else from that scope (an array, list, tuple, Series, dict, ...) is refused,
-    since it could bypass the checks and the clipping and would be kept in the
-    result: write lists of levels or knots literally in the formula.
+    names that are not columns of ``data`` are looked up in the evaluation
+    context, the caller's scope captured once at the entry point (functions,
+    modules, classes and single numbers or strings only); anything else from that
+    scope (an array, list, tuple, Series, dict, ...) is refused, since it could
+    bypass the checks and the clipping and would be kept in the result: write
+    lists of levels or knots literally in the formula.
 
 Neighbours
     Two datasets are neighbours when they differ by **replacing one row**; n is
@@ -152,7 +153,7 @@ import numpy as np
 import pandas as pd
 
 from ..privacy.leaks import PrivacyLeakWarning
-from .clip import _apply_limits, _fill_undefined, _interval_map, _limits, _row_blocks, _undefined_error, _clip_raw
+from .clip import _apply_limits, _clip_raw, _fill_undefined, _interval_map, _limits, _row_blocks, _undefined_error
 from .codebook import (Bounds, CodebookQuery, as_bounds, check_codebook_early, raw_clip_limits,
                        resolve_codebook)
 from .data import Design, DesignData
@@ -442,14 +443,19 @@ class _Settled:
     model_spec: object
 
 
+def _fallbacks(bnds):
+    """(scalar ``Bounds.x``, ``Bounds.default``): the bounds of the columns that the
+    codebook and the coding leave open (each None when not given)."""
+    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
+    return scalar_x, (bnds.default if bnds is not None else None)
+
+
 def _column_specs(args, mat, book):
     """Column -> its bound before settling (a scalar, an interval, or None: from the
     data), and the coded columns, whose bound is their coding's. In order of precedence:
     the codebook's entry for the column, for its term, the coding, a scalar ``Bounds.x``,
     ``Bounds.default``."""
-    bnds = args.bnds
-    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
-    default = bnds.default if bnds is not None else None
+    scalar_x, default = _fallbacks(args.bnds)
     xdict = book.columns
     specs, coded_cols = {}, set()
     for c in mat.names:
@@ -479,8 +485,7 @@ def _settle_bounds(args, names, mat, response_bool):
     missing are taken from the data (max |value|), and the formula's non-finite values
     are placed by a fixed rule where the bound is public."""
     bnds = args.bnds
-    scalar_x = bnds.x if (bnds is not None and bnds.x is not None and not isinstance(bnds.x, dict)) else None
-    default = bnds.default if bnds is not None else None
+    scalar_x, default = _fallbacks(bnds)
     response_name, source = mat.response_name, mat.source
     query = CodebookQuery(
         data_columns=args.columns, xcols=mat.xcols, term_cols=mat.term_cols,

@@ -50,7 +50,8 @@ import numpy as np
 import pandas as pd
 
 from .formula import _fmt_names, _is_coding_call, normalise_name
-from .intervals import _fmt_iv, _mul, _poly_raw_var, _pow, _powers_undefined, _Undefined, coding_range, enclosure, factor_enclosure
+from .intervals import (_fmt_iv, _mul, _poly_raw_var, _pow, _powers_undefined, _Undefined, coding_range, enclosure,
+                        factor_enclosure)
 
 __all__ = ["Bounds", "as_bounds", "CodebookQuery", "ResolvedBounds", "resolve_codebook", "raw_intervals",
            "undefined_message", "check_codebook_early", "raw_clip_limits", "Codebook", "read_codebook",
