@@ -47,13 +47,13 @@ few tens of megabytes).
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 from scipy.special import expit
 
+from .._validation import is_integer, is_real
 from ..mechanisms.sampling import as_generator
 
 __all__ = [
@@ -72,7 +72,7 @@ _BLOCK_ENTRIES = 1 << 22
 # helpers
 # ----------------------------------------------------------------------------
 def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, Integral):
+    if not is_integer(value):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     value = int(value)
     if value < minimum:
@@ -88,9 +88,9 @@ def _check_args(n, p, s, rho, snr):
         raise ValueError(
             f"the support {{1, 3, ..., 2s-1}} needs p >= 2s - 1 = {2 * s - 1}, got p = {p}"
         )
-    if isinstance(rho, bool) or not isinstance(rho, Real) or not -1.0 < float(rho) < 1.0:
+    if not is_real(rho) or not -1.0 < float(rho) < 1.0:
         raise ValueError(f"rho must be a real number in (-1, 1), got {rho!r}")
-    if isinstance(snr, bool) or not isinstance(snr, Real) or not float(snr) > 0.0:
+    if not is_real(snr) or not float(snr) > 0.0:
         raise ValueError(f"snr must be a positive number (np.inf for no noise), got {snr!r}")
     return n, p, s, float(rho), float(snr)
 
