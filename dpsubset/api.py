@@ -240,7 +240,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     LowUtilityWarning
         Settings under which no data could make the release useful (the selection
         no better than chance, or the refit's noise larger than the response's
-        range), judged from public quantities only (dpsubset/usefulness.py), with
+        range), judged from public quantities only (dpsubset/results/usefulness.py), with
         what would help.
     """
     # The formula's evaluation context, captured once here and passed down as a mapping.

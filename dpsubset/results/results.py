@@ -260,7 +260,7 @@ class DPSubsetResults:
 
         Transforms of bounded columns (``I(x ** 2)``, ``np.log(x)``, ``x:z``, ...)
         that had no entry of their own; public, since they are functions of the
-        given bounds only (see ``dpsubset/bounds.py``).
+        given bounds only (see ``dpsubset/design/codebook.py``).
         """
         return {} if self._predictor is None else dict(self._predictor.bounds_derived or {})
 

@@ -27,7 +27,7 @@ Selection (``top_r`` and ``mistakes``)
     have to grow for P = 1/2 on such data).
 
 Refit
-    Objective perturbation (dpsubset/refit.py) adds ``b'theta`` with public scale;
+    Objective perturbation (dpsubset/refit/objective.py) adds ``b'theta`` with public scale;
     the data's curvature is at most ``n lambda`` (``lambda`` the per-row Hessian
     bound), so the coefficients move by at least about ``E||b|| / (n lambda + Delta_reg)``
     in the direction of the noise (capped by the radius ``r``), and a row of norm

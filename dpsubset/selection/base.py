@@ -199,7 +199,7 @@ def make_scorer(request: SelectionRequest):
     -----
     ``"squared"`` has exact closed-form scores. ``"huber"``, ``"logistic"`` and
     ``"hinge"`` are solved iteratively and certified by their duality gap to the
-    public accuracy ``SCORE_TOL`` (dpsubset/scores_convex.py): every score the
+    public accuracy ``SCORE_TOL`` (dpsubset/scores/convex.py): every score the
     mechanisms see is within SCORE_TOL of the exact one, so their sensitivity is at
     most Delta + 2 SCORE_TOL. Every loss also gets the search's certified slack,
     :func:`search_slack`.
@@ -209,7 +209,7 @@ def make_scorer(request: SelectionRequest):
         from ..losses import SquaredLoss
         from ..scores.least_squares import LeastSquaresScorer, sensitivity
         stats = getattr(d, "gram", None)
-        if stats is not None:  # tall data: the sufficient statistics only (dpsubset/suffstats.py)
+        if stats is not None:  # tall data: the sufficient statistics only (dpsubset/design/suffstats.py)
             scorer = LeastSquaresScorer.from_gram(stats.G, stats.Zty, stats.yty, d.n, request.lam, request.r,
                                                   k_forced=stats.k_forced)
         else:
