@@ -22,11 +22,10 @@ import math
 import numbers
 from dataclasses import dataclass
 
-import numpy as np
 
 from .losses import LOSSES
 
-__all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling", "refit_scale",
+__all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling",
            "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN",
            "is_real", "is_integer", "check_positive", "Interval", "Options", "Flag",
            "PARAMETER_RULES", "validate_params"]
@@ -235,63 +234,19 @@ def check_R(R, p, s):
                          "supports)")
 
 
-def _gamma_upper(dim):
-    """A radius that Gamma(dim, 1) exceeds with negligible probability (< 1e-40)."""
-    return dim + 40.0 * math.sqrt(dim) + 100.0
-
-
-def refit_scale(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, **loss_options):
-    """The largest public constant of a refit (ridge, noise radius at a far quantile).
-
-    Uses the refit's own calibration, so the bound follows whatever the refit does.
-    """
-    from .refit.objective import _calibrate
-
-    cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
-                     **loss_options)
-    q = _gamma_upper(dim) if cal.noise == "gamma" else 10.0 * math.sqrt(dim) + 40.0
-    return max(cal.regularization, cal.regularization * r, q * cal.noise_scale,
-               _gamma_upper(dim) * cal.out_scale)
-
-
-def check_budget_representable(*, eps_select, eps_refit, selection_parts=(), refit=True, loss,
-                               dim, row_bound, b_y, r, refit_delta=0.0, loss_options=None,
-                               bounds_public=True):
-    """Refuse budgets whose noise would overflow floating point.
-
-    The scale of every noise is proportional to 1/eps, so the smallest workable
-    eps_refit is ``eps_refit * scale / FLOAT_LIMIT`` at the current setting, and the
-    message gives it.
+def check_budget_representable(*, eps_select, selection_parts=()):
+    """Refuse selection budgets too small for floating point to represent their noise
+    (the scale of the gap test's Laplace noise is 1/eps0). The refit's budget is checked
+    by :func:`dpsubset.refit.objective.check_refit_representable`.
 
     Parameters
     ----------
-    eps_select, eps_refit : float
+    eps_select : float
     selection_parts : iterable of float
         Further budgets of the selection (e.g. the gap test's eps0).
-    refit : bool
-    loss : str
-    dim : int
-        Number of refit coefficients (always-in columns + s).
-    row_bound, b_y, r : float
-        Public bounds of the refit.
-    refit_delta : float
-    loss_options : dict
-    bounds_public : bool
-        False when some bound came from the data: the smallest workable eps_refit
-        then depends on the data and is not shown.
     """
     for name, e in [("eps_select", eps_select)] + [("eps0", v) for v in selection_parts if v]:
         if e < EPS_FLOOR:
             raise ValueError(f"{name} = {e:.3g} is below the smallest budget whose noise floating point "
                              f"can represent; use {name} >= {EPS_FLOOR:g}")
-    if not refit or dim == 0:
-        return
-    scale = refit_scale(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r,
-                        delta=refit_delta, **(loss_options or {}))
-    if not np.isfinite(scale) or scale > FLOAT_LIMIT:
-        need = eps_refit * scale / FLOAT_LIMIT if np.isfinite(scale) else float("inf")
-        where = (f"with these bounds, r and s the refit needs eps_refit >= {need:.3g}" if bounds_public
-                 else "raise eps_refit")
-        raise ValueError(
-            f"eps_refit = {eps_refit:.3g} is too small to represent: the refit's noise and ridge "
-            f"(proportional to 1/eps_refit) would overflow floating point; {where} (or refit=False)")
+

@@ -31,7 +31,7 @@ from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan
 from .privacy.leaks import PrivacyLeakWarning
 from .privacy.report import build_report
-from .refit.objective import objective_perturbation
+from .refit.objective import check_refit_representable, objective_perturbation
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .search.exact import check_search
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
@@ -450,9 +450,9 @@ def _check_design(design, cfg, plan, options):
     check_sizes(n, p, s)
     if cfg.method in ("top_r", "mistakes"):
         check_R(options.get("R"), p, s)
-    check_budget_representable(
-        eps_select=plan.eps_select, eps_refit=plan.eps_refit, selection_parts=[options.get("eps0")],
-        refit=cfg.refit, loss=cfg.loss, dim=len(design.forced_names) + s,
+    check_budget_representable(eps_select=plan.eps_select, selection_parts=[options.get("eps0")])
+    check_refit_representable(
+        eps_refit=plan.eps_refit, refit=cfg.refit, loss=cfg.loss, dim=len(design.forced_names) + s,
         row_bound=largest_row_norm(design.x_bounds, s, design.forced_bounds),
         b_y=design.b_y, r=r, refit_delta=cfg.refit_delta or 0.0, loss_options=loss_options,
         bounds_public=design.bounds_public)
