@@ -57,7 +57,10 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
 
     import dpsubset.search.exact as exact
     from dpsubset import dp_best_subset
-    from dpsubset.studies.simulate import make_regression
+    try:
+        from dpsubset.studies.simulate import make_regression
+    except ImportError:  # a checkout from before the package's layout of issue 24
+        from dpsubset.simulate import make_regression
 
     nodes = [0]
     bnb = exact.branch_and_bound
