@@ -26,8 +26,8 @@ Memory. An open node holds O(s) numbers besides two short lists: the columns fix
 out on its path (one per "out" branch above it) and its dual point in sparse form
 (alpha = c y - A b with b non-zero only on the columns the ascent touched on the way,
 :meth:`DualPoint.sparse`); its free set and the dense vectors of its point (2 P
-numbers, which the best-first queue once kept for every open node: 4.4 GB after 52 s
-at p = 10,000) are rebuilt when it is expanded. The last DENSE_POINTS nodes queued
+numbers, which the best-first queue once kept for every open node, growing to
+gigabytes at p = 10,000: docs/benchmarks/search-constants.md) are rebuilt when it is expanded. The last DENSE_POINTS nodes queued
 are kept whole (best first often expands a child of the node it has just expanded)
 and made compact when they leave that window. The queue's size is estimated from its
 arrays (deterministic) and held in the search's MemoryBudget; past DIVE_SHARE of the
@@ -54,6 +54,7 @@ from .enumeration import rank_supports
 from .limits import MemoryBudget, SearchTimeout, describe_gap, format_gap, relative_gap
 from .outer_approximation import progress
 from .perspective import DualPoint, Moments, NodeBound
+from .protocols import SquaredLossScorer
 
 __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
            "NodeBudgetExceeded"]
@@ -75,8 +76,7 @@ def supports_branch_and_bound(scorer) -> bool:
     """Whether :func:`branch_and_bound` applies: the least-squares score. (With a
     stored Gram matrix the moments are sliced from it; without, the columns of
     X'X/n the search touches are computed from X and cached.)"""
-    return getattr(scorer, "loss", None) == "squared" and hasattr(scorer, "Xy") \
-        and hasattr(scorer, "yy")
+    return isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"
 
 
 class NodeBudgetExceeded(RuntimeError):
@@ -319,30 +319,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     if inside is not None:
         inside = (int(inside[0]), int(inside[1]))
     best = _KBest(keep, cutoff, s)
-
-    def in_family(S):
-        if inside is None:
-            return np.ones(len(S), dtype=bool)
-        m = in_center[S].sum(axis=1)
-        return (m >= inside[0]) & (m <= inside[1])
-
-    start = None
-    for S, v in seeds:
-        S = np.atleast_2d(np.asarray(S, dtype=np.intp))
-        v = np.atleast_1d(np.asarray(v, dtype=float))
-        if len(v) == 0:
-            continue
-        ok = in_family(S)
-        best.offer(np.sort(S[ok], axis=1), v[ok])
-        j = int(np.argmin(v))
-        if start is None or v[j] < start[1]:
-            start = (np.sort(S[j]), float(v[j]))
-    # The root's dual point: the fit on the best seed (the exact dual of that leaf).
-    if start is not None:
-        _, beta = scorer.fit(start[0][None, :])
-        pt = DualPoint.from_fit(mom, np.concatenate([np.arange(kf), kf + start[0]]), beta[0])
-    else:
-        pt = DualPoint(1.0, np.zeros(mom.P), mom.gy.copy(), 0.0, 0.0)
+    # The incumbents, and the root's dual point.
+    pt = _seed(scorer, mom, seeds, best, in_center, inside)
 
     nodes = scored = dived = 0
     counter = 0
@@ -354,10 +332,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     heap, stack = [], []
     whole = OrderedDict()
     dive_at = memory.share(DIVE_SHARE)
-    # (at most a quarter of the dive's budget in whole nodes: a small limit keeps none)
-    whole_bytes = 16 * (mom.P + p) + NODE_OVERHEAD
-    whole_max = DENSE_POINTS if dive_at is None else min(DENSE_POINTS,
-                                                          int(dive_at / 4 // whole_bytes))
+    whole_max = _whole_max(dive_at, mom.P + p)
     key = ("open nodes", object())  # this search's entry in the memory budget
     size = {"open": 0, "peak": 0}
     bar = progress(verbose, desc=problem + ": branch and bound", unit="node")
@@ -388,25 +363,13 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
             entry[3] = pt.sparse()
             _compact(node)
         entry[4] = _open_bytes(node, entry[3])
-        add = entry[4]
-        while len(whole) > whole_max:  # out of the window: compact
-            _, old = whole.popitem(last=False)
-            old[3] = old[3].sparse()
-            _compact(old[2])
-            nbytes = _open_bytes(old[2], old[3])
-            add += nbytes - old[4]
-            old[4] = nbytes
-        hold(add)
+        hold(entry[4] + _compact_beyond(whole, whole_max))
         return entry
 
     def drop(entry):
         """A node leaves the open list: its estimated bytes and its window place."""
         whole.pop(entry[1], None)
         hold(-entry[4])
-
-    def lower_bound():
-        """The smallest bound of the open nodes (for the gap of a timeout)."""
-        return min(([heap[0][0]] if heap else []) + [e[0] for e in stack], default=np.inf)
 
     try:
         root = _make_node(np.empty(0, dtype=np.intp), np.arange(p), s, kf, in_center, inside)
@@ -416,18 +379,15 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                 heapq.heappush(heap, entry)
         while heap or stack:
             if deadline is not None and time.perf_counter() > deadline:
-                thr = best.threshold
-                gap = relative_gap(lower_bound(), thr)
-                secs = time.perf_counter() - t0
-                raise SearchTimeout(
-                    f"time limit reached while solving '{problem}' by branch and bound "
-                    f"({nodes} nodes expanded, {len(heap) + len(stack)} open, "
-                    f"{describe_gap(gap)}, {secs:.1f} s); nothing is released",
-                    problem=problem, gap=gap, seconds=secs)
+                lower = min(([heap[0][0]] if heap else []) + [e[0] for e in stack],
+                            default=np.inf)  # the smallest open bound, for the gap
+                raise _timeout(problem, nodes, len(heap) + len(stack), lower, best.threshold, t0)
+            # Next node: the top of a dive's stack, else the lowest bound.
             from_stack = bool(stack)
             entry = stack.pop() if from_stack else heapq.heappop(heap)
             drop(entry)
             bound, _, node, pt, _, sel = entry
+            # Prune? (the threshold may have dropped since the node was queued)
             if bound > best.threshold:
                 if from_stack:
                     continue
@@ -447,15 +407,12 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
             cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
             if len(best.v) < keep or len(best.keys) == 0:
                 best.offer(cand, scorer.score(cand))
-            j = _branch_column(node, pt, sel, kf, in_center)
-            free = node.free[node.free != j]
-            child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside,
-                                  out=node.out)
-            child_out = _make_node(node.fixed, free, s, kf, in_center, inside,
-                                   out=np.append(node.out, j).astype(np.int32))
+            # Branch: the column at the boundary of the relaxation's selection, in and out;
+            # each child is scored (few completions) or bounded and queued unless pruned.
+            children = _children(node, _branch_column(node, pt, sel, kf, in_center), s, kf,
+                                 in_center, inside)
             _compact(node)
-            queued = [e for e in (visit(c, pt) for c in (child_in, child_out) if c is not None)
-                      if e is not None]
+            queued = [e for e in (visit(c, pt) for c in children) if e is not None]
             if dive_at is not None and (stack or size["open"] > dive_at):
                 # A dive: the children go on the stack, the lower bound on top.
                 stack.extend(sorted(queued, key=lambda e: (-e[0], -e[1])))
@@ -465,14 +422,90 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     finally:
         memory.release(key)
         bar.close()
-    thr = best.threshold
-    secs = time.perf_counter() - t0
-    if len(best.v):
-        last = float(best.v[-1])
-        cert = Certificate(problem, "branch_and_bound", last if len(best.v) >= keep else
-                           min(last, thr), last, nodes, secs)
-    else:  # no member scores at most the cut-off: proved
-        cert = Certificate(problem + " (>= target proved)", "branch_and_bound", thr, thr,
-                           nodes, secs)
+    cert = _certificate(best, keep, problem, nodes, time.perf_counter() - t0)
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
                                 peak_open_bytes=size["peak"], dived=dived)
+
+
+def _whole_max(dive_at, P):
+    """How many of the last queued nodes stay whole (node and dense point): DENSE_POINTS,
+    at most a quarter of the dive's budget (a small limit keeps none)."""
+    if dive_at is None:
+        return DENSE_POINTS
+    return min(DENSE_POINTS, int(dive_at / 4 // (16 * P + NODE_OVERHEAD)))
+
+
+def _compact_beyond(whole, whole_max):
+    """Compact the oldest whole entries past the window of ``whole_max`` (their points
+    to the sparse form, their nodes without the O(p) arrays); returns the change in
+    the open list's estimated bytes."""
+    add = 0
+    while len(whole) > whole_max:  # out of the window: compact
+        _, old = whole.popitem(last=False)
+        old[3] = old[3].sparse()
+        _compact(old[2])
+        nbytes = _open_bytes(old[2], old[3])
+        add += nbytes - old[4]
+        old[4] = nbytes
+    return add
+
+
+def _seed(scorer, mom, seeds, best, in_center, inside):
+    """Offer the seeds (supports with exact scores) in the family to ``best``; returns
+    the root's dual point: the exact dual of the fit on the best seed (any seed, in the
+    family or not), or the point of the empty fit without seeds."""
+    kf = scorer.k_forced
+    start = None
+    for S, v in seeds:
+        S = np.atleast_2d(np.asarray(S, dtype=np.intp))
+        v = np.atleast_1d(np.asarray(v, dtype=float))
+        if len(v) == 0:
+            continue
+        if inside is None:
+            ok = np.ones(len(S), dtype=bool)
+        else:
+            m = in_center[S].sum(axis=1)
+            ok = (m >= inside[0]) & (m <= inside[1])
+        best.offer(np.sort(S[ok], axis=1), v[ok])
+        j = int(np.argmin(v))
+        if start is None or v[j] < start[1]:
+            start = (np.sort(S[j]), float(v[j]))
+    if start is None:
+        return DualPoint(1.0, np.zeros(mom.P), mom.gy.copy(), 0.0, 0.0)
+    _, beta = scorer.fit(start[0][None, :])
+    return DualPoint.from_fit(mom, np.concatenate([np.arange(kf), kf + start[0]]), beta[0])
+
+
+def _children(node, j, s, kf, in_center, inside):
+    """The children of ``node`` with column j fixed in and fixed out (those that have
+    a completion in the family)."""
+    free = node.free[node.free != j]
+    child_in = _make_node(np.append(node.fixed, j), free, s, kf, in_center, inside,
+                          out=node.out)
+    child_out = _make_node(node.fixed, free, s, kf, in_center, inside,
+                           out=np.append(node.out, j).astype(np.int32))
+    return [c for c in (child_in, child_out) if c is not None]
+
+
+def _timeout(problem, nodes, n_open, lower, threshold, t0):
+    """The SearchTimeout of a search that reached its deadline: counts, the time and
+    the scale-free relative gap, never a score."""
+    gap = relative_gap(lower, threshold)
+    secs = time.perf_counter() - t0
+    return SearchTimeout(
+        f"time limit reached while solving '{problem}' by branch and bound "
+        f"({nodes} nodes expanded, {n_open} open, {describe_gap(gap)}, {secs:.1f} s); "
+        "nothing is released", problem=problem, gap=gap, seconds=secs)
+
+
+def _certificate(best, keep, problem, nodes, secs):
+    """The certificate of a finished search: every support outside the list scores
+    above the threshold (lower = upper), or, with no member at most the cut-off, the
+    proof that the family's minimum is at least it."""
+    thr = best.threshold
+    if len(best.v):
+        last = float(best.v[-1])
+        return Certificate(problem, "branch_and_bound", last if len(best.v) >= keep else
+                           min(last, thr), last, nodes, secs)
+    return Certificate(problem + " (>= target proved)", "branch_and_bound", thr, thr,
+                       nodes, secs)
