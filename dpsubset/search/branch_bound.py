@@ -27,9 +27,10 @@ out on its path (one per "out" branch above it) and its dual point in sparse for
 (alpha = c y - A b with b non-zero only on the columns the ascent touched on the way,
 :meth:`DualPoint.sparse`); its free set and the dense vectors of its point (2 P
 numbers, which the best-first queue once kept for every open node, growing to
-gigabytes at p = 10,000: docs/benchmarks/search-constants.md) are rebuilt when it is expanded. The last DENSE_POINTS nodes queued
-are kept whole (best first often expands a child of the node it has just expanded)
-and made compact when they leave that window. The queue's size is estimated from its
+gigabytes at p = 10,000: docs/benchmarks/search-constants.md) are rebuilt when it is
+expanded. The last DENSE_POINTS nodes queued are kept whole (best first often
+expands a child of the node it has just expanded) and made compact when they leave
+that window. The queue's size is estimated from its
 arrays (deterministic) and held in the search's MemoryBudget; past DIVE_SHARE of the
 memory limit new nodes go to a depth-first stack that is emptied before the next
 best-first pop (a dive: it keeps memory bounded by the depth and finds incumbents
