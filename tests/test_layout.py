@@ -1,0 +1,108 @@
+"""The package's layout rules (docs/guide/architecture.md): one subpackage per stage of
+the data flow, no import cycle, no module over 800 lines, no function body over 120
+lines (docstring excluded), at most eight modules flat in ``dpsubset/``."""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpsubset"
+FILES = sorted(ROOT.rglob("*.py"))
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 120
+MAX_FLAT_MODULES = 8
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(f): f for f in FILES}
+
+
+def import_graph():
+    """module -> the package modules it imports (at module level or inside functions)."""
+    graph = {}
+    for name, path in MODULES.items():
+        is_init = path.name == "__init__.py"
+        package = name.split(".") if is_init else name.split(".")[:-1]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else [])) if node.level \
+                    else (node.module or "")
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+                deps.update(subs if len(subs) == len(node.names) else [target, *subs])
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+        graph[name] = {d for d in deps if d in MODULES and d != name}
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_and_function_sizes(path):
+    src = path.read_text()
+    assert len(src.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: split it"
+    long = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (len(body) > 1 and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+                body = body[1:]
+            if node.end_lineno - body[0].lineno + 1 > MAX_FUNCTION_LINES:
+                long.append(node.name)
+    assert long == []
+
+
+def test_few_modules_flat_in_the_package():
+    flat = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(flat) <= MAX_FLAT_MODULES, flat
+
+
+def test_architecture_page_names_every_module():
+    page = (ROOT.parent / "docs" / "guide" / "architecture.md").read_text()
+    missing = [str(p.relative_to(ROOT.parent)) for p in FILES
+               if p.name != "__init__.py" and str(p.relative_to(ROOT.parent)) not in page]
+    assert missing == []
