@@ -75,8 +75,9 @@ def test_past_the_limit_the_branch_and_bound_stops():
 def test_open_nodes_are_compact(monkeypatch):
     # A queued node drops its free set and keeps its dual point in sparse form (O(s)
     # numbers plus the excluded columns, not arrays of length p) once it is out of the
-    # window of the last DENSE_POINTS nodes queued that are still open, kept whole.
+    # window of the nodes queued last that are still open (WHOLE_BYTES), kept whole.
     sc, s = _noise(p=40, n=80)
+    monkeypatch.setattr(bb, "WHOLE_BYTES", 32 * (16 * sc.p + bb.NODE_OVERHEAD))  # 32 whole
     seen = []
     push = bb.heapq.heappush
 
@@ -90,7 +91,7 @@ def test_open_nodes_are_compact(monkeypatch):
     open_nodes = seen[-1]  # the queue when the search stopped
     assert len(open_nodes) > 100
     compact = [e for e in open_nodes if not isinstance(e[3], DualPoint)]
-    assert len(open_nodes) - len(compact) <= bb.DENSE_POINTS  # the window of whole nodes
+    assert len(open_nodes) - len(compact) <= 32  # the window of whole nodes
     for entry in compact:
         node, point = entry[2], entry[3]
         assert node.free is None and node.free_center is None and node.free_other is None

@@ -28,9 +28,9 @@ out on its path (one per "out" branch above it) and its dual point in sparse for
 :meth:`DualPoint.sparse`); its free set and the dense vectors of its point (2 P
 numbers, which the best-first queue once kept for every open node, growing to
 gigabytes at p = 10,000: docs/benchmarks/search-constants.md) are rebuilt when it is
-expanded. The last DENSE_POINTS nodes queued are kept whole (best first often
-expands a child of the node it has just expanded) and made compact when they leave
-that window. The queue's size is estimated from its
+expanded. The nodes queued last are kept whole within WHOLE_BYTES (best first often
+expands a node queued shortly before) and made compact when they leave that window.
+The queue's size is estimated from its
 arrays (deterministic) and held in the search's MemoryBudget; past DIVE_SHARE of the
 memory limit new nodes go to a depth-first stack that is emptied before the next
 best-first pop (a dive: it keeps memory bounded by the depth and finds incumbents
@@ -64,10 +64,12 @@ __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResul
 LEAF_MAX = 200
 # The queue turns to depth-first dives once it holds this share of the memory limit.
 DIVE_SHARE = 0.5
-# The most recently queued nodes kept whole, with their dense dual points (best first
-# often expands a child of the node just expanded; the others are rebuilt from their
-# compact form).
-DENSE_POINTS = 32
+# The most recently queued nodes are kept whole, with their dense dual points, within
+# this many bytes (best first often expands a node queued shortly before; the others
+# are rebuilt from their compact form, about a tenth of a node's time at p = 10,000).
+# At p = 100 that is every open node of the searches measured (no rebuilds); at
+# p = 10,000 about 200 nodes, at p = 100,000 about 20.
+WHOLE_BYTES = 64 * 2 ** 20
 # Estimated bytes of an open node besides its arrays' data: the node and point objects,
 # the queue's entry, the array headers.
 NODE_OVERHEAD = 800
@@ -327,9 +329,10 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     counter = 0
     # Open nodes: the best-first heap, and the depth-first stack of a dive (emptied
     # first). Entries are [bound, counter, node, point, bytes, selection] (the
-    # selection: the relaxation's top-k free columns at the point, k numbers); the last
-    # DENSE_POINTS still open (``whole``, by counter) keep the whole node and its
-    # DualPoint, the others a compact node and the point's sparse form.
+    # selection: the relaxation's top-k free columns at the point, k numbers); the
+    # last queued that are still open (``whole``, by counter, within WHOLE_BYTES) keep
+    # the whole node and its DualPoint, the others a compact node and the point's
+    # sparse form.
     heap, stack = [], []
     whole = OrderedDict()
     dive_at = memory.share(DIVE_SHARE)
@@ -429,11 +432,11 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
 
 
 def _whole_max(dive_at, P):
-    """How many of the last queued nodes stay whole (node and dense point): DENSE_POINTS,
-    at most a quarter of the dive's budget (a small limit keeps none)."""
-    if dive_at is None:
-        return DENSE_POINTS
-    return min(DENSE_POINTS, int(dive_at / 4 // (16 * P + NODE_OVERHEAD)))
+    """How many of the last queued nodes stay whole (node and dense point, about 16 P
+    bytes each): as many as fit in WHOLE_BYTES and in a quarter of the dive's budget
+    (a small limit keeps none)."""
+    cap = WHOLE_BYTES if dive_at is None else min(WHOLE_BYTES, dive_at / 4)
+    return int(cap // (16 * P + NODE_OVERHEAD))
 
 
 def _compact_beyond(whole, whole_max):
