@@ -65,10 +65,9 @@ LEAF_MAX = 200
 # The queue turns to depth-first dives once it holds this share of the memory limit.
 DIVE_SHARE = 0.5
 # The most recently queued nodes are kept whole, with their dense dual points, within
-# this many bytes (best first often expands a node queued shortly before; the others
-# are rebuilt from their compact form, about a tenth of a node's time at p = 10,000).
-# At p = 100 that is every open node of the searches measured (no rebuilds); at
-# p = 10,000 about 200 nodes, at p = 100,000 about 20.
+# this many bytes: best first often expands a node queued shortly before, and the
+# others are rebuilt from their compact form (a share of a node's time at large p;
+# small p keeps every open node whole). docs/benchmarks/search-constants.md.
 WHOLE_BYTES = 64 * 2 ** 20
 # Estimated bytes of an open node besides its arrays' data: the node and point objects,
 # the queue's entry, the array headers.
