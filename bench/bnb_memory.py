@@ -13,9 +13,13 @@ Each seed runs in its own process; the table gives the outcome (``release``,
 ``SearchTimeout`` at the time limit, ``SearchMemoryLimit``, or the error), the seconds
 of the call, the perspective branch and bound's nodes expanded (summed over its runs;
 for a time-out, with the count its message gives for the run that stopped: simulated
-data, so the count may be shown here) and nodes per second of the call, the process's
-peak resident memory (VmHWM: data generation, the frame, the design and the call
-together) and its resident memory just before the call (the data already in memory).
+data, so the count may be shown here) and nodes per second of the call, the largest
+estimate the search's memory budget held (the open nodes, the column cache and the
+other growing structures together: what ``memory_limit`` is compared with; the
+branch and bound dives depth first when its open nodes pass half the limit), the
+process's peak resident memory (VmHWM: data generation, the frame, the design and
+the call together) and its resident memory just before the call (the data already
+in memory).
 
     python bench/bnb_memory.py                          # seeds 0-4, the default limits
     python bench/bnb_memory.py --seeds 1 --time-limit 120
@@ -71,6 +75,21 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
         return res
 
     exact.branch_and_bound = counted
+    held = [0.0]
+    try:
+        from dpsubset.search.limits import MemoryBudget
+    except ImportError:  # the code before the memory budget
+        MemoryBudget = None
+    if MemoryBudget is not None:
+        hold = MemoryBudget.hold
+
+        def tracked(self, key, nbytes, **kw):
+            try:
+                return hold(self, key, nbytes, **kw)
+            finally:
+                held[0] = max(held[0], self.total)
+
+        MemoryBudget.hold = tracked
 
     X, y, _ = make_regression(n, p, random_state=seed)
     df = pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j + 1}" for j in range(p)])
@@ -88,7 +107,7 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
         nodes[0] += int(stopped.group(1)) if stopped else 0
     secs = time.perf_counter() - t0
     return dict(seed=seed, outcome=outcome, seconds=secs, nodes=nodes[0],
-                peak_mb=_status_mb("VmHWM"), before_mb=before)
+                held_mb=held[0] / 2 ** 20, peak_mb=_status_mb("VmHWM"), before_mb=before)
 
 
 def main():
@@ -113,7 +132,7 @@ def main():
           f"bounds=(0.5, 0.5) method=top_r time_limit={args.time_limit or 'default'} "
           f"memory_limit={args.memory_limit or 'default'}; one process per seed")
     print(f"{'seed':>4} {'outcome':>18} {'seconds':>8} {'nodes':>7} {'nodes/s':>7} "
-          f"{'peak MB':>8} {'before MB':>9}")
+          f"{'held MB':>8} {'peak MB':>8} {'before MB':>9}")
     for seed in args.seeds:
         job = dict(p=args.p, n=args.n, seed=seed, r=args.r, lam=args.lam,
                    time_limit=args.time_limit, memory_limit=args.memory_limit,
@@ -127,7 +146,8 @@ def main():
             continue
         row = json.loads(lines[-1])
         print(f"{row['seed']:>4} {row['outcome']:>18} {row['seconds']:>8.1f} {row['nodes']:>7} "
-              f"{row['nodes'] / row['seconds']:>7.0f} {row['peak_mb']:>8.0f} "
+              f"{row['nodes'] / row['seconds']:>7.0f} {row['held_mb']:>8.1f} "
+              f"{row['peak_mb']:>8.0f} "
               f"{row['before_mb']:>9.0f}", flush=True)
 
 
