@@ -5,6 +5,7 @@ from .design.codebook import Bounds
 from .nonprivate import best_subset_nonprivate
 from .privacy.leaks import PrivacyLeakWarning
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
+from .results.results import PredictionClippedWarning
 from .search.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
 from .results.tables import summary_table
@@ -15,4 +16,4 @@ __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout",
            "SearchMemoryLimit", "load_hitters",
            "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
-           "best_subset_nonprivate", "LowUtilityWarning"]
+           "best_subset_nonprivate", "LowUtilityWarning", "PredictionClippedWarning"]

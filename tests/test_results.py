@@ -215,11 +215,47 @@ def test_predict_on_new_hitters_rows(hitters, fits):
     hi = res.bounds[term][1]
     a, b = new.iloc[[0]].copy(), new.iloc[[0]].copy()
     a[term], b[term] = hi, 10 * hi + 1000
-    assert res.predict(a).iloc[0] == pytest.approx(res.predict(b).iloc[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dps.PredictionClippedWarning)   # on the edge: not clipped
+        at_edge = res.predict(a).iloc[0]
+    with pytest.warns(dps.PredictionClippedWarning, match=term):
+        assert at_edge == pytest.approx(res.predict(b).iloc[0])
     # a dict of columns works too, and a missing column is an error naming it
     assert np.allclose(res.predict({k: new[k].tolist() for k in new.columns}).to_numpy(), pred.to_numpy())
     with pytest.raises((ValueError, KeyError), match=term):
         res.predict(new.drop(columns=[term]))
+
+
+def test_predict_outside_the_bounds_warns_with_columns_and_count_not_values():
+    """Issue 28 item 5: clipped rows are still clipped, but a warning names the columns and
+    counts the rows (a units mistake, wt in pounds instead of 1000 lb, is otherwise silent)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"wt": rng.uniform(1.5, 5.5, 200), "hp": rng.uniform(50, 350, 200)})
+    df["mpg"] = 40 - 3 * df.wt - 0.02 * df.hp + rng.normal(0, 1, 200)
+    bounds = dps.Bounds(x=dict(wt=(1, 6), hp=(40, 400)), y=(5, 50))
+    new = pd.DataFrame({"wt": [3017.5, 3.0, 2.0, 6.0], "hp": [1000.0, 100.0, 20.0, 400.0]})
+    for formula in ("mpg ~ wt + hp", "mpg ~ wt + I(wt**2) + hp", "mpg ~ wt * hp"):
+        res = dps.dp_best_subset(formula, df, eps=6, s=1, bounds=bounds, random_state=1)
+        with pytest.warns(dps.PredictionClippedWarning) as rec:
+            pred = res.predict(new)
+        assert len(rec) == 1
+        msg = str(rec[0].message)
+        assert "2 of 4 row(s)" in msg and "wt (1 row)" in msg and "hp (2 rows)" in msg, msg
+        for value in ("3017", "1000", "20"):       # no value of newdata in the message
+            assert value not in msg
+        # the clipping itself is unchanged: the prediction is the one at the box's corner
+        corner = res.predict(pd.DataFrame({"wt": [6.0, 3.0, 2.0], "hp": [400.0, 100.0, 40.0]}))
+        np.testing.assert_allclose(pred.to_numpy()[:3], corner.to_numpy())
+    with warnings.catch_warnings():   # rows inside the box (edges included): no warning
+        warnings.simplefilter("error", dps.PredictionClippedWarning)
+        res.predict(new.iloc[[1, 3]])
+    # bounds taken from the data are never compared with (they are statistics of the data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        void = dps.dp_best_subset("mpg ~ wt + hp", df, eps=6, s=1, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dps.PredictionClippedWarning)
+        void.predict(new)
 
 
 # ---------------------------------------------------------------- refit=False

@@ -6,8 +6,9 @@ the DP coefficients, the privacy report, the public design spec for predictions)
 side; ``usefulness`` warns, from public quantities only, when no data could make a
 release useful.
 """
-from .results import DPSubsetResults, NonPrivateDiagnostics
+from .results import DPSubsetResults, NonPrivateDiagnostics, PredictionClippedWarning
 from .tables import summary_table
 from .usefulness import LowUtilityWarning
 
-__all__ = ["DPSubsetResults", "NonPrivateDiagnostics", "summary_table", "LowUtilityWarning"]
+__all__ = ["DPSubsetResults", "NonPrivateDiagnostics", "summary_table", "LowUtilityWarning",
+           "PredictionClippedWarning"]

@@ -6,11 +6,13 @@ come in a separate, labelled object (:class:`NonPrivateDiagnostics`).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
+from ..design.frames import _as_frame
 from ..design.spec import DesignSpec
 from ..privacy.leaks import NotReleasedError
 from ..privacy.report import CERTIFIED, FLOAT_CAVEAT, SEEDED_CAVEAT, SEEDED_NOTE, PrivacyReport
@@ -18,7 +20,46 @@ from .summary import BOUNDS_FROM_DATA, DPSummary, _interval, build_summary
 
 __all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "CERTIFIED", "DPSubsetResults",
            "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "describe_solves",
-           "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH"]
+           "BOUNDS_FROM_DATA", "NotReleasedError", "WITHHELD", "PREDICT_WHICH",
+           "PredictionClippedWarning"]
+
+
+class PredictionClippedWarning(UserWarning):
+    """Rows of ``newdata`` in :meth:`DPSubsetResults.predict` lay outside the public bounds.
+
+    They are clipped to the codebook's box, as the training data were (that is the
+    model that was fitted), so their predictions are those at the box's edge. A value
+    far outside the box is often a units mistake. The message names the columns and
+    the number of rows clipped, never a value.
+    """
+
+
+def _clipped_rows(spec, frame):
+    """Rows of ``frame`` that ``spec.transform_new`` clips: {column: count} and the row total.
+
+    A data column is clipped to its raw interval (the codebook's entry for a column
+    that a transform reads, ``raw_limits``) or, when it is itself a model column, to
+    its clip interval. Derived columns (``I(wt ** 2)``, ``wt:hp``) get intervals from
+    interval arithmetic on the raw ones, so after the raw clip they are inside theirs
+    (a term the codebook bounds itself, more tightly, is clipped without being counted).
+    Intervals taken from the data are infinite in a result's spec: nothing is counted
+    against them, so the count says nothing about the training data.
+    """
+    limits = {}
+    for name in spec.rhs_variables:   # in the formula's order
+        if name in spec.raw_limits or name in spec.clip_limits:
+            limits[name] = spec.raw_limits.get(name, spec.clip_limits.get(name))
+    counts, outside = {}, np.zeros(len(frame), dtype=bool)
+    for name, (lo, hi) in limits.items():
+        if name not in frame.columns or not pd.api.types.is_numeric_dtype(frame[name]) \
+                or pd.api.types.is_bool_dtype(frame[name]):
+            continue
+        col = frame[name].to_numpy(dtype=float)
+        off = (col < lo) | (col > hi)   # NaN compares False: not clipped
+        if off.any():
+            counts[name] = int(off.sum())
+            outside |= off
+    return counts, int(outside.sum())
 
 
 _FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
@@ -329,11 +370,19 @@ class DPSubsetResults:
             a categorical variable of ``newdata`` with a level the model does not
             know (the message names the column and the number of rows).
 
+        Warns
+        -----
+        PredictionClippedWarning
+            Rows of ``newdata`` outside the public bounds: the message names the
+            columns and the number of rows clipped (never a value).
+
         Notes
         -----
         New data go through the formula's model spec (the same transforms and
         categorical levels), are clipped to the same public bounds and mapped by
-        the same public maps as the training data. Predictions are post-processing
+        the same public maps as the training data. Clipping is kept (it is the
+        model that was fitted) but warned about: a value far outside the box is
+        often a units mistake. Predictions are post-processing
         of the released coefficients and cost no privacy budget.
         """
         if newdata is None:
@@ -345,7 +394,18 @@ class DPSubsetResults:
         which = self._check_which(which)
         if self._coef_mapped is None:
             raise ValueError("predict needs coefficients: fit with refit=True")
-        M = self._predictor.transform_new(newdata)
+        frame = _as_frame(newdata, "newdata")
+        M = self._predictor.transform_new(frame)
+        counts, n_rows = _clipped_rows(self._predictor, frame)
+        if n_rows:
+            cols = ", ".join(f"{c} ({k} row{'s' if k != 1 else ''})" for c, k in list(counts.items())[:10])
+            if len(counts) > 10:
+                cols += f" and {len(counts) - 10} more column(s)"
+            warnings.warn(
+                f"predict: {n_rows} of {len(frame)} row(s) of newdata lie outside the public bounds "
+                f"and were clipped to them, as the training data were: {cols}. Their predictions are "
+                "those at the edge of the bounds; check the units of these columns (or the codebook)",
+                PredictionClippedWarning, stacklevel=2)
         names = self._predictor.forced_names + self._predictor.candidate_names
         idx = [names.index(c) for c in self._used_columns]
         eta = M[:, idx] @ self._coef_mapped
