@@ -214,11 +214,11 @@ def test_auto_picks_branch_and_bound_for_least_squares():
     assert bb.supports_branch_and_bound(sc)
 
 
-def test_branch_and_bound_is_refused_for_other_losses():
+def test_branch_and_bound_is_accepted_for_every_loss():
+    # Issue 27: the convex losses have the Fenchel bounds (tests/test_bnb_convex.py).
     from dpsubset.search.exact import check_search
-    with pytest.raises(ValueError, match="loss='squared'"):
-        check_search("branch_and_bound", None, None, "logistic")
-    assert check_search("branch_and_bound", None, None, "squared") == (None, None)
+    for loss in ("squared", "huber", "logistic", "hinge"):
+        assert check_search("branch_and_bound", None, None, loss) == (None, None)
 
 
 @pytest.mark.parametrize("seed", [2, 7])

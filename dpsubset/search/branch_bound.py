@@ -54,11 +54,12 @@ from .candidates import Certificate
 from .enumeration import rank_supports
 from .limits import MemoryBudget, SearchTimeout, describe_gap, format_gap, relative_gap
 from .outer_approximation import progress
-from .perspective import DualPoint, Moments, NodeBound
-from .protocols import SquaredLossScorer
+from .fenchel import ConvexDuals, FenchelBound
+from .perspective import Moments, NodeBound
+from .protocols import ConvexDualScorer, SquaredLossScorer
 
 __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
-           "NodeBudgetExceeded"]
+           "NodeBudgetExceeded", "node_data"]
 
 # Nodes with at most this many completions are scored exactly in one batch.
 LEAF_MAX = 200
@@ -75,10 +76,26 @@ NODE_OVERHEAD = 800
 
 
 def supports_branch_and_bound(scorer) -> bool:
-    """Whether :func:`branch_and_bound` applies: the least-squares score. (With a
+    """Whether :func:`branch_and_bound` applies: the least-squares score (with a
     stored Gram matrix the moments are sliced from it; without, the columns of
-    X'X/n the search touches are computed from X and cached.)"""
-    return isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"
+    X'X/n the search touches are computed from X and cached), or a convex-loss score
+    with its data in memory (the Fenchel bounds of :mod:`dpsubset.search.fenchel`)."""
+    if isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared":
+        return True
+    return isinstance(scorer, ConvexDualScorer) and scorer.X is not None
+
+
+def node_data(scorer, memory=None):
+    """What the node bounds read of the data, built once per search: the second
+    moments (least squares) or the data and loss (:class:`ConvexDuals`)."""
+    if isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared":
+        return Moments.from_scorer(scorer, memory=memory)
+    return ConvexDuals(scorer)
+
+
+def _node_bounds(data, center):
+    """The node bounds of a search: perspective (least squares) or Fenchel."""
+    return FenchelBound(data, center) if isinstance(data, ConvexDuals) else NodeBound(data, center)
 
 
 class NodeBudgetExceeded(RuntimeError):
@@ -172,14 +189,15 @@ def _rebuild(node, p, kf, in_center, inside):
 
 
 def _open_bytes(node, point):
-    """Estimated bytes of a queued node with its point: a compact node with a sparse
-    point (c, idx, val), or a whole node with its DualPoint."""
-    if isinstance(point, DualPoint):
-        return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + point.b.nbytes
-                + point.u.nbytes + node.free.nbytes + node.free_center.nbytes
+    """Estimated bytes of a queued node with its point: a compact node with its point's
+    compact form (a tuple: (c, idx, val) for least squares, alpha in single precision
+    for the convex losses), or a whole node with its dense point."""
+    if not isinstance(point, tuple):
+        return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + point.nbytes
+                + node.free.nbytes + node.free_center.nbytes
                 + node.free_other.nbytes + node.fixed_aug.nbytes)
-    return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes + point[1].nbytes
-            + point[2].nbytes)
+    return (NODE_OVERHEAD + node.fixed.nbytes + node.out.nbytes
+            + sum(a.nbytes for a in point if isinstance(a, np.ndarray)))
 
 
 def _completions(node):
@@ -265,7 +283,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
 
     Parameters
     ----------
-    scorer : LeastSquaresScorer
+    scorer : LeastSquaresScorer or ConvexLossScorer
+        (see :func:`supports_branch_and_bound`)
     s : int
     keep : int
         How many of the best supports to return (1: the best support; R: top-R).
@@ -284,8 +303,9 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         A progress bar (nodes, open nodes, relative gap).
     problem : str
         What is solved, in words, for the certificate and the messages.
-    moments : Moments, optional
-        The second moments (built from the scorer when not given).
+    moments : Moments or ConvexDuals, optional
+        What the bounds read of the data (:func:`node_data`; built from the scorer
+        when not given).
     leaf_max : int
         Nodes with at most this many completions are scored exactly.
     iters : int
@@ -315,14 +335,14 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     t0 = time.perf_counter()
     p, kf = scorer.p, scorer.k_forced
     memory = MemoryBudget(None) if memory is None else memory
-    mom = Moments.from_scorer(scorer, memory=memory) if moments is None else moments
-    nb = NodeBound(mom, center)
+    mom = node_data(scorer, memory) if moments is None else moments
+    nb = _node_bounds(mom, center)
     in_center = nb.in_center
     if inside is not None:
         inside = (int(inside[0]), int(inside[1]))
     best = _KBest(keep, cutoff, s)
     # The incumbents, and the root's dual point.
-    pt = _seed(scorer, mom, seeds, best, in_center, inside)
+    pt = _seed(scorer, nb, seeds, best, in_center, inside)
 
     nodes = scored = dived = 0
     counter = 0
@@ -335,7 +355,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     heap, stack = [], []
     whole = OrderedDict()
     dive_at = memory.share(DIVE_SHARE)
-    whole_max = _whole_max(dive_at, mom.P + p)
+    whole_max = _whole_max(dive_at, nb.dense_bytes(p))
     key = ("open nodes", object())  # this search's entry in the memory budget
     size = {"open": 0, "peak": 0}
     bar = progress(verbose, desc=problem + ": branch and bound", unit="node")
@@ -352,7 +372,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         if _completions(node) <= leaf_max:
             S = _enumerate(node, s)
             if len(S):
-                best.offer(S, scorer.score(S))
+                S, v = nb.score_leaves(scorer, S, best.threshold)
+                best.offer(S, v)
                 scored += len(S)
             return None
         bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
@@ -403,9 +424,9 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                 bar.update()
                 bar.set_postfix(open=len(heap) + len(stack), scored=scored,
                                 gap=format_gap(relative_gap(bound, best.threshold)))
-            if not isinstance(pt, DualPoint):  # compact: rebuilt (the same alpha)
+            if isinstance(pt, tuple):  # compact: rebuilt (the same alpha)
                 _rebuild(node, p, kf, in_center, inside)
-                pt = DualPoint.from_sparse(mom, *pt)
+                pt = nb.rebuild(pt)
             # A cheap incumbent: the relaxation's own selection, scored exactly.
             cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
             if len(best.v) < keep or len(best.keys) == 0:
@@ -430,12 +451,12 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
                                 peak_open_bytes=size["peak"], dived=dived)
 
 
-def _whole_max(dive_at, P):
-    """How many of the last queued nodes stay whole (node and dense point, about 16 P
-    bytes each): as many as fit in WHOLE_BYTES and in a quarter of the dive's budget
-    (a small limit keeps none)."""
+def _whole_max(dive_at, node_bytes):
+    """How many of the last queued nodes stay whole (node and dense point, about
+    ``node_bytes`` each): as many as fit in WHOLE_BYTES and in a quarter of the dive's
+    budget (a small limit keeps none)."""
     cap = WHOLE_BYTES if dive_at is None else min(WHOLE_BYTES, dive_at / 4)
-    return int(cap // (16 * P + NODE_OVERHEAD))
+    return int(cap // (node_bytes + NODE_OVERHEAD))
 
 
 def _compact_beyond(whole, whole_max):
@@ -453,11 +474,10 @@ def _compact_beyond(whole, whole_max):
     return add
 
 
-def _seed(scorer, mom, seeds, best, in_center, inside):
+def _seed(scorer, nb, seeds, best, in_center, inside):
     """Offer the seeds (supports with exact scores) in the family to ``best``; returns
     the root's dual point: the exact dual of the fit on the best seed (any seed, in the
     family or not), or the point of the empty fit without seeds."""
-    kf = scorer.k_forced
     start = None
     for S, v in seeds:
         S = np.atleast_2d(np.asarray(S, dtype=np.intp))
@@ -474,9 +494,8 @@ def _seed(scorer, mom, seeds, best, in_center, inside):
         if start is None or v[j] < start[1]:
             start = (np.sort(S[j]), float(v[j]))
     if start is None:
-        return DualPoint(1.0, np.zeros(mom.P), mom.gy.copy(), 0.0, 0.0)
-    _, beta = scorer.fit(start[0][None, :])
-    return DualPoint.from_fit(mom, np.concatenate([np.arange(kf), kf + start[0]]), beta[0])
+        return nb.empty_point()
+    return nb.start_point(scorer, start[0])
 
 
 def _children(node, j, s, kf, in_center, inside):

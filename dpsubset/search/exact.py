@@ -31,7 +31,8 @@ from math import comb
 import numpy as np
 
 from .candidates import Certificate
-from .branch_bound import NodeBudgetExceeded, branch_and_bound, supports_branch_and_bound
+from .branch_bound import (NodeBudgetExceeded, branch_and_bound, node_data,
+                           supports_branch_and_bound)
 from .enumeration import rank_supports, score_all
 from .heuristics import iht_support, local_search
 from .limits import (ENUMERATION_LIMIT, YIELDED, Deadline, MemoryBudget, SearchTimeout,
@@ -70,9 +71,6 @@ def check_search(search, solver, solver_options, loss):
     with the Pyomo solver resolved when search="pyomo" or "scip", else (None, None)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-    if search == "branch_and_bound" and loss is not None and loss != "squared":
-        raise ValueError(f"search='branch_and_bound' is for loss='squared' (got loss={loss!r}); "
-                         "use search='auto' for the other losses")
     if search not in MIQCP_SEARCHES:
         if solver is not None or solver_options is not None:
             raise ValueError("solver= and solver_options= are only used with search='pyomo' "
@@ -158,8 +156,9 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
             else:
                 search = "outer_approximation"
         if search == "branch_and_bound" and not supports_branch_and_bound(scorer):
-            raise ValueError("search='branch_and_bound' is for loss='squared'; use "
-                             "search='auto' or 'outer_approximation' for the other losses")
+            raise ValueError("search='branch_and_bound' needs the second moments of "
+                             "loss='squared' or a convex-loss scorer with its data (a "
+                             "ConvexDualScorer); use search='auto' or 'outer_approximation'")
         if search == "enumeration" and total > ENUMERATION_LIMIT:
             raise ValueError(f"C({self.p}, {self.s}) = {total} is too many supports to enumerate")
         self.search = search
@@ -202,10 +201,10 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         return None if left is None else time.perf_counter() + left
 
     def _moments(self):
-        """Second moments for the branch and bound (built once per search)."""
+        """What the branch and bound's bounds read of the data (built once per search):
+        the second moments (least squares) or the data and loss (convex losses)."""
         if self._mom is None:
-            from .perspective import Moments
-            self._mom = Moments.from_scorer(self.scorer, memory=self.memory)
+            self._mom = node_data(self.scorer, memory=self.memory)
         return self._mom
 
     def _node_budget(self):

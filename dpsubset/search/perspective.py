@@ -207,6 +207,11 @@ class DualPoint:
         u = c * mom.gy - Gb
         return cls(float(c), b, u, float(val @ mom.gy[idx]), float(val @ Gb[idx]))
 
+    @property
+    def nbytes(self):
+        """Bytes of the dense vectors (b and u)."""
+        return self.b.nbytes + self.u.nbytes
+
     def sparse(self):
         """(c, idx, val): the point without its dense vectors. b is zero outside the
         columns the ascent touched on the way to this point (the start's support and the
@@ -236,6 +241,33 @@ class NodeBound:
         self.in_center = np.zeros(mom.p, dtype=bool)
         if center is not None:
             self.in_center[np.asarray(center, dtype=np.intp)] = True
+
+    # ---------------------------------------------------------------- hooks of the search
+    # (the same five on :class:`dpsubset.search.fenchel.FenchelBound`, the convex losses)
+    def start_point(self, scorer, support):
+        """The exact dual point of the fit on ``support`` (the root's start)."""
+        kf = self.mom.k_forced
+        _, beta = scorer.fit(np.asarray(support)[None, :])
+        return DualPoint.from_fit(self.mom, np.concatenate([np.arange(kf), kf + support]),
+                                  beta[0])
+
+    def empty_point(self):
+        """The point of the empty fit (alpha = y)."""
+        return DualPoint(1.0, np.zeros(self.mom.P), self.mom.gy.copy(), 0.0, 0.0)
+
+    def rebuild(self, compact):
+        """A queued point from its sparse form (the same alpha)."""
+        return DualPoint.from_sparse(self.mom, *compact)
+
+    def dense_bytes(self, p):
+        """Bytes of a whole open node with its dense point (b and u, and the node's
+        index arrays: about 16 (P + p))."""
+        return 16 * (self.mom.P + p)
+
+    def score_leaves(self, scorer, S, threshold):
+        """Exact scores of a leaf's completions (all of them: least-squares scores are
+        cheap)."""
+        return S, scorer.score(S)
 
     # ---------------------------------------------------------------- tau
     def tau(self, u, node, want_selection=False):

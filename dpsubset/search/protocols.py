@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Scorer", "ClassBoundScorer", "RestrictableScorer", "SquaredLossScorer"]
+__all__ = ["Scorer", "ClassBoundScorer", "RestrictableScorer", "SquaredLossScorer",
+           "ConvexDualScorer"]
 
 
 @runtime_checkable
@@ -140,3 +141,23 @@ class SquaredLossScorer(Scorer, Protocol):
 
     def _dual_shift(self, support):
         """The ball multiplier of the fit on ``support`` (0 where the ball is slack)."""
+
+
+@runtime_checkable
+class ConvexDualScorer(Scorer, Protocol):
+    """A convex-loss scorer with its data in memory and its loss object: what the
+    Fenchel branch and bound (:mod:`dpsubset.search.fenchel`) needs.
+
+    Attributes
+    ----------
+    loss_fn : dpsubset.losses.Loss
+        The per-row loss (value, derivative, conjugate).
+    lam_n : float
+        lam / n.
+    """
+
+    loss_fn: object
+    lam_n: float
+
+    def bracket(self, supports, newton_steps=1):
+        """Certified (lower, upper) ends of the scores of a batch of supports."""

@@ -1,0 +1,297 @@
+"""Certified lower bounds on a convex-loss score over a node of the branch and bound.
+
+The score of a support S (:mod:`dpsubset.scores.convex`) is
+
+    c(S) = min over ||b|| <= r, b on K + S of  (1/n) sum_i l(a_i'b; y_i) + (lam_n/2) ||b||^2,
+
+with the per-row losses of :mod:`dpsubset.losses` (logistic, softplus hinge,
+pseudo-Huber, and the squared loss) and lam_n = lam/n. The least-squares bound of
+:mod:`dpsubset.search.perspective` rests on 1/2 ||v||^2 >= alpha'v - 1/2 ||alpha||^2;
+for any convex loss the same step is Fenchel's inequality l(eta) >= alpha eta - l*(alpha).
+With the ball relaxed by a multiplier mu >= 0 and the ridge fit on S dualised, for
+EVERY alpha in the domain of the conjugate and every completion S of a node,
+
+    c(S) >= -(1/n) sum_i l*(alpha_i; y_i) - psi(tau),     u = A'alpha/n,
+    tau  = sum_{i in F1} u_i^2 + (the largest sum of u_i^2 over k free columns allowed
+           by the family rule),
+
+with psi the ball's closed form of :func:`dpsubset.search.perspective.psi`
+(docs/methods/branch-and-bound.md, "Every convex loss"). The support enters only
+through tau, as for least squares, so the node bookkeeping (tau, the family rule,
+the branching column) is the least-squares one and :class:`FenchelBound` inherits it.
+
+Dual points. Unlike least squares, a dual point is a vector of n numbers in a box (the
+conjugate's domain) and u costs one pass over the data. A point is built from fitted
+margins, alpha = l'(A b) (the exact dual at a leaf: the bound there is the score), and
+moved by convex combinations of such points, which stay in the box. One ascent step
+takes the relaxation's primal point for the current alpha (b = -u_W / gamma on the
+columns W attaining tau), its margins' derivatives alpha_t = l'(A_W b), and the best
+point on the segment [alpha, alpha_t]; then the best multiple t alpha, t in [0, 1]
+(alpha = 0 is in every domain, with l*(0) = 0). Along both segments the conjugate term
+is bounded by convexity of l* (its chord), which keeps the line searches O(1) per trial
+step; the point chosen is then evaluated exactly.
+
+Validity whatever the accuracy. Every alpha is clipped into the domain before it is
+used, so every point gives a valid bound; the solver's accuracy only affects
+tightness. Rounding is accounted for by an allowance: a relative BOUND_RTOL of the
+terms added up, plus the worst-case error of the n-term products in u (at most
+n eps max|a_ij| max|alpha_i| each) times r sqrt(|W|) (psi is r-Lipschitz in
+||u_W||), subtracted before any comparison.
+
+The always-in columns (the intercept, forced terms: K, always part of F1) enter in one
+place, :meth:`ConvexDuals.u_of` (the first k_forced entries of u), and are then fixed
+in at every node like any column fixed in.
+
+Every value here is a score bound of the private data and stays inside the call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .perspective import BOUND_RTOL, NodeBound, _line_search, _psi_vec, psi
+
+__all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound", "conjugate_domain"]
+
+_EPS = np.finfo(float).eps
+
+
+def conjugate_domain(loss, y):
+    """(lower, upper) per row: the box of alpha where l*(alpha; y) is finite.
+
+    Logistic and softplus hinge: q = -y alpha in [0, 1]; pseudo-Huber with threshold h:
+    |alpha| <= h; squared: unbounded. (The derivation of each conjugate:
+    docs/methods/branch-and-bound.md.)
+    """
+    y = np.asarray(y, dtype=float)
+    if loss.name in ("logistic", "hinge"):
+        return np.minimum(0.0, -y), np.maximum(0.0, -y)
+    if loss.name == "huber":
+        h = float(loss.params["h"])
+        return np.full(len(y), -h), np.full(len(y), h)
+    if loss.name == "squared":
+        return np.full(len(y), -np.inf), np.full(len(y), np.inf)
+    raise ValueError(f"no conjugate domain is known for loss={loss.name!r}")
+
+
+class ConvexDuals:
+    """What the Fenchel bound reads of one data set: the augmented design
+    A = [always-in columns, candidates], the response and the loss.
+
+    Index i < k_forced of u is an always-in column; candidate j has index k_forced + j.
+
+    Parameters
+    ----------
+    scorer : ConvexDualScorer
+        A scorer of :mod:`dpsubset.scores.convex` (X, y, forced, loss_fn, lam_n, r).
+    """
+
+    def __init__(self, scorer):
+        self.X, self.y, self.forced = scorer.X, scorer.y, scorer.forced
+        self.loss = scorer.loss_fn
+        self.n, self.p, self.k_forced = scorer.n, scorer.p, scorer.k_forced
+        self.P = self.k_forced + self.p
+        self.lam_n, self.r = float(scorer.lam_n), float(scorer.r)
+        self.lower, self.upper = conjugate_domain(self.loss, self.y)
+        amax = float(np.max(np.abs(self.X))) if self.X.size else 0.0
+        if self.k_forced:
+            amax = max(amax, float(np.max(np.abs(self.forced))))
+        #: max |a_ij| over the augmented design (for the rounding allowance).
+        self.amax = amax
+
+    def u_of(self, alpha):
+        """u = A'alpha/n: the always-in block first, then the candidates (one pass)."""
+        return np.concatenate([self.forced.T @ alpha, self.X.T @ alpha]) / self.n
+
+    def margins(self, W, beta):
+        """A_W beta for augmented indices W (an always-in column i < k_forced is
+        forced[:, i], a candidate k_forced + j is X[:, j])."""
+        kf = self.k_forced
+        W = np.asarray(W, dtype=np.intp)
+        f = W < kf
+        eta = self.forced[:, W[f]] @ beta[f] if np.any(f) else np.zeros(self.n)
+        if np.any(~f):
+            eta = eta + self.X[:, W[~f] - kf] @ beta[~f]
+        return eta
+
+    def point(self, alpha):
+        """The dual point of ``alpha`` (clipped into the conjugate's domain first)."""
+        alpha = np.clip(alpha, self.lower, self.upper)
+        lc = self.loss.conjugate(alpha, self.y)
+        amax_alpha = float(np.max(np.abs(alpha))) if len(alpha) else 0.0
+        # An n-term product has error at most n eps sum |a_ij alpha_i| (Higham 2002,
+        # section 3.1), and one more rounding for the division by n.
+        u_err = (self.n + 2) * _EPS * self.amax * amax_alpha
+        return FenchelPoint(alpha, self.u_of(alpha), float(np.mean(lc)),
+                            float(np.mean(np.abs(lc))), u_err)
+
+    def fitted_point(self, W, beta):
+        """The point alpha = l'(A_W beta) of a fit (the exact dual at its optimum)."""
+        return self.point(self.loss.derivative(self.margins(W, beta), self.y))
+
+    def zero_point(self):
+        """alpha = 0 (in every domain; l*(0) = 0 for every loss here)."""
+        return FenchelPoint(np.zeros(self.n), np.zeros(self.P), 0.0, 0.0, 0.0)
+
+
+class FenchelPoint:
+    """A dual point: alpha (n,), u = A'alpha/n (P,), conj = mean l*(alpha_i; y_i) and
+    its terms' mean size, and the rounding bound of u (for the allowance)."""
+
+    __slots__ = ("alpha", "u", "conj", "cabs", "u_err")
+
+    def __init__(self, alpha, u, conj, cabs, u_err):
+        self.alpha, self.u, self.conj, self.cabs = alpha, u, conj, cabs
+        #: A bound on max_j |u_j - (A'alpha/n)_j| (rounding of the products and of
+        #: the combinations that made the point).
+        self.u_err = u_err
+
+    @property
+    def nbytes(self):
+        return self.alpha.nbytes + self.u.nbytes
+
+    def sparse(self):
+        """The compact form of a queued point: alpha in single precision (half the
+        bytes, no u). Rebuilt by :meth:`FenchelBound.rebuild`, which clips it into the
+        domain again, so the rebuilt point is a valid dual point (a slightly different
+        one: only tightness can change)."""
+        return (self.alpha.astype(np.float32),)
+
+
+class FenchelBound(NodeBound):
+    """Bounds of the nodes of one search under a convex loss.
+
+    The node bookkeeping (tau, tau_batch, the family rule) is inherited from
+    :class:`dpsubset.search.perspective.NodeBound`; the value, the rounding allowance
+    and the ascent are the Fenchel versions.
+
+    Parameters
+    ----------
+    duals : ConvexDuals
+    center : array_like of int, optional
+        Candidate indices of the centre set for a family rule.
+    """
+
+    def __init__(self, duals, center=None):
+        super().__init__(duals, center)
+        self.duals = duals
+
+    # ------------------------------------------------------------ the hooks of the search
+    def start_point(self, scorer, support):
+        """The exact dual point of the fit on ``support`` (the root's start)."""
+        kf = self.duals.k_forced
+        _, beta = scorer.fit(np.asarray(support)[None, :])
+        W = np.concatenate([np.arange(kf), kf + np.asarray(support)])
+        return self.duals.fitted_point(W, beta[0])
+
+    def empty_point(self):
+        return self.duals.zero_point()
+
+    def rebuild(self, compact):
+        """A queued point from its compact form (one pass over the data)."""
+        return self.duals.point(compact[0].astype(float))
+
+    def dense_bytes(self, p):
+        """Bytes of a whole open node with its point (alpha, u and the node's index
+        arrays)."""
+        return 8 * (self.duals.n + self.duals.P) + 32 * p
+
+    def score_leaves(self, scorer, S, threshold):
+        """Exact scores of the completions that can enter the list: each is first
+        bracketed by one Newton step (certified lower and upper ends,
+        ``ConvexLossScorer.bracket``); those whose lower end is above the threshold
+        cannot enter and are not scored."""
+        lo, _ = scorer.bracket(S)
+        keep = lo <= threshold
+        S = S[keep]
+        return S, (scorer.score(S) if len(S) else np.empty(0))
+
+    # ------------------------------------------------------------ the bound
+    def value(self, pt, node):
+        """The bound (not yet lowered by the rounding allowance) at a dual point."""
+        tau, _ = self.tau(pt.u, node)
+        return -pt.conj - psi(tau, self.duals.lam_n, self.duals.r)[0]
+
+    def allowance(self, pt, value, node=None):
+        """Rounding allowance of a bound computed at ``pt`` (module notes)."""
+        d = self.duals
+        width = d.k_forced + d.p if node is None else len(node.fixed_aug) + node.k
+        return (BOUND_RTOL * (pt.cabs + abs(pt.conj) + abs(value))
+                + 4.0 * (d.n + 2) * _EPS * pt.cabs + d.r * np.sqrt(width) * pt.u_err)
+
+    def certified(self, pt, node):
+        v = self.value(pt, node)
+        return v - self.allowance(pt, v, node)
+
+    # ------------------------------------------------------------ ascent
+    def improve(self, pt, node, *, target=np.inf, iters=12, rtol=1e-7):
+        """Ascend the (concave) dual from ``pt``; returns (certified bound, point,
+        selection). Every iterate gives a valid bound; the best is kept."""
+        d = self.duals
+        lam_n, r, kf = d.lam_n, d.r, d.k_forced
+        best_pt, best = pt, self.value(pt, node)
+        cur, cur_v = pt, best
+        for it in range(iters):
+            if best - self.allowance(best_pt, best, node) > target:
+                break
+            tau, sel = self.tau(cur.u, node, want_selection=True)
+            _, gamma = psi(tau, lam_n, r)
+            W = np.concatenate([node.fixed_aug, kf + sel]).astype(np.intp)
+            tgt = d.fitted_point(W, -cur.u[W] / gamma)
+            nxt, hv = self._segment(cur, tgt, node, cur_v)
+            nxt, hv = self._shrink(nxt, node, hv)
+            gain = hv - cur_v
+            cur, cur_v = nxt, hv
+            if hv > best:
+                best_pt, best = nxt, hv
+            if gain <= rtol * max(1.0, abs(hv)) or (
+                    np.isfinite(target) and gain * (iters - it) < target - best):
+                break
+        _, sel = self.tau(best_pt.u, node, want_selection=True)
+        return best - self.allowance(best_pt, best, node), best_pt, sel
+
+    def _segment(self, cur, tgt, node, cur_v):
+        """The best point on [cur, tgt]: a line search on the chord bound (convexity
+        of l*: conj((1-e) a + e b) <= (1-e) conj(a) + e conj(b)), then the point
+        chosen evaluated exactly (never below its chord value)."""
+        d = self.duals
+
+        def h(e):
+            U = cur.u[None, :] + e[:, None] * (tgt.u - cur.u)[None, :]
+            conj = cur.conj + e * (tgt.conj - cur.conj)
+            return -conj - _psi_vec(self.tau_batch(U, node), d.lam_n, d.r)
+
+        e, _ = _line_search(h, cur_v)
+        if e <= 0.0:
+            return cur, cur_v
+        alpha = cur.alpha + e * (tgt.alpha - cur.alpha)
+        u = cur.u + e * (tgt.u - cur.u)
+        nxt = self._exact(alpha, u, (1.0 - e) * cur.u_err + e * tgt.u_err)
+        return nxt, self.value(nxt, node)
+
+    def _shrink(self, pt, node, v):
+        """The best multiple t alpha, t in [0, 1] (the segment to alpha = 0, where the
+        chord bound is t conj(alpha) and tau scales by t^2)."""
+        d = self.duals
+        tau0, _ = self.tau(pt.u, node)
+        t = np.linspace(0.0, 1.0, 21)[:-1]
+        f = -t * pt.conj - _psi_vec(t * t * tau0, d.lam_n, d.r)
+        j = int(np.argmax(f))
+        if f[j] <= v:
+            return pt, v
+        nxt = self._exact(t[j] * pt.alpha, t[j] * pt.u, t[j] * pt.u_err)
+        return nxt, self.value(nxt, node)
+
+    def _exact(self, alpha, u, u_err):
+        """The point at a combination of points: alpha stays in the domain (a convex
+        combination of points in the box; clipped in case of rounding), u is the same
+        combination of the u's (linear: no pass over the data), and l* is evaluated
+        exactly (O(n)). ``u_err`` is the combination of the points' rounding bounds;
+        the combination's own rounding (a few eps of each entry) and the clipping (at
+        most 2 eps |alpha_i| per row, so 2 eps max|a| max|alpha| in u) are added."""
+        d = self.duals
+        alpha = np.clip(alpha, d.lower, d.upper)
+        lc = d.loss.conjugate(alpha, d.y)
+        amax_alpha = float(np.max(np.abs(alpha))) if len(alpha) else 0.0
+        u_err = u_err + 4.0 * _EPS * (float(np.max(np.abs(u))) + d.amax * amax_alpha)
+        return FenchelPoint(alpha, u, float(np.mean(lc)), float(np.mean(np.abs(lc))),
+                            u_err)
