@@ -88,7 +88,11 @@ vignettes: $(RSTAMP)
 	$(R_ENV) Rscript vignettes/render_r.R vignettes/04_dpsubset_from_r.Rmd vignettes/rendered
 
 # The documentation site (Sphinx, MyST Markdown pages, numpydoc API reference):
-# docs/ -> docs/_build/html. Warnings are errors, as in CI (.ci/run).
+# docs/ -> docs/_build/html. Warnings are errors, as in CI (.ci/run). First the
+# doctest builder runs every ```{testcode} block of the pages and compares what it
+# prints with the ```{testoutput} block under it, so a page whose printed numbers
+# have drifted from the code fails the build (docs/conf.py); the HTML build then
+# reuses the parsed pages (-d).
 DOCS_STAMP := $(VENV)/.installed-docs
 
 $(DOCS_STAMP): $(BASE_STAMP) pyproject.toml
@@ -96,7 +100,9 @@ $(DOCS_STAMP): $(BASE_STAMP) pyproject.toml
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
-	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	$(PY) -m sphinx -W --keep-going -q -b doctest -d docs/_build/doctrees docs docs/_build/doctest \
+	  || { cat docs/_build/doctest/output.txt; echo "make docs: a page's printed output no longer matches the code (above)"; exit 1; }
+	$(PY) -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "docs built: docs/_build/html/index.html"
 
 clean:

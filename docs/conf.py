@@ -1,8 +1,18 @@
 """Sphinx configuration of the dpsubset documentation (built by `make docs`).
 
 Pages are MyST Markdown (myst-parser); the API reference is generated from the
-numpydoc docstrings of the package (autodoc + numpydoc). The toctrees of index.md
-glob guide/, methods/ and benchmarks/, so a new page there needs no index edit.
+numpydoc docstrings of the package (autodoc + numpydoc). index.md orders the pages
+as a learning path in explicit toctrees, without globs (Sphinx warns when a glob
+matches nothing, and cannot be told not to): a new page must be listed there, and
+until it is the build, with warnings as errors, names it as in no toctree.
+
+Printed output that comes from running the package is checked, not copied: pages
+show it in ```{testcode} / ```{testoutput} pairs (sphinx.ext.doctest), and
+`make docs` runs the doctest builder before the HTML one, so a page whose printed
+numbers no longer match the code fails the build (tests/test_docs_drift.py shows
+it does). Numbers quoted in prose are pinned the same way by hidden pairs
+(``:hide:``) next to them. Benchmark tables are measurements that take minutes to
+hours; each page gives the command that made them instead.
 """
 import os
 import sys
@@ -19,6 +29,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
     "numpydoc",
 ]
 
@@ -47,3 +58,18 @@ html_theme = "alabaster"
 html_title = "dpsubset"
 html_theme_options = {"description": "Differentially private best subset selection",
                       "fixed_sidebar": True}
+
+# sphinx.ext.doctest: every page's code runs in a fresh scratch directory (the quick
+# start writes a CSV), from a clean namespace per page; the working directory is
+# restored after each page. Only the ```{testcode} / ```{doctest} blocks of the
+# pages run: ">>>" lines in docstrings are examples, not checks (the test suite
+# covers the API).
+doctest_global_setup = """
+import os as _os, tempfile as _tempfile
+_docs_cwd = _os.getcwd()
+_os.chdir(_tempfile.mkdtemp(prefix="dpsubset-docs-"))
+"""
+doctest_global_cleanup = """
+_os.chdir(_docs_cwd)
+"""
+doctest_test_doctest_blocks = ""
