@@ -1,0 +1,229 @@
+"""The branch and bound with Fenchel bounds (issue 27) against enumeration, for every loss.
+
+dpsubset.search.fenchel (node bounds for the convex losses) and its use by
+dpsubset.search.branch_bound and SubsetSearch (search="branch_and_bound", and "auto").
+"""
+import numpy as np
+import pytest
+
+from dpsubset.scores.convex import ConvexLossScorer
+from dpsubset.search import branch_bound as bb
+from dpsubset.search.branch_bound import _enumerate, _make_node, branch_and_bound
+from dpsubset.search.enumeration import (mistakes_by_enumeration, rank_supports, score_all,
+                                         top_r_by_enumeration)
+from dpsubset.search.exact import SubsetSearch
+from dpsubset.search.fenchel import ConvexDuals, FenchelBound, conjugate_domain
+
+LOSSES = ("logistic", "hinge", "huber", "squared")
+CONVEX = ("logistic", "hinge", "huber")
+
+
+def _problem(seed, loss, p_range=(8, 13), s_range=(2, 4), ties=False):
+    """A small problem: correlated columns or not, the ball binding (r = 0.3, 1) or not
+    (r = 10), an intercept or not; with ``ties`` two columns are copies of others."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(60, 160))
+    p = int(rng.integers(*p_range))
+    s = int(rng.integers(*s_range))
+    factor = [0.0, 0.6, 0.9][seed % 3]
+    X = rng.uniform(-1, 1, (n, p)) + factor * rng.normal(size=(n, 1))
+    if ties:
+        X[:, p - 1] = X[:, 0]
+        X[:, p - 2] = X[:, 1]
+    eta = X[:, :s] @ rng.normal(size=s) * 2.0 + 0.5 * rng.normal(size=n)
+    y = np.where(eta > 0, 1.0, -1.0) if loss in ("logistic", "hinge") else eta
+    r = [0.3, 1.0, 10.0][(seed // 3) % 3]
+    lam = [0.5, 5.0][(seed // 9) % 2]
+    forced = np.ones((n, 1)) if seed % 2 else None
+    return ConvexLossScorer(X, y, lam, r, forced, loss=loss), s, rng
+
+
+def _random_alpha(duals, rng):
+    """A random dual point inside the conjugate's domain (finite for the squared loss)."""
+    lo, hi = duals.lower, duals.upper
+    lo, hi = np.maximum(lo, -3.0), np.minimum(hi, 3.0)
+    return lo + (hi - lo) * rng.uniform(size=len(lo))
+
+
+def _random_node(sc, s, nb, rng, inside):
+    perm = rng.permutation(sc.p)
+    n_in = int(rng.integers(0, s + 1))
+    n_out = int(rng.integers(0, sc.p - s + 1))
+    return _make_node(np.sort(perm[:n_in]), np.sort(perm[n_in + n_out:]), s, sc.k_forced,
+                      nb.in_center, inside)
+
+
+def _worst_violation(nb, sc, s, rng, inside, nodes=4):
+    """The largest (bound - true node minimum) over random nodes, at a random dual point
+    and after the ascent; <= 0 (within rounding) for a valid bound."""
+    worst = -np.inf
+    for _ in range(nodes):
+        node = _random_node(sc, s, nb, rng, inside)
+        if node is None:
+            continue
+        comp = _enumerate(node, s)
+        if not len(comp):
+            continue
+        true = float(sc.score(comp).min())
+        pt = nb.duals.point(_random_alpha(nb.duals, rng))
+        b1 = nb.certified(pt, node)
+        b2, pt2, sel = nb.improve(pt, node, iters=30)
+        assert len(sel) == node.k
+        worst = max(worst, b1 - true, b2 - true, nb.certified(pt2, node) - true)
+    return worst
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("seed", range(12))
+def test_fenchel_bound_is_below_every_completion(seed, loss):
+    # At random nodes (sometimes with a family rule) the bound at a random dual point in
+    # the conjugate's domain, and after ascent, is <= the exact minimum over the node's
+    # completions (enumeration); at the fit of a leaf it is the score (strong duality).
+    sc, s, rng = _problem(seed, loss, p_range=(6, 10), s_range=(1, 4))
+    duals = ConvexDuals(sc)
+    S, v = score_all(sc, s)
+    center, inside = None, None
+    if seed % 3 == 0:
+        center = S[np.argmin(v)]
+        m = int(rng.integers(0, s + 1))
+        inside = (s - m, s - m) if seed % 2 else (0, s - m)
+    nb = FenchelBound(duals, center)
+    assert _worst_violation(nb, sc, s, rng, inside) <= 1e-12
+    best = S[np.argmin(v)]
+    leaf = _make_node(best, np.empty(0, dtype=np.intp), s, sc.k_forced, nb.in_center, None)
+    pt = nb.start_point(sc, best)
+    bound = nb.certified(pt, leaf)
+    assert bound <= float(v.min()) + 1e-12
+    np.testing.assert_allclose(bound, float(v.min()), rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+def test_a_too_high_bound_is_caught(loss, monkeypatch):
+    # The comparison above would catch an invalid bound: the conjugate evaluated
+    # without clipping alpha into its domain (the logistic and hinge conjugates then
+    # read a q outside [0, 1] as the boundary; Huber's |alpha| > h as h), or psi halved.
+    sc, s, rng = _problem(4, loss, p_range=(8, 9), s_range=(3, 4))
+    duals = ConvexDuals(sc)
+    nb = FenchelBound(duals)
+    from dpsubset.search import fenchel
+    monkeypatch.setattr(fenchel, "psi", lambda tau, lam_n, r: (0.5 * bb_psi(tau, lam_n, r)[0],
+                                                               bb_psi(tau, lam_n, r)[1]))
+    monkeypatch.setattr(fenchel, "_psi_vec", lambda tau, lam_n, r: 0.5 * bb_psi_vec(tau, lam_n, r))
+    assert _worst_violation(nb, sc, s, rng, None, nodes=6) > 1e-6
+
+
+def bb_psi(tau, lam_n, r):
+    from dpsubset.search.perspective import psi
+    return psi(tau, lam_n, r)
+
+
+def bb_psi_vec(tau, lam_n, r):
+    from dpsubset.search.perspective import _psi_vec
+    return _psi_vec(tau, lam_n, r)
+
+
+def test_conjugate_domains():
+    from dpsubset.losses import make_loss
+    y = np.array([1.0, -1.0])
+    lo, hi = conjugate_domain(make_loss("logistic"), y)
+    np.testing.assert_array_equal(lo, [-1.0, 0.0])
+    np.testing.assert_array_equal(hi, [0.0, 1.0])
+    lo, hi = conjugate_domain(make_loss("huber", huber_h=0.7), y)
+    np.testing.assert_array_equal(hi, [0.7, 0.7])
+    # The derivative at any margin lies in the domain (the fitted points are valid).
+    for name in CONVEX:
+        loss = make_loss(name)
+        yy = np.array([1.0, -1.0, 1.0, -1.0])
+        lo, hi = conjugate_domain(loss, yy)
+        a = loss.derivative(np.array([-30.0, -1.0, 2.0, 40.0]), yy)
+        assert np.all(a >= lo) and np.all(a <= hi)
+
+
+def _same_up_to_ties(got_S, got_v, S, v, R, tol=1e-9):
+    """The search's list equals enumeration's up to supports whose scores tie within
+    ``tol`` (the scores are certified to 1e-10, so near-ties may be ranked either way)."""
+    order = rank_supports(S, v)[:R]
+    np.testing.assert_allclose(got_v, v[order], rtol=0, atol=tol)
+    index = {row.tobytes(): i for i, row in enumerate(S)}
+    cut = float(v[order[-1]])
+    for row, val in zip(got_S, got_v):
+        i = index[np.sort(row).astype(S.dtype).tobytes()]
+        assert abs(v[i] - val) <= tol and v[i] <= cut + tol
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+@pytest.mark.parametrize("seed", range(6))
+def test_top_list_equals_enumeration(seed, loss):
+    sc, s, rng = _problem(seed, loss, ties=seed % 2 == 0)
+    S, v = score_all(sc, s)
+    R = int(rng.integers(1, 15))
+    res = branch_and_bound(sc, s, keep=R, leaf_max=int(rng.choice([1, 6, 40])))
+    assert len(res.scores) == min(R, len(v))
+    _same_up_to_ties(res.supports, res.scores, S, v, R)
+    assert res.certificate.closed and res.certificate.method == "branch_and_bound"
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+@pytest.mark.parametrize("seed", range(3))
+def test_class_minima_equal_enumeration(seed, loss):
+    sc, s, rng = _problem(seed, loss)
+    S, v = score_all(sc, s)
+    S1 = S[rank_supports(S, v)[0]]
+    mistakes = s - np.isin(S, S1).sum(axis=1)
+    for k in range(1, min(s, sc.p - s) + 1):
+        res = branch_and_bound(sc, s, center=S1, inside=(s - k, s - k), leaf_max=4)
+        members = np.flatnonzero(mistakes == k)
+        _same_up_to_ties(res.supports[:1], res.scores[:1], S[members], v[members], 1)
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+def test_subset_search_top_r_and_mistakes_equal_enumeration(loss, monkeypatch):
+    # The wiring: SubsetSearch(search="branch_and_bound") with the cheap certificates
+    # switched off, so that the best support, the top-R completion and the mistake
+    # classes all go through the Fenchel branch and bound.
+    sc, s, _ = _problem(7, loss, p_range=(12, 13), s_range=(3, 4))
+    monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
+    monkeypatch.setattr(SubsetSearch, "class_bounds",
+                        lambda self, ks, target=None: {k: -np.inf for k in ks})
+    R = 9
+    t = SubsetSearch(sc, s, search="branch_and_bound").top_r(R)
+    e = top_r_by_enumeration(sc, s, R)
+    S, v = score_all(sc, s)
+    _same_up_to_ties(t.supports, t.scores, S, v, R)
+    assert any(c.method == "branch_and_bound" for c in t.certificates)
+    ss = SubsetSearch(sc, s, search="branch_and_bound")
+    m = ss.mistake_classes()
+    me = mistakes_by_enumeration(sc, s)
+    # Every open class is decided against the second best, so the gap check's input is
+    # exact; the classes the draw never asks about may stay bracketed.
+    np.testing.assert_allclose(m.second_best, me.second_best, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(m.scores[:2], me.scores[:2], rtol=0, atol=1e-9)
+    assert np.all(m.lower <= me.scores + 1e-9)
+    assert any(c.method == "branch_and_bound" for c in m.certificates)
+    assert e.scores[0] == pytest.approx(t.scores[0], abs=1e-9)
+
+
+def test_auto_picks_branch_and_bound_for_convex_losses():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(80, 40))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, 1.0, -1.0)
+    for loss in CONVEX:
+        sc = ConvexLossScorer(X, y, 1.0, 1.0, loss=loss)
+        assert bb.supports_branch_and_bound(sc)
+        assert SubsetSearch(sc, 5).search == "branch_and_bound"
+        assert SubsetSearch(sc, 2).search == "enumeration"
+
+
+def test_bnb_beats_enumeration_on_p40(monkeypatch):
+    # Not a timing test: at p = 40, s = 4 the search certifies the best support after
+    # far fewer nodes than there are supports (91,390), i.e. the bounds prune.
+    rng = np.random.default_rng(3)
+    n, p, s = 400, 40, 4
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.where(X[:, :s] @ np.array([2.0, -2.0, 1.5, 1.0]) + 0.3 * rng.normal(size=n) > 0,
+                 1.0, -1.0)
+    sc = ConvexLossScorer(X, y, 1.0, 2.0, np.ones((n, 1)), loss="logistic")
+    res = branch_and_bound(sc, s, keep=3)
+    assert res.certificate.closed
+    assert res.nodes < 500
+    assert set(res.supports[0]) == {0, 1, 2, 3}
