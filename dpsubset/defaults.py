@@ -36,15 +36,49 @@ outcome, and on the bundled Pima data it predicts the majority class at every ep
 (docs/guide/choosing-settings.md). The rule reads only bounds, s and the loss;
 never the data.
 
+Growing with the budget: the release converges to the user's own best subset
+-----------------------------------------------------------------------------
+The ball and the ridge are there for privacy: they bound one row's influence. On
+real data they also change which support scores best. A response whose values sit
+far from the centre of its public interval (a count recorded in [0, 30] with mean 3)
+needs an intercept near -1 in mapped units; inside a ball of radius 1 / sqrt(s + 1)
+the intercept cannot get there, and the score rewards columns that act as a second
+intercept (a rare dummy) instead of the columns ordinary least squares would pick.
+A column whose data fill a small part of its codebook range needs a large slope,
+which the ball also cuts. And a ridge of one pseudo-row shrinks a low-variance
+column (a rare dummy, a skewed percentage) by a visible fraction when n is a few
+hundred.
+
+How much the ball and the ridge may be relaxed depends on how much privacy noise the
+release can absorb, which grows with the public product n eps (n rows, eps the
+stage's budget). Above ``ROWS_EPS_SCALE`` = 10,000 the defaults relax:
+
+    A   = b_y * max(1, (n eps / 10,000)^(1/4))     (largest prediction, r = A / sqrt(B_s))
+    lam = max(0.01, min(1, 10,000 / (n eps)))
+
+Why these rates. Delta = (b_y + A)^2 / (2n) for least squares, so the exponential
+mechanism's exponent for a score gap g is eps g / (2 Delta) ~ g n eps / A^2: with
+A ~ (n eps)^(1/4) it still grows like g sqrt(n eps), so the release concentrates on
+the best-scoring support, while the ball grows without bound, so the best-scoring
+support becomes the best subset of ordinary least squares with an unpenalised
+intercept (the ridge falls to 0.01 pseudo-rows, a floor that keeps the exact
+search's rank-one updates well conditioned). Below n eps = 10,000 nothing changes:
+there the noise, not the ball, limits the release, and the paper-comparison cells
+(eps = 1, n <= 10,000; docs/benchmarks/paper-comparison.md) keep their numbers. The
+rule reads n, eps, the bounds and s: public numbers only, so Delta's proof
+(docs/methods/selection.md) applies unchanged. The classification losses keep their
+fixed a = 6. The measured effect on real data sets is in
+docs/benchmarks/real-data.md and docs/guide/choosing-settings.md.
+
 The ridge
 ---------
 The ridge lam enters the score as (lam / 2n) ||beta||^2, a penalty worth lam rows of
 a unit-scale column. A ridge that grows with n (the former default 0.1 n) shrinks
 every support towards zero alike and eats the score gap between them; the paper's
-lam = 120 does the same at small n. A small fixed ridge keeps the scores strictly
+lam = 120 does the same at small n. A small ridge keeps the scores strictly
 convex (the exact search's rank-one and rank-two updates need it) without acting
-on the fit: ``DEFAULT_LAM = 1``, i.e. one pseudo-row. It does not depend on n, p or
-the data.
+on the fit: ``DEFAULT_LAM = 1``, i.e. one pseudo-row, below n eps = 10,000, and
+less above (see the previous section). It never depends on the data.
 """
 from __future__ import annotations
 
@@ -54,13 +88,55 @@ import numpy as np
 
 from .losses import CLASSIFICATION_LOSSES
 
-__all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "default_radius", "largest_row_norm"]
+__all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "ROWS_EPS_SCALE", "LAM_FLOOR", "default_radius",
+           "default_lam", "budget_growth", "largest_row_norm"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
 #: Largest linear predictor (log-odds or margin) the default ball allows for the
 #: classification losses: a = r sqrt(B_s) = 6.
 CLASSIFICATION_MAX_PREDICTION = 6.0
+#: n eps above which the least-squares and Huber defaults relax (module docstring).
+ROWS_EPS_SCALE = 1e4
+#: The smallest default ridge, in pseudo-rows.
+LAM_FLOOR = 0.01
+
+
+def budget_growth(n, eps) -> float:
+    """max(1, n eps / ROWS_EPS_SCALE): how far a stage's public budget is above the paper's regime.
+
+    Parameters
+    ----------
+    n : int or None
+        Number of rows (public under replace-one neighbours).
+    eps : float or None
+        The stage's privacy budget. None (or n None): 1, the fixed defaults.
+    """
+    if n is None or eps is None or not (eps > 0 and math.isfinite(eps)):
+        return 1.0
+    return max(1.0, float(n) * float(eps) / ROWS_EPS_SCALE)
+
+
+def default_lam(n=None, eps=None, loss="squared") -> float:
+    """The public default ridge: 1 pseudo-row, relaxed to max(0.01, 10,000 / (n eps)) above n eps = 10,000.
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of rows.
+    eps : float, optional
+        The budget of the stage that uses the ridge (the selection).
+    loss : str
+        The classification losses keep ``DEFAULT_LAM``.
+
+    Examples
+    --------
+    >>> default_lam(2000, 1.0), default_lam(20000, 5.0)
+    (1.0, 0.1)
+    """
+    if loss in CLASSIFICATION_LOSSES:
+        return DEFAULT_LAM
+    return max(LAM_FLOOR, DEFAULT_LAM / budget_growth(n, eps))
 
 
 def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
@@ -80,9 +156,10 @@ def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
     return math.sqrt(B_s)
 
 
-def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
-    """The public default radius: r = b_y / sqrt(B_s) (the largest prediction equals b_y), and
-    r = 6 / sqrt(B_s) for the classification losses (a log-odds of at most 6).
+def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, eps=None) -> float:
+    """The public default radius: r = A / sqrt(B_s), with A = b_y (the largest prediction equals
+    b_y) grown by (n eps / 10,000)^(1/4) above n eps = 10,000, and A = 6 for the classification
+    losses (a log-odds of at most 6).
 
     Parameters
     ----------
@@ -96,11 +173,14 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
         Bounds of the always-in columns (the intercept's is 1).
     loss : str
         ``"squared"``, ``"huber"``, ``"logistic"`` or ``"hinge"``.
+    n, eps : int and float, optional
+        Rows and the budget of the stage that uses the radius (the selection or the
+        refit). Omitted: the fixed rule A = b_y.
 
     Returns
     -------
     float
-        r > 0 with r sqrt(B_s) = b_y, or = 6 for "logistic" and "hinge" (module docstring).
+        r > 0 with r sqrt(B_s) = A (module docstring).
 
     Examples
     --------
@@ -111,8 +191,16 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared") -> float:
     0.447
     >>> round(default_radius([0.5] * 100, 0.5, 5, forced_bounds=[1.0]), 3)
     0.333
+
+    Real data at a large budget: 6,000 rows at eps = 50 give A = b_y (30)^(1/4).
+
+    >>> round(default_radius([1.0] * 8, 1.0, 2, forced_bounds=[1.0], n=6000, eps=50.0), 3)
+    1.351
     """
-    target = CLASSIFICATION_MAX_PREDICTION if loss in CLASSIFICATION_LOSSES else float(b_y)
+    if loss in CLASSIFICATION_LOSSES:
+        target = CLASSIFICATION_MAX_PREDICTION
+    else:
+        target = float(b_y) * budget_growth(n, eps) ** 0.25
     norm = largest_row_norm(x_bounds, s, forced_bounds)
     if not (norm > 0 and math.isfinite(norm) and target > 0 and math.isfinite(target)):
         raise ValueError("the default radius needs positive, finite public bounds; pass r= explicitly")

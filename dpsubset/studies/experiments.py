@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..defaults import DEFAULT_LAM, default_radius
+from ..defaults import default_lam, default_radius
 from ..mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
                          sample_gap_checked, sample_mistakes, sample_top_r, top_r_log_weights)
 from ..selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
@@ -75,14 +75,18 @@ class _Setting:
     def forced_bounds(self):
         return [1.0] if self.intercept else []
 
-    def radius(self, p=None):
-        """r, or the package default from the public bounds (dpsubset/defaults.py)."""
+    def radius(self, n=None, eps=None, p=None):
+        """r, or the package default from the public bounds, n and eps (dpsubset/defaults.py)."""
         if self.r is not None:
             return self.r
-        return default_radius(np.full(p or self.p, self.b_x), self.b_y, self.s, self.forced_bounds)
+        return default_radius(np.full(p or self.p, self.b_x), self.b_y, self.s, self.forced_bounds,
+                              n=n, eps=self.eps if eps is None else eps)
 
-    def ridge(self):
-        return DEFAULT_LAM if self.lam is None else self.lam
+    def ridge(self, n=None, eps=None):
+        """lam, or the package default from n and eps (as dp_best_subset)."""
+        if self.lam is not None:
+            return self.lam
+        return default_lam(n, self.eps if eps is None else eps)
 
 
 def _f1(S, true):
@@ -216,8 +220,9 @@ def _exact_candidates(method, opts, X, y, st: _Setting, eps, true, rng):
     from ..selection.base import require_closed, search_slack
     n, p = X.shape
     forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
-    r = st.radius()   # from the bounds of all st.p columns: public, fixed before any screen
-    sc = LeastSquaresScorer(X, y, st.ridge(), r, forced)
+    # from the bounds of all st.p columns, n and eps: public, fixed before any screen
+    r = st.radius(n, eps)
+    sc = LeastSquaresScorer(X, y, st.ridge(n, eps), r, forced)
     # as dp_best_subset (selection.make_scorer): the search's tolerance is in Delta
     Delta = sensitivity(np.full(p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
         + 2.0 * search_slack(SquaredLoss(), st.b_y)
@@ -300,8 +305,8 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
         from ..scores.least_squares import LeastSquaresScorer, sensitivity
         from ..selection.base import search_slack
         forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
-        r = st.radius()
-        sc = LeastSquaresScorer(X, y, st.ridge(), r, forced)
+        r = st.radius(n)
+        sc = LeastSquaresScorer(X, y, st.ridge(n), r, forced)
         Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
             + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
         chains = run_chains(sc.score, st.p, st.s, st.eps, Delta,
