@@ -56,6 +56,13 @@ CASES = [
      "simc", "eps = 4, s = 2, loss = 'logistic', response_levels = c(-1, 1), bounds = dpsubset_bounds(x = 1), "
      "random_state = 6",
      dict(eps=4.0, s=2, loss="logistic", response_levels=(-1, 1), bounds=dps.Bounds(x=1.0), random_state=6)),
+    # one codebook per data set (columns this formula does not use), keys in R's spelling (issue 28)
+    ("whole codebook, R's names in bounds and keep", "mpg ~ wt + I(wt^2) + poly(hp, 2, raw = TRUE)",
+     "mpg ~ wt + I(wt**2) + poly(hp, 2, raw=True)", "mt",
+     f"eps = 6, s = 1, keep = c('I(wt^2)', 'poly(hp, 2, raw = TRUE)2'), bounds = dpsubset_bounds(x = "
+     f"c({_r_list(MT_INTERVALS)}, list(`I(wt^2)` = c(0, 40))), y = c(5, 50)), random_state = 2",
+     dict(eps=6.0, s=1, keep=["I(wt ** 2)", "poly(hp, 2, raw=True)[1]"],
+          bounds=dps.Bounds(x={**MT_INTERVALS, "I(wt**2)": (0, 40)}, y=(5, 50)), random_state=2)),
 ]
 
 
@@ -180,3 +187,96 @@ def test_r_wrapper_and_python_api_release_the_same(ro, r_wrapper_releases, case)
     # tidy() and glance() in R have the Python API's columns, in its order
     assert got["tidy"] == list(res.tidy().columns)
     assert got["glance"] == list(res.glance().columns)
+
+
+# ----------------------------------------------------------------------------- the bridge's entry points
+
+
+def _mt_like(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(dict(wt=rng.uniform(1, 6, n), hp=rng.uniform(40, 400, n),
+                           cyl=pd.Categorical(rng.choice(["4", "6", "8"], n), categories=["4", "6", "8"])))
+    df["mpg"] = 30 - 3 * df.wt + rng.normal(size=n)
+    return df
+
+
+def _columns_spec(df):
+    """``df`` as the R wrapper sends it (see r_frames.frame_from_columns)."""
+    def strings(xs):
+        raw = [x.encode() for x in xs]
+        return dict(data=b"".join(raw), lengths=np.array([len(r) for r in raw], dtype="<i4").tobytes())
+    cols = []
+    for name in df.columns:
+        col = df[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cols.append(dict(kind="factor", codes=(col.cat.codes.to_numpy() + 1).astype("<i4").tobytes(),
+                             levels=strings([str(c) for c in col.cat.categories]), ordered=False))
+        else:
+            cols.append(dict(kind="double", data=col.to_numpy(dtype="<f8").tobytes()))
+    return dict(names=strings(list(df.columns)), columns=cols, nrow=len(df))
+
+
+def test_model_names_gives_formulaics_columns_and_terms():
+    from dpsubset.interfaces import r_bridge
+    out = r_bridge.model_names("mpg ~ wt + I(wt ** 2) + poly(hp, 2, raw=True) + cyl + wt:hp",
+                               _columns_spec(_mt_like()))
+    assert out["columns"] == ["wt", "I(wt ** 2)", "poly(hp, 2, raw=True)[0]", "poly(hp, 2, raw=True)[1]",
+                              "cyl[T.6]", "cyl[T.8]", "wt:hp"]
+    assert out["terms"] == ["poly(hp, 2, raw=True)", "cyl"]
+    # a design that cannot be built: an error to pass over, never an exception
+    bad = r_bridge.model_names("mpg ~ nope", _columns_spec(_mt_like()))
+    assert set(bad) == {"error"}
+
+
+def test_released_flows_through_what_the_result_releases_and_names_what_it_withholds():
+    from dpsubset.interfaces import r_bridge
+    res = dps.dp_best_subset("mpg ~ wt + hp", _mt_like(), eps=6.0, s=1,
+                             bounds=dps.Bounds(x=dict(wt=(1, 6), hp=(40, 400)), y=(5, 50)), random_state=1)
+    # withheld: Python's NotReleasedError and its reason
+    out = r_bridge.released(res, "resid")
+    assert out["error"]["type"] == "NotReleasedError" and "private" in out["error"]["message"]
+    # nothing of that name at all
+    assert r_bridge.released(res, "anova")["error"]["type"] == "NotAvailable"
+    # released: a Series (params), a number (nobs), a method called with its arguments
+    out = r_bridge.released(res, "params")
+    assert out["names"] == list(res.params.index)
+    np.testing.assert_allclose(out["values"], res.params.to_numpy())
+    assert r_bridge.released(res, "nobs") == dict(value=40)
+    assert r_bridge.released(r_bridge.result_to_pickle(res), "nobs") == dict(value=40)
+
+    class WithIntervals:   # a result whose intervals are released (as with private inference)
+        params = res.params
+
+        def conf_int(self, alpha=0.05):
+            half = 0.5 if alpha == 0.1 else 1.0
+            return pd.DataFrame({0: self.params - half, 1: self.params + half})
+
+    out = r_bridge.released(WithIntervals(), "conf_int", {"alpha": 0.1})
+    assert out["index"] == list(res.params.index) and out["frame"]["names"] == ["0", "1"]
+    np.testing.assert_allclose(out["frame"]["columns"][1]["values"], res.params.to_numpy() + 0.5)
+
+
+def test_prediction_frame_refuses_without_released_intervals_and_flows_through_with_them():
+    from dpsubset.interfaces import r_bridge
+    df = _mt_like()
+    res = dps.dp_best_subset("mpg ~ wt + hp", df, eps=6.0, s=1,
+                             bounds=dps.Bounds(x=dict(wt=(1, 6), hp=(40, 400)), y=(5, 50)), random_state=1)
+    cols = _columns_spec(df.head(3))
+    out = r_bridge.prediction_frame(res, cols, 0.05)
+    assert out["error"]["type"] == "NotReleasedError"
+
+    class Prediction:
+        def __init__(self, mean):
+            self.mean = mean
+
+        def summary_frame(self, alpha):
+            return pd.DataFrame(dict(mean=self.mean, mean_se=0.1, mean_ci_lower=self.mean - alpha,
+                                     mean_ci_upper=self.mean + alpha))
+
+    class WithPredictions:
+        def get_prediction(self, frame):
+            return Prediction(res.predict(frame).to_numpy())
+
+    out = r_bridge.prediction_frame(WithPredictions(), cols, 0.1)
+    assert out["frame"]["names"] == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]
+    np.testing.assert_allclose(out["frame"]["columns"][3]["values"], res.predict(df.head(3)).to_numpy() + 0.1)

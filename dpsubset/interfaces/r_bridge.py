@@ -50,7 +50,7 @@ from .r_frames import frame_from_columns, maybe_from_r, rpy2_to_pandas
 
 __all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predict",
            "result_to_plain", "result_from_pickle", "result_to_pickle", "frame_to_plain",
-           "summary_table", "R_FORMULA_FUNCTIONS"]
+           "summary_table", "model_names", "released", "prediction_frame", "R_FORMULA_FUNCTIONS"]
 
 # Functions an R user writes in a formula that formulaic does not define under
 # that name. The R wrapper passes the formula to formulaic as text, and these to
@@ -133,13 +133,58 @@ def _response_levels_from_r(levels):
     return tuple(int(v) if isinstance(v, float) and v.is_integer() else v for v in levels)
 
 
-def _call_dp_best_subset(formula, data, kwargs):
+def _r_context():
     # The R side is the entry point: the formula's context is this scope (as a Python
     # caller's would be) with R's helper functions over it, captured once and passed down.
-    from ..api import dp_best_subset
     from ..design.formula import capture_context
-    context = {**capture_context(), **R_FORMULA_FUNCTIONS}
-    return dp_best_subset(formula, data, context=context, **kwargs)
+    return {**capture_context(1), **R_FORMULA_FUNCTIONS}
+
+
+def _call_dp_best_subset(formula, data, kwargs):
+    from ..api import dp_best_subset
+    return dp_best_subset(formula, data, context=_r_context(), **kwargs)
+
+
+def model_names(formula, cols):
+    """The model's column and term names as the Python package spells them (formulaic's).
+
+    The R wrapper calls this before a fit when ``bounds`` or ``keep`` name something
+    that is not a data column (``"I(wt^2)"``, ``"poly(wt, 2, raw = TRUE)1"``): it maps
+    these names to R's spelling (``names.R``) and translates the user's keys back.
+    Nothing is released: the names are public (the formula's terms and the declared
+    levels of factors), and only the R session that holds the data sees them.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as formulaic text.
+    cols : dict
+        A few rows of the data (see :func:`frame_from_columns`); a character
+        column's levels are then those of these rows, so its dummies may be missing
+        (a name not found is passed on unchanged and the fit names the problem).
+
+    Returns
+    -------
+    dict
+        ``columns``: the model-matrix columns but the intercept; ``terms``: the
+        formula's terms but the intercept ``"1"``; or ``{"error": {"type", "message"}}``
+        when the design cannot be built from these rows (no translation is then made).
+    """
+    from ..design.build import build_design
+
+    try:
+        with warnings.catch_warnings():
+            # bounds from these rows (a preview only): its privacy warnings say nothing
+            warnings.simplefilter("ignore")
+            design = build_design(formula, frame_from_columns(cols), context=_r_context())
+    except Exception as exc:
+        return dict(error=dict(type=type(exc).__name__, message=str(exc)))
+    spec = design.spec
+    columns = [str(c) for c in list(spec.forced_names) + list(spec.candidate_names) if c != "Intercept"]
+    terms = []
+    if spec.model_spec is not None:   # None on the direct route: terms are the columns
+        terms = [str(t) for t in spec.model_spec.rhs.terms if str(t) != "1"]
+    return dict(columns=columns, terms=[t for t in terms if t not in columns])
 
 
 def _warnings_plain(caught):
@@ -213,8 +258,8 @@ def result_to_plain(res):
         classes coded -1/+1 for a classification loss, else None), ``privacy`` (a dict of the
         :class:`~dpsubset.PrivacyReport` fields; ``stages`` as a list of dicts;
         ``exact_search`` and ``all_certificates_closed``, but no per-solve
-        certificate list, which depends on the data), ``privacy_text`` (its
-        printed form) and ``pickle``
+        certificate list, which depends on the data), ``bounds_unused`` (codebook
+        entries this formula does not use), ``privacy_text`` (its printed form) and ``pickle``
         (the whole result, pickled and base64-encoded, so that R can save the fit
         with ``saveRDS`` and still predict after reloading it).
     """
@@ -240,6 +285,8 @@ def result_to_plain(res):
         privacy_text=repr(rep), pickle=result_to_pickle(res),
         coef_names=None, coef_values=None,
     )
+    # codebook entries for data columns this formula does not use (public: the user's keys)
+    out["bounds_unused"] = [str(x) for x in getattr(res, "bounds_unused", [])]
     levels = getattr(res, "response_levels", None)  # classification losses only
     out["response_levels"] = None if levels is None else [str(x) for x in levels]
     out["loss"] = str(getattr(res, "loss", "squared"))
@@ -352,6 +399,86 @@ def predict(res, cols, which=None):
         return dict(labels=[None if v is None else str(v) for v in list(pred)], warnings=_warnings_plain(caught))
     vals = [float(v) if math.isfinite(v) else float("nan") for v in np.asarray(pred, dtype=float).tolist()]
     return dict(values=vals, warnings=_warnings_plain(caught))
+
+
+def _result(res):
+    return result_from_pickle(res) if isinstance(res, str) else res
+
+
+def _plain_any(value):
+    """A released quantity as plain values: a scalar, ``{"values", "names"}`` for a
+    vector or Series, ``{"frame", "index"}`` for a DataFrame (see :func:`frame_to_plain`)."""
+    if isinstance(value, pd.DataFrame):
+        return dict(frame=frame_to_plain(value), index=[str(i) for i in value.index])
+    if isinstance(value, pd.Series):
+        return dict(values=[_plain_value(v) for v in value.tolist()], names=[str(i) for i in value.index])
+    if isinstance(value, (np.ndarray, list, tuple)):
+        arr = np.asarray(value, dtype=float)
+        if arr.ndim == 2:
+            frame = pd.DataFrame(arr, columns=[str(j) for j in range(arr.shape[1])])
+            return dict(frame=frame_to_plain(frame), index=[str(i) for i in range(arr.shape[0])])
+        return dict(values=[_plain_value(v) for v in arr.ravel().tolist()], names=None)
+    return dict(value=_plain_value(value))
+
+
+def released(res, name, kwargs=None):
+    """A quantity of the Python result, by its statsmodels name, for R's accessors.
+
+    R's ``residuals()``, ``confint()``, ``vcov()``, ``sigma()``, ``fit$residuals``,
+    ``summary(fit)$r.squared``, ``tidy(fit, conf.int = TRUE)`` ... ask the Python
+    result for the same quantity (``resid``, ``conf_int``, ``cov_params``, ``scale``,
+    ``rsquared``); the R side never decides alone that a quantity is withheld. Where
+    the Python result releases it (a private quantity, e.g. ``conf_int`` of a fit with
+    private inference), the value comes back; where it raises
+    :class:`~dpsubset.NotReleasedError`, its message (why, and what to do) does, and R
+    raises its ``dpsubset_not_released`` condition with it.
+
+    Parameters
+    ----------
+    res : DPSubsetResults or str
+        The result or its pickle.
+    name : str
+        Attribute of the result (statsmodels' name). A method is called with ``kwargs``.
+    kwargs : dict, optional
+        Keyword arguments of the method (e.g. ``{"alpha": 0.05}`` for ``conf_int``).
+
+    Returns
+    -------
+    dict
+        ``{"value": ...}``, ``{"values", "names"}`` or ``{"frame", "index"}`` (see
+        :func:`_plain_any`); or ``{"error": {"type", "message"}}`` with type
+        ``"NotReleasedError"`` (withheld, with the reason), ``"NotAvailable"`` (the
+        Python result has no such quantity at all) or the Python error's type.
+    """
+    return _ask(res, name, lambda value: value(**dict(kwargs or {})) if callable(value) else value)
+
+
+def _ask(res, name, use):
+    """``use(getattr(result, name))`` as plain values, or the error as :func:`released` gives it."""
+    from ..privacy.leaks import NotReleasedError
+
+    try:
+        value = use(getattr(_result(res), name))
+    except NotReleasedError as exc:
+        return dict(error=dict(type="NotReleasedError", message=str(exc)))
+    except AttributeError as exc:   # after NotReleasedError, which is an AttributeError
+        return dict(error=dict(type="NotAvailable", message=str(exc)))
+    except Exception as exc:
+        return dict(error=dict(type=type(exc).__name__, message=str(exc)))
+    return _plain_any(value)
+
+
+def prediction_frame(res, cols, alpha):
+    """Intervals or standard errors of predictions on new data, where released.
+
+    Asks the result for ``get_prediction`` (statsmodels' name); when it is released
+    (private inference), returns ``get_prediction(newdata).summary_frame(alpha=alpha)``
+    (statsmodels' columns ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper``,
+    ``obs_ci_lower``, ``obs_ci_upper``) as ``{"frame", "index"}``; otherwise the
+    error, as :func:`released` gives it.
+    """
+    return _ask(res, "get_prediction",
+                lambda get: get(frame_from_columns(cols)).summary_frame(alpha=float(alpha)))
 
 
 def _renamed(res, rename):

@@ -27,8 +27,13 @@
 #' logical column, `hp:wt` (in R's order) for an interaction, `(Intercept)`.
 #' `fit$terms_python` maps the Python package's names (formulaic's, such as
 #' `Species[T.virginica]`) to them; a name that cannot be matched keeps its
-#' formulaic spelling. Names in `bounds` and `keep` are data columns or
-#' formulaic's names of model-matrix columns (`"Intercept"` is never needed there).
+#' formulaic spelling. Names in `bounds` and `keep` are data columns, or
+#' terms and columns of the model as `lm()` names them (`"I(wt^2)"`,
+#' `"poly(wt, 2, raw = TRUE)1"`, `"factor(cyl, levels = c(4, 6, 8))6"`,
+#' `"Speciesvirginica"`) or as formulaic does (`"I(wt ** 2)"`); a codebook
+#' (`bounds`) may also name data columns the formula does not use, which are
+#' listed in `fit$bounds_unused`, so one codebook serves every formula of a data
+#' set. (`"(Intercept)"` is never needed there.)
 #'
 #' @section Missing values:
 #' `na.action = "fail"` (the default; `na.fail` is accepted too) is the only
@@ -181,6 +186,9 @@
 #'     per-solve certificate list: which solves the search needed, how many and
 #'     by which route depend on the data and are not released; `verbose =
 #'     TRUE` prints them on your terminal, labelled non-private.}
+#'   \item{bounds_unused}{the entries of a codebook (`bounds`) for data columns
+#'     this formula does not use (character; one codebook serves every formula
+#'     of a data set).}
 #'   \item{response_levels}{for a classification loss, the classes coded -1 and +1; else `NULL`.}
 #'   \item{method, s, loss, nobs, response, formula, formula_python, refit, call}{as named.}
 #'   \item{terms_python}{named character vector: the Python package's column
@@ -260,7 +268,20 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   ftxt <- .formula_text(formula, names(data))
   .check_na_action(na.action)
   .fail_on_missing(data, if (is.null(ftxt$vars)) names(data) else ftxt$vars, "data")
-  cols <- .encode_frame(data, ftxt$vars)
+  .bounds_plain(bounds)  # malformed bounds: R's error, before any work
+  # Terms named as R names them (I(wt^2), poly(wt, 2, raw = TRUE)1): Python's names (names.R).
+  pymap <- NULL
+  keys <- .named_keys(bounds, keep)
+  if (length(setdiff(keys, names(data)))) {
+    pymap <- .python_name_map(ftxt, formula, data)
+    bounds <- .bounds_to_python(bounds, pymap)
+    if (!is.null(keep)) keep <- .to_python_names(keep, pymap)
+  }
+  # One codebook per data set: its entries for data columns this formula does not use
+  # travel too, so that Python lists them as unused (bounds_unused), as for a Python caller.
+  send <- ftxt$vars
+  if (!is.null(send)) send <- union(send, intersect(keys, names(data)))
+  cols <- .encode_frame(data, send)
   args <- list(eps = eps, s = s, method = method, bounds = .bounds_plain(bounds), r = r, lam = lam, R = R,
                gap_check = gap_check, eps0 = eps0, delta = delta,
                keep = if (is.null(keep)) NULL else as.list(keep), loss = loss, refit = refit,
@@ -278,8 +299,13 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(screen)) args$screen <- screen
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
-  .replay_warnings(plain$warnings)
-  if (!is.null(plain$error)) .raise_python_error(plain$error)
+  # messages name model columns in R's spelling; a name that is a data column stays
+  # (a logical column 'am' is the model column amTRUE, but a message means the column)
+  msg_map <- function(m) m[!(names(m) %in% names(data))]
+  if (!is.null(plain$error)) {
+    .replay_warnings(plain$warnings, msg_map(pymap))
+    .raise_python_error(plain$error, msg_map(pymap))
+  }
 
   state <- new.env(parent = emptyenv())
   state$result <- out[[1]]
@@ -287,6 +313,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   # R's names for the model's columns (lm's spelling), matched term by term.
   py_terms <- unique(c(.chr(plain$forced), .chr(plain$candidates)))
   map <- .r_term_map(py_terms, formula, data)
+  .replay_warnings(plain$warnings, msg_map(c(map, pymap[setdiff(names(pymap), names(map))])))
   coefs <- NULL
   if (!is.null(plain$coef_values)) {
     coefs <- stats::setNames(as.numeric(unlist(plain$coef_values)), .rename(plain$coef_names, map))
@@ -300,6 +327,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     coefficients = coefs,
     forced = .rename(plain$forced, map),
     candidates = .rename(plain$candidates, map),
+    bounds_unused = .chr(plain$bounds_unused),
     privacy = .privacy_list(plain$privacy, plain$privacy_text),
     method = plain$method,
     s = as.integer(s),

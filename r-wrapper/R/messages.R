@@ -42,17 +42,23 @@
   c("a Bounds\\b", "a dpsubset_bounds()"),
   c("a pair \\(b_x, b_y\\)", "a pair c(b_x, b_y)"),
   c("Bounds\\(", "dpsubset_bounds("),
-  c("\\{'([^']+)': \\(([^()]*)\\)(, \\.\\.\\.)?\\}", "list(\\1 = c(\\2)\\3)"),
-  c("\\{'([^']+)': ", "list(\\1 = "),
+  c("\\{'([A-Za-z.][A-Za-z0-9._]*)': \\(([^()]*)\\)(, \\.\\.\\.)?\\}", "list(\\1 = c(\\2)\\3)"),
+  c("\\{'([^']+)': \\(([^()]*)\\)(, \\.\\.\\.)?\\}", "list(`\\1` = c(\\2)\\3)"),
+  c("\\{'([A-Za-z.][A-Za-z0-9._]*)': ", "list(\\1 = "),
+  c("\\{'([^']+)': ", "list(`\\1` = "),
   c("=\\(([^()]*)\\)", " = c(\\1)"),
   c("bounds=\\(b_x, b_y\\)", "bounds = c(b_x, b_y)"),
   c("pass bounds=\\.\\.\\.", "pass bounds = ..."),
-  c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default)=", "\\1 = "),
+  c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default|inference|alpha)=", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
-  c("\\bin \\(((?:'[^']*'(?:, )?)+)\\)", "in c(\\1)"),
+  # a tuple or list of strings (the quoted names may hold brackets: 'poly(x, 2)[1]')
+  c("(?<![\\w.)\\]])\\(('[^']*'(?:, '[^']*')+),?\\)", "c(\\1)"),
+  c("(?<![\\w.)\\]])\\(('[^']*'),\\)", "c(\\1)"),
   c("\\b(got|given|is) (-?[0-9]+)\\.0\\b", "\\1 \\2"),
-  c("\\[((?:'[^'\\]]*'(?:, )?)+)\\]", "c(\\1)"),
+  c("\\[('[^']*'(?:, '[^']*')*)\\]", "c(\\1)"),
+  # the number of supports: choose(p, s) in R
+  c("\\bC\\(([0-9]+), ([0-9]+)\\)", "choose(\\1, \\2)"),
   c("\\bTrue\\b", "TRUE"),
   c("\\bFalse\\b", "FALSE"),
   c("\\bNone\\b", "NULL"),
@@ -65,14 +71,19 @@
   msg
 }
 
-.raise_python_error <- function(err, map = NULL) {
-  msg <- .r_voice(err$message)
+# A Python message in R's voice, with the model's columns in R's spelling: names in
+# quotes are mapped first (formulaic's spelling, before the rules respace it).
+.r_message <- function(msg, map = NULL) {
   if (length(map)) {
-    # column names in quotes, formulaic spelling -> R spelling
     for (py in names(map)[names(map) != map]) {
       msg <- gsub(paste0("'", py, "'"), paste0("'", map[[py]], "'"), msg, fixed = TRUE)
     }
   }
+  .r_voice(msg)
+}
+
+.raise_python_error <- function(err, map = NULL) {
+  msg <- .r_message(err$message, map)
   type <- if (is.null(err$type)) "Error" else err$type
   cond <- structure(class = c(paste0("dpsubset_", type), "dpsubset_error", "error", "condition"),
                     list(message = msg, call = NULL))

@@ -14,6 +14,14 @@
   if (isTRUE(privacy$exact_search)) "all solves certified optimal" else "not used by this method"
 }
 
+# Delta as the Python report words it: with bounds from the data it is a function of
+# max |value|, so not shown; never "NaN".
+.sensitivity_text <- function(privacy, digits) {
+  if (!isTRUE(privacy$bounds_public)) return("not shown (bounds from data)")
+  if (is.null(privacy$sensitivity) || is.na(privacy$sensitivity)) return("n/a")
+  format(privacy$sensitivity, digits = digits)
+}
+
 .formula_string <- function(f) paste(deparse(f, width.cutoff = 500L), collapse = " ")
 
 #' @export
@@ -50,7 +58,7 @@ print.dpsubset_privacy <- function(x, brief = FALSE, ...) {
       cat(sprintf("  - %s: %s (eps = %s, delta = %s)\n", st$stage, st$mechanism, format(st$eps, digits = 6),
                   format(st$delta, digits = 3)))
     }
-    cat(sprintf("  score sensitivity Delta = %s\n", format(x$sensitivity, digits = 6)))
+    cat(sprintf("  score sensitivity Delta = %s\n", .sensitivity_text(x, 6)))
     if (!is.na(x$gap_check_passed)) {
       cat("  gap check:", if (x$gap_check_passed) "passed, mistakes ran\n" else "not passed, top-R ran\n")
     }
@@ -70,7 +78,10 @@ print.dpsubset_privacy <- function(x, brief = FALSE, ...) {
 #'   `coefficients` (data.frame: term, estimate, status for the always-in and
 #'   selected columns), `privacy` (the report), `stages`, and the fields of the
 #'   fit it describes. There are no standard errors or p-values: they would be
-#'   computed from the private data and are not covered by the guarantee.
+#'   computed from the private data and are not covered by the guarantee. The
+#'   fields of an lm summary it does not hold (`r.squared`, `adj.r.squared`,
+#'   `sigma`, `fstatistic`, ...) are errors that say why (see
+#'   [dpsubset-not-released]), not `NULL`.
 #' @export
 summary.dpsubset <- function(object, ...) {
   terms <- c(object$forced, object$support)
@@ -82,7 +93,9 @@ summary.dpsubset <- function(object, ...) {
                  loss = object$loss,
                  nobs = object$nobs, s = object$s, n_candidates = length(object$candidates),
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
-                 stages = object$privacy$stages, privacy = object$privacy, refit = object$refit),
+                 stages = object$privacy$stages, privacy = object$privacy, refit = object$refit,
+                 bounds_unused = object$bounds_unused,
+                 terms_python = object$terms_python, .python = object$.python),
             class = "summary.dpsubset")
 }
 
@@ -103,6 +116,10 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     cat(strwrap(paste0("Not selected (coefficient 0): ", paste(x$not_selected, collapse = ", ")), exdent = 2),
         sep = "\n")
   }
+  if (length(x$bounds_unused)) {
+    cat(strwrap(paste0("Codebook entries this formula does not use: ", paste(x$bounds_unused, collapse = ", ")),
+                exdent = 2), sep = "\n")
+  }
   cat("\nPrivacy budget:\n")
   st <- x$stages
   st <- rbind(st, data.frame(stage = "total", mechanism = "", eps = sum(st$eps), delta = sum(st$delta)))
@@ -112,7 +129,7 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
   cat("\n")
   print(x$privacy, brief = TRUE)
   cat(sprintf("  score sensitivity Delta = %s; exact search: %s\n",
-              format(x$privacy$sensitivity, digits = 4), .search_words(x$privacy)))
+              .sensitivity_text(x$privacy, 4), .search_words(x$privacy)))
   cat("No standard errors or p-values: they would be computed from the private data.\n")
   invisible(x)
 }
@@ -158,11 +175,22 @@ coef.dpsubset <- function(object, complete = TRUE, ...) {
 #' @param newdata A data.frame with the columns the formula uses (the
 #'   response is not needed), without missing values.
 #' @param type `"link"`, `"response"` or `"class"` (see Details).
-#' @param ... Unused.
+#' @param interval,level,se.fit As for [stats::predict.lm()]: intervals
+#'   (`"confidence"` or `"prediction"`) at `level`, or standard errors of the
+#'   predictions. They need the covariance of the coefficients, which the
+#'   Python package does not release by default: the call is then an error of
+#'   class `"dpsubset_not_released"` that says why (see
+#'   [dpsubset-not-released]); where the Python result releases them privately,
+#'   they are returned as `predict.lm()` returns them (a matrix `fit`, `lwr`,
+#'   `upr`; a list with `fit` and `se.fit`).
+#' @param ... Not used; an error if given (so that no argument is silently ignored).
 #' @return A numeric vector named by the row names of `newdata`, or for
-#'   `type = "class"` a factor.
+#'   `type = "class"` a factor; with `interval` or `se.fit`, see above.
 #' @export
-predict.dpsubset <- function(object, newdata, type = c("link", "response", "class"), ...) {
+predict.dpsubset <- function(object, newdata, type = c("link", "response", "class"),
+                             interval = c("none", "confidence", "prediction"), level = 0.95, se.fit = FALSE,
+                             ...) {
+  .no_dots("predict", ...)
   if (missing(newdata) || is.null(newdata)) {
     stop("predict() needs newdata: dpsubset releases no fitted values, since they would be computed from the ",
          "private data and are not covered by the privacy guarantee. Call predict(fit, newdata) with data you ",
@@ -186,6 +214,10 @@ predict.dpsubset <- function(object, newdata, type = c("link", "response", "clas
   vars <- if ("." %in% vars) NULL else vars
   if (is.data.frame(newdata)) .fail_on_missing(newdata, if (is.null(vars)) names(newdata) else vars, "newdata")
   cols <- .encode_frame(newdata, vars, argname = "newdata")
+  interval <- match.arg(interval)
+  if (interval != "none" || isTRUE(se.fit)) {
+    return(.predict_intervals(object, cols, interval, level, isTRUE(se.fit), rownames(newdata)))
+  }
   out <- .bridge()$predict(.python_result(object), cols, which)
   if (!is.null(out$error)) .raise_python_error(out$error, object$terms_python)
   .replay_warnings(out$warnings)
@@ -194,6 +226,45 @@ predict.dpsubset <- function(object, newdata, type = c("link", "response", "clas
     return(stats::setNames(factor(lab, levels = object$response_levels), rownames(newdata)))
   }
   stats::setNames(as.numeric(unlist(out$values)), rownames(newdata))
+}
+
+# Intervals or standard errors of predictions: asked from the Python result
+# (r_bridge.prediction_frame), which releases them only where they are private.
+.predict_intervals <- function(object, cols, interval, level, se.fit, rows) {
+  if (!is.numeric(level) || length(level) != 1L || is.na(level) || level <= 0 || level >= 1) {
+    stop("level must be one number between 0 and 1, e.g. 0.95", call. = FALSE)
+  }
+  what <- if (interval != "none") sprintf("predict(interval = \"%s\")", interval) else "predict(se.fit = TRUE)"
+  out <- .bridge()$prediction_frame(.python_result(object), cols, 1 - level)
+  err <- out$error
+  if (!is.null(err)) {
+    if (err$type %in% c("NotReleasedError", "NotAvailable")) {
+      reason <- if (err$type == "NotReleasedError") .python_reason(err$message) else .withheld_reasons$inference
+      .not_released(what, reason)
+    }
+    .raise_python_error(err, object$terms_python)
+  }
+  pf <- .py_value(out)
+  fit <- stats::setNames(pf$mean, rows)
+  if (interval != "none") {
+    side <- if (interval == "confidence") "mean_ci_" else "obs_ci_"
+    fit <- cbind(fit = pf$mean, lwr = pf[[paste0(side, "lower")]], upr = pf[[paste0(side, "upper")]])
+    rownames(fit) <- rows
+  }
+  if (!se.fit) return(fit)
+  list(fit = fit, se.fit = stats::setNames(pf$mean_se, rows))
+}
+
+# Arguments in `...` that a method does not use are errors, not silently ignored.
+.no_dots <- function(fn, ...) {
+  if (...length()) {
+    nms <- names(list(...))
+    nms <- if (is.null(nms)) rep("", ...length()) else nms
+    nms[!nzchar(nms)] <- "(unnamed)"
+    stop(sprintf("%s(): unknown argument(s) %s; see ?%s.dpsubset", fn, paste(nms, collapse = ", "), fn),
+         call. = FALSE)
+  }
+  invisible()
 }
 
 # The Python result behind a fit; rebuilt from its pickle once after readRDS().
@@ -234,6 +305,11 @@ formula.dpsubset <- function(x, ...) x$formula
 #' data would be computed from the private data.
 #'
 #' @param x A `"dpsubset"` fit.
+#' @param conf.int,conf.level As for broom's `tidy.lm()`: add the columns
+#'   `conf.low` and `conf.high` of intervals at `conf.level`. They are asked
+#'   from the Python result (its `conf_int()`): without private intervals the
+#'   call is an error of class `"dpsubset_not_released"` that says why (see
+#'   [dpsubset-not-released]), never a table without them.
 #' @param newdata A data.frame you may use (for `augment()`).
 #' @param type.predict Passed to [predict.dpsubset()] as `type`.
 #' @param ... Unused.
@@ -254,8 +330,16 @@ formula.dpsubset <- function(x, ...) x$formula
 #' @name tidy.dpsubset
 #' @method tidy dpsubset
 #' @export
-tidy.dpsubset <- function(x, ...) {
-  .as_tibble(x$.tidy)
+tidy.dpsubset <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
+  .no_dots("tidy", ...)
+  td <- x$.tidy
+  if (isTRUE(conf.int)) {
+    ci <- .confint_matrix(x, conf.level, "tidy(conf.int = TRUE)")
+    where <- match(td$term, rownames(ci))
+    td$conf.low <- unname(ci[where, 1])
+    td$conf.high <- unname(ci[where, 2])
+  }
+  .as_tibble(td)
 }
 
 #' @rdname tidy.dpsubset

@@ -52,8 +52,12 @@
   r_text <- vapply(vars, function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "), "")
   py_text <- vapply(vars, function(v) tryCatch(.py_expr(v, FALSE), error = function(e) NA_character_), "")
   is_poly <- vapply(vars, function(v) is.call(v) && identical(v[[1]], as.name("poly")), NA)
+  # formulaic numbers raw powers from 0 and an orthogonal basis from 1; lm numbers both from 1
+  poly_raw <- vapply(seq_along(vars), function(i) {
+    is_poly[i] && isTRUE(tryCatch(match.call(stats::poly, vars[[i]])$raw, error = function(e) FALSE))
+  }, NA)
   is_logical <- vapply(vars, function(v) is.symbol(v) && is.logical(data[[as.character(v)]]), NA)
-  data.frame(r = r_text, py = .norm_expr(py_text), poly = is_poly, logical = is_logical,
+  data.frame(r = r_text, py = .norm_expr(py_text), poly = is_poly, poly_raw = poly_raw, logical = is_logical,
              stringsAsFactors = FALSE)
 }
 
@@ -76,7 +80,7 @@
   if (vars$poly[i]) {
     k <- suppressWarnings(as.integer(suffix))
     if (is.na(k)) return(NULL)
-    suffix <- as.character(k + 1L)   # formulaic counts powers from 0, R from 1
+    suffix <- as.character(if (vars$poly_raw[i]) k + 1L else k)
   } else if (startsWith(suffix, "T.")) {
     suffix <- substring(suffix, 3L)  # treatment contrast: R writes the level alone
   }
@@ -112,4 +116,65 @@
   hit <- x %in% names(map)
   x[hit] <- unname(map[x[hit]])
   x
+}
+
+# ---------------------------------------------------------------------------- R names -> Python names
+
+# A user names terms and columns in `bounds` and `keep` as R does (`I(wt^2)`,
+# `poly(wt, 2, raw = TRUE)1`, `factor(cyl, levels = c(4, 6, 8))6`, `Speciesvirginica`,
+# `(Intercept)`), while the Python package reads formulaic's names. The one
+# translation is the map above (.r_term_map), read backwards: the model's names are
+# asked from Python (a preview of the design on a few rows), mapped to R's spelling,
+# and each key that matches an R name (or formulaic's, up to spacing) becomes the
+# Python name. A key that matches nothing passes unchanged, and Python's error then
+# names it. Data columns need none of this, so the preview runs only when a key is
+# not one.
+
+# The names written in bounds$x and keep.
+.named_keys <- function(bounds, keep) {
+  x <- if (is.list(bounds) && !is.null(names(bounds))) bounds$x else NULL
+  c(if (is.list(x) || (is.numeric(x) && !is.null(names(x)))) names(x), as.character(keep))
+}
+
+# Map formulaic name -> R name for the model of a formula, from a preview of its
+# design on the first rows; NULL when it cannot be built (the fit then reports why).
+.python_name_map <- function(ftxt, formula, data, rows = 1000L) {
+  head_cols <- .encode_frame(utils::head(data, rows), ftxt$vars)
+  out <- .bridge()$model_names(ftxt$text, head_cols)
+  if (!is.null(out$error)) return(NULL)
+  py <- unique(c(.chr(out$columns), .chr(out$terms)))
+  if (!length(py)) return(NULL)
+  .r_term_map(py, formula, data)
+}
+
+# Keys in R's (or formulaic's) spelling -> formulaic's names, by a map from .python_name_map.
+.to_python_names <- function(keys, map) {
+  if (is.null(keys)) return(keys)
+  keys <- as.character(keys)
+  out <- keys
+  out[keys == "(Intercept)"] <- "Intercept"
+  if (!length(map)) return(out)
+  r_norm <- .norm_expr(unname(map))
+  py_norm <- .norm_expr(names(map))
+  for (i in seq_along(keys)) {
+    if (keys[i] %in% names(map)) next
+    k <- .norm_expr(keys[i])
+    hit <- which(r_norm == k)
+    if (!length(hit)) hit <- which(py_norm == k)
+    if (length(hit) == 1L) out[i] <- names(map)[hit]
+  }
+  out
+}
+
+# bounds with the names of its x entries translated (see .to_python_names).
+.bounds_to_python <- function(bounds, map) {
+  if (!is.list(bounds) || is.null(names(bounds)) || is.null(bounds$x) || is.null(names(bounds$x))) {
+    return(bounds)
+  }
+  cls <- class(bounds)
+  x <- as.list(bounds$x)
+  names(x) <- .to_python_names(names(x), map)
+  bounds$x <- x
+  class(bounds) <- cls
+  bounds
 }

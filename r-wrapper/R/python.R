@@ -131,18 +131,22 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
 }
 
 # Re-raise, on the R side, the warnings Python recorded during a call, in R's
-# voice (see messages.R). A PrivacyLeakWarning becomes an R warning of class
-# "dpsubset_privacy_leak" and a LowUtilityWarning one of class
-# "dpsubset_low_utility" (and "dpsubset_warning"), so that each can be caught on
-# its own (withCallingHandlers / tryCatch); the others are "dpsubset_warning".
-.replay_warnings <- function(ws) {
+# voice (see messages.R): the message text only, its kind in the condition's
+# class, as R's own warnings are. A PrivacyLeakWarning becomes an R warning of
+# class "dpsubset_privacy_leak", a LowUtilityWarning one of class
+# "dpsubset_low_utility", a PredictionClippedWarning one of class
+# "dpsubset_prediction_clipped" (each also "dpsubset_warning"), so that each can
+# be caught on its own (withCallingHandlers / tryCatch); the others are
+# "dpsubset_warning". `map`: formulaic names -> R names of the model's columns.
+.replay_warnings <- function(ws, map = NULL) {
   for (w in ws) {
     cls <- switch(w$category,
-                  PrivacyLeakWarning = "dpsubset_privacy_leak",
+                  PrivacyLeakWarning = c("dpsubset_privacy_leak", "dpsubset_warning"),
                   LowUtilityWarning = c("dpsubset_low_utility", "dpsubset_warning"),
+                  PredictionClippedWarning = c("dpsubset_prediction_clipped", "dpsubset_warning"),
                   "dpsubset_warning")
     cond <- structure(class = c(cls, "warning", "condition"),
-                      list(message = paste0(w$category, ": ", .r_voice(w$message)), call = NULL))
+                      list(message = .r_message(w$message, map), call = NULL))
     warning(cond)
   }
   invisible(NULL)
