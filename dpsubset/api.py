@@ -34,6 +34,7 @@ from .privacy.report import build_report
 from .refit.objective import check_refit_representable, objective_perturbation
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .search.exact import check_search
+from .search.progress import call_progress
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
                             resolve_time_limit)
 from .design.suffstats import gram_route, refit_from_gram
@@ -50,7 +51,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                    eps_select=None, eps_refit=None, refit_delta=None,
                    search="auto", time_limit=None, memory_limit=None, random_state=None,
                    diagnostics=False,
-                   verbose=False, method_options=None, solver=None, solver_options=None,
+                   verbose=None, method_options=None, solver=None, solver_options=None,
                    screen=None, context=None):
     """Differentially private best subset selection with a DP refit.
 
@@ -206,11 +207,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         result says so (``result.privacy.seeded``). A negative int is an error.
     diagnostics : bool
         Also return a :class:`NonPrivateDiagnostics` (non-private, with a warning).
-    verbose : bool
-        Show progress on stderr, and after the selection the exact search's solves
-        (how many, by which route, whether each closed). NON-PRIVATE: the solves
-        depend on the data, so this is for the data owner's terminal only; the
-        released result says only that every solve was certified.
+    verbose : None (default), True or False
+        None: when the call has run for 2 s and stderr is a terminal, a progress bar
+        on stderr names the stage (design, selection, refit), the seconds spent and
+        the seconds left before ``time_limit``; a quick call, or output to a file or
+        a notebook, shows nothing. True: that bar at once, the bars of the exact
+        search's loops, and after the selection the search's solves (how many, by
+        which route, whether each closed). False: nothing. NON-PRIVATE: how long the
+        search takes and its solves depend on the data, so they are for the data
+        owner's terminal only; the released result says only that every solve was
+        certified (dpsubset/search/progress.py, docs/guide/time-limits.md).
     method_options : dict, optional
         Further options of the chosen method (see :data:`dpsubset.selection.base.METHODS`
         and each method's documentation).
@@ -262,7 +268,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
     plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
     rng = as_generator(random_state)
-    bar = tqdm(total=3, disable=not verbose, desc="dp_best_subset")
+    bar = call_progress(verbose, clock)  # verbose: None (auto), True, False (search/progress.py)
 
     # Step 3: build the design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
@@ -294,6 +300,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                               p=fit_cfg.p, s=cfg.s, method=method, search=search, r=fit_cfg.r,
                               lam=fit_cfg.lam,
                               random_draws=rng.bit_generator.state != rng_state) from err
+    except BaseException:  # Ctrl-C or an error in the search: the bar goes with the call
+        bar.close()
+        raise
     support_idx = [int(kept[j]) for j in sel.support]
     support = [design.candidate_names[j] for j in support_idx]
     if verbose and sel.certificates:

@@ -77,3 +77,130 @@ def test_dp_best_subset_progress(verbose, capsys):
     dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(1, 3), random_state=0, verbose=verbose)
     err = capsys.readouterr().err
     assert (err != "") is verbose
+
+
+# --- verbose=None (the default): a bar for the whole call, after a delay, on a terminal ---
+
+import io  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import dpsubset.search.progress as prog  # noqa: E402
+from dpsubset.search.limits import Deadline  # noqa: E402
+
+
+class _Terminal(io.StringIO):
+    """stderr as a terminal would be: tqdm writes to it, ``isatty()`` says yes."""
+
+    def isatty(self):
+        return True
+
+
+class _NotTerminal(io.StringIO):
+    def isatty(self):
+        return False
+
+
+def _frame():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.uniform(-1, 1, size=(200, 8)), columns=[f"x{j}" for j in range(8)])
+    df["y"] = np.clip(df.x0 + df.x1 + 0.3 * rng.normal(size=200), -3, 3)
+    return df
+
+
+def _wait_for(stream, text, seconds=5.0):
+    end = time.monotonic() + seconds
+    while text not in stream.getvalue() and time.monotonic() < end:
+        time.sleep(0.02)
+    return stream.getvalue()
+
+
+def test_the_default_bar_appears_only_after_the_delay(monkeypatch):
+    monkeypatch.setattr(prog, "PROGRESS_DELAY", 0.4)
+    monkeypatch.setattr(prog, "PROGRESS_REFRESH", 0.05)
+    term = _Terminal()
+    bar = prog.call_progress(None, Deadline(600), file=term)
+    bar.set_description("selection (top_r)")
+    time.sleep(0.1)
+    assert term.getvalue() == ""  # a call that ends within the delay prints nothing
+    out = _wait_for(term, "left of time_limit")
+    assert re.search(r"dp_best_subset: selection \(top_r\) \| \d+ s spent, (599|600) s left of "
+                     r"time_limit=600 s \|[^|]*\| 0/3 stages", out)
+    bar.update()
+    assert "1/3 stages" in _wait_for(term, "1/3 stages")
+    bar.close()
+    assert not bar._thread.is_alive()
+    # the bar is transient: its last write clears the line
+    assert term.getvalue().endswith("\r") or term.getvalue().rstrip(" ").endswith("\r")
+
+
+def test_the_bar_names_no_limit_and_redraws_while_a_stage_runs(monkeypatch):
+    monkeypatch.setattr(prog, "PROGRESS_REFRESH", 0.05)
+    term = _Terminal()
+    bar = prog.call_progress(True, Deadline(None), file=term)  # True: at once
+    _wait_for(term, "no time limit")
+    n = term.getvalue().count("no time limit")
+    time.sleep(0.3)  # no news from the call: the thread still redraws
+    assert term.getvalue().count("no time limit") > n
+    bar.close()
+
+
+@pytest.mark.parametrize("verbose, stream", [(False, _Terminal), (None, _NotTerminal)])
+def test_no_bar_when_silenced_or_not_a_terminal(verbose, stream, monkeypatch):
+    monkeypatch.setattr(prog, "PROGRESS_DELAY", 0.0)
+    out = stream()
+    bar = prog.call_progress(verbose, Deadline(600), file=out)
+    bar.set_description("selection")
+    bar.update()
+    time.sleep(0.1)
+    bar.close()
+    assert out.getvalue() == "" and bar is prog._NO_BAR
+
+
+@pytest.mark.parametrize("verbose, shown", [(None, True), (False, False)])
+def test_dp_best_subset_shows_the_bar_on_a_terminal_by_default(verbose, shown, monkeypatch):
+    monkeypatch.setattr(prog, "PROGRESS_DELAY", 0.0)  # as if the call had run past 2 s
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    res = dp_best_subset("y ~ .", _frame(), eps=1.0, s=2, bounds=(1, 3), random_state=0,
+                         verbose=verbose, time_limit=100)
+    out = term.getvalue()
+    assert ("dp_best_subset: " in out) is shown
+    if shown:
+        assert "left of time_limit=100 s" in out
+        # settings, stage names, counts and seconds only: no value of the data or the fit
+        text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+        for line in filter(None, (part.strip() for part in re.split(r"[\r\n]", text))):
+            assert re.fullmatch(
+                r"dp_best_subset: (design|selection \(top_r\)|refit) \| \d+ s spent, \d+ s left of "
+                r"time_limit=100 s \|[^|]*\| \d/3 stages", line), line
+        for value in res.params[res.params != 0]:
+            assert f"{value:.3g}" not in text
+
+
+def test_dp_best_subset_quick_call_prints_nothing_by_default(monkeypatch):
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    dp_best_subset("y ~ .", _frame(), eps=1.0, s=2, bounds=(1, 3), random_state=0)
+    assert term.getvalue() == ""  # well under the 2 s delay
+
+
+def test_verbose_is_checked_before_any_work():
+    with pytest.raises(TypeError, match=r"verbose must be None .* True .* or False .*; got str"):
+        dp_best_subset("y ~ .", _frame(), eps=1.0, s=2, bounds=(1, 3), verbose="yes")
+    assert prog.check_verbose(np.bool_(True)) is True
+
+
+def test_the_bar_goes_when_its_call_ends_without_close(monkeypatch):
+    monkeypatch.setattr(prog, "PROGRESS_REFRESH", 0.05)
+    term = _Terminal()
+
+    def call_that_fails():
+        bar = prog.call_progress(True, Deadline(600), file=term)
+        _wait_for(term, "stages")
+        return bar  # leaves without close(), as an error past the call's close() would
+
+    bar = call_that_fails()
+    bar._thread.join(timeout=5)
+    assert not bar._thread.is_alive() and bar._bar is None

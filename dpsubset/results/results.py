@@ -539,9 +539,15 @@ class DPSubsetResults:
             score sensitivity Delta, whether the exact search was certified, which
             every release is), a coefficient table (the
             always-in and the selected terms: DP coefficient, status, public clipping
-            interval) and notes that state the guarantee in words.
+            interval) and notes that state the guarantee in words. ``.as_latex()``
+            is the paper-ready table of ``summary_table([res], fmt="latex")``.
         """
-        return build_summary(self, title)
+        from .tables import summary_table   # tables reads results by what they hold: no cycle
+
+        def latex():
+            return summary_table([self], ["DP coef"], "latex",
+                                 title=title or "Differentially private best subset selection")
+        return build_summary(self, title, latex_table=latex)
 
 
 def describe_solves(solves):

@@ -52,12 +52,15 @@ class DPSummary(Summary):
     """A statsmodels :class:`~statsmodels.iolib.summary.Summary` whose notes are escaped.
 
     Identical to the statsmodels class except that the note block is escaped for
-    LaTeX (underscores in method names, ``%``) and HTML in :meth:`as_latex` and
-    :meth:`as_html`.
+    HTML in :meth:`as_html`, and that :meth:`as_latex` of a fit's summary is the
+    paper-ready table of ``summary_table(fmt="latex")`` (see :meth:`as_latex`).
     """
 
     #: Width at which :meth:`as_text` wraps the notes (None: the width of the tables).
     notes_width = None
+    #: A function returning the LaTeX of the summary (set by ``DPSubsetResults.summary``);
+    #: None: statsmodels' own LaTeX, with the notes escaped.
+    latex_table = None
 
     def as_text(self):
         import textwrap
@@ -76,6 +79,18 @@ class DPSummary(Summary):
             self.extra_txt = extra
 
     def as_latex(self):
+        r"""The summary as LaTeX.
+
+        For a fit's summary: the same floating table as
+        ``summary_table([res], fmt="latex")`` (caption, ``booktabs`` rules, the
+        dependent variable, decimal-aligned coefficients, the privacy accounting and
+        the notes in a ``threeparttable``), which fits an ``article`` page; its
+        preamble needs ``\usepackage{booktabs,threeparttable,dcolumn}``.
+        statsmodels' own rendering has a commented caption and, with the header's
+        long labels, runs past the text width.
+        """
+        if self.latex_table is not None:
+            return self.latex_table()
         extra, self.extra_txt = self.extra_txt, None
         try:
             latex = super().as_latex()
@@ -144,7 +159,7 @@ def notes_text(res):
                      f"predict() returns {what}.")
     if isinstance(res.bounds, dict):
         rb = res._response_bound()
-        notes.append(f"Public bounds: every column is clipped to its interval shown above"
+        notes.append("Public bounds: every column is clipped to its interval shown above"
                      + ("." if levels is not None else f"; {res.response} to {rb}."))
     elif res.bounds == BOUNDS_FROM_DATA:
         notes.append("Bounds were taken from the data: no differential privacy guarantee "
@@ -165,7 +180,7 @@ def notes_text(res):
     return "Notes:\n" + "\n".join(f"[{i}] {t}" for i, t in enumerate(notes, 1))
 
 
-def build_summary(res, title=None):
+def build_summary(res, title=None, latex_table=None):
     """The statsmodels summary of ``res`` (:meth:`DPSubsetResults.summary`).
 
     Parameters
@@ -173,6 +188,8 @@ def build_summary(res, title=None):
     res : dpsubset.results.results.DPSubsetResults
     title : str, optional
         Title of the header table.
+    latex_table : callable, optional
+        Returns the summary's LaTeX (:attr:`DPSummary.latex_table`).
 
     Returns
     -------
@@ -182,6 +199,7 @@ def build_summary(res, title=None):
     from statsmodels.iolib.tableformatting import fmt_params
 
     smry = DPSummary()
+    smry.latex_table = latex_table
     left, right = header_rows(res)
     smry.add_table_2cols(res, gleft=[(k, [v]) for k, v in left],
                          gright=[(k, [v]) for k, v in right], yname=res.response,

@@ -1,13 +1,19 @@
-r"""Several private fits side by side, the way papers show them: :func:`summary_table`.
+r"""Several fits side by side, the way papers show them: :func:`summary_table`.
 
-Terms are rows and fits are columns; the privacy accounting of each fit (method,
-loss, s, n, eps, delta, guarantee, seeded) closes the table. Only released quantities go
-in: DP coefficients, the released supports and the public budget.
+Terms are rows and fits are columns, under a header naming each column's dependent
+variable; the privacy accounting of each fit (method, loss, s, n, eps, delta,
+guarantee, seeded) closes the table. Only released quantities of the private fits go
+in: DP coefficients, the released supports, the public budget, and standard errors or
+intervals only where a fit releases them. Non-private baselines (statsmodels results,
+:func:`dpsubset.best_subset_nonprivate`) may stand beside them, labelled as such
+(:mod:`dpsubset.results.columns`).
 
-The text rendering is statsmodels' own (``SimpleTable`` inside a ``Summary``, as
-in ``statsmodels.iolib.summary2.summary_col``); LaTeX (a floating ``table`` with
-``booktabs`` rules and ``threeparttable`` notes, ready to ``\input``), HTML and
-Markdown are written here, so that no table dependency is needed.
+The features follow modelsummary (Arel-Bundock 2022: ``coef_map``, ``gof_map``,
+``statistic``, named models) and stargazer (Hlavac 2022: the dependent-variable
+header, decimal alignment). The text rendering is statsmodels' own (``SimpleTable``
+inside a ``Summary``, as in ``statsmodels.iolib.summary2.summary_col``); LaTeX is
+:mod:`dpsubset.results.latex`; HTML and Markdown are written here, so that no table
+dependency is needed.
 """
 from __future__ import annotations
 
@@ -17,45 +23,42 @@ import os
 
 import pandas as pd
 
-from .results import DPSubsetResults
+from .columns import FORCED_NO_COEF, NOT_SELECTED, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
+from .latex import LATEX_PACKAGES, render_latex
 from .summary import DPSummary, _latex_escape, _num
 
-__all__ = ["summary_table", "FORMATS", "LATEX_PACKAGES", "NOT_SELECTED"]
+__all__ = ["summary_table", "FORMATS", "LATEX_PACKAGES", "NOT_SELECTED", "STATISTICS", "PRIVACY_ROWS"]
 
 #: Output formats of :func:`summary_table`.
 FORMATS = ("text", "latex", "html", "markdown", "frame")
+#: What may be shown under a coefficient (``statistic=``), where a fit releases it.
+STATISTICS = ("std_error", "conf_int")
 #: The format a file suffix implies when ``fmt`` is not given.
 SUFFIX_FORMATS = {".tex": "latex", ".html": "html", ".htm": "html", ".md": "markdown",
                   ".txt": "text", ".csv": "frame"}
-#: LaTeX packages the ``fmt="latex"`` table needs in the preamble.
-LATEX_PACKAGES = ("booktabs", "threeparttable")
-
-#: Cell of a candidate that a fit did not select (its coefficient is 0 by selection):
-#: an em dash, distinct from a minus sign (``---`` in LaTeX).
-NOT_SELECTED = "\u2014"
-#: Cell of a selected term when the fit has no coefficients (``refit=False``).
-SELECTED_NO_COEF = "selected"
-#: Cell of an always-in term when the fit has no coefficients (``refit=False``).
-FORCED_NO_COEF = "forced"
-
-_PRIVACY_ROWS = ("Method", "Loss", "Refit", "s", "p", "N", "eps", "eps (select + refit)",
-                 "delta", "Guarantee", "Seeded", "Certificates")
+_ = (FORCED_NO_COEF, SELECTED_NO_COEF)
+# The index of a row of standard errors (intervals) in ``fmt="frame"``: "<term> (std. error)".
+_STAT_STUBS = {"std_error": "std. error", "conf_int": "conf. int."}   # re-exported names of the cells, for users of this module
 
 
-def _check_results(results):
-    if isinstance(results, DPSubsetResults):
+def _check_results(results, model_names):
+    """The columns, and the names from a dict ``{name: result}`` (None otherwise)."""
+    from_dict = None
+    if hasattr(results, "items") and not hasattr(results, "privacy"):
+        if model_names is not None:
+            raise TypeError("model_names: the results are a dict {name: result}, whose keys are the "
+                            "column names; give the names once")
+        from_dict = [str(k) for k in results.keys()]
+        results = list(results.values())
+    elif isinstance(results, (str, bytes)) or not hasattr(results, "__iter__") or hasattr(results, "privacy"):
         results = [results]
-    if isinstance(results, (str, bytes)) or not hasattr(results, "__iter__"):
-        raise TypeError(f"results: expected a list of DPSubsetResults (from dp_best_subset); "
-                        f"got {type(results).__name__}")
     results = list(results)
     if not results:
         raise ValueError("results: the list is empty; pass at least one result of dp_best_subset")
-    for i, res in enumerate(results):
-        if not isinstance(res, DPSubsetResults):
-            raise TypeError(f"results[{i}]: expected a DPSubsetResults (from dp_best_subset); "
-                            f"got {type(res).__name__}")
-    return results
+    if len(results) == 1 and isinstance(results[0], (str, bytes)):
+        raise TypeError(f"results: expected a list of DPSubsetResults (from dp_best_subset); "
+                        f"got {type(results[0]).__name__}")
+    return [as_column(res, f"results[{i}]") for i, res in enumerate(results)], from_dict
 
 
 def _check_names(model_names, k):
@@ -66,27 +69,24 @@ def _check_names(model_names, k):
     names = [str(m) for m in model_names]
     if len(names) != k:
         raise ValueError(f"model_names: {len(names)} name(s) for {k} result(s); give one name per result")
-    dup = sorted({m for m in names if names.count(m) > 1})
-    if dup:
-        raise ValueError(f"model_names: duplicate name(s) {dup}; the columns need distinct names")
-    return names
+    return names   # repeats are allowed: columns may share a title (e.g. "OLS" twice)
 
 
-def _rows(results, all_terms):
+def _rows(columns, all_terms):
     """Term rows in order: always-in terms, then candidates, by first appearance."""
     forced, cands = [], []
-    for res in results:
-        forced += [t for t in res.forced if t not in forced]
-    for res in results:
-        keep = res.candidates if all_terms else [t for t in res.candidates if t in set(res.support)]
+    for col in columns:
+        forced += [t for t in col.forced if t not in forced]
+    for col in columns:
+        keep = col.candidates if all_terms else [t for t in col.candidates if t in col.selected]
         cands += [t for t in keep if t not in cands and t not in forced]
     if not all_terms:
         # keep the model-matrix order of the first fit that has each term
         order = {}
-        for res in results:
-            for j, t in enumerate(res.candidates):
-                order.setdefault(t, (len(order), j))
-        cands.sort(key=lambda t: order[t][0])
+        for col in columns:
+            for t in col.candidates:
+                order.setdefault(t, len(order))
+        cands.sort(key=lambda t: order[t])
     return forced + cands
 
 
@@ -114,144 +114,14 @@ def _formatter(digits):
     return fmt
 
 
-def _cell(res, term, fmt_num):
-    if term not in res.forced and term not in res.candidates:
-        return ""
-    if term not in res.forced and term not in set(res.support):
-        return NOT_SELECTED
-    if res.params is None:
-        return FORCED_NO_COEF if term in res.forced else SELECTED_NO_COEF
-    return fmt_num(res.params[term])
-
-
-def _privacy_column(res):
-    rep = res.privacy
-    es = "" if res.eps_select is None else f"{res.eps_select:.4g}"
-    er = "" if res.eps_refit is None else f"{res.eps_refit:.4g}"
-    return [res.method, res.loss, (res.refit_mechanism or "none").split(" (")[0], str(res.s),
-            str(res.p), str(res.nobs), f"{rep.eps:.4g}", f"{es} + {er}", f"{rep.delta:.3g}",
-            rep.guarantee, "yes" if rep.seeded else "no",
-            # the same words for every release of the method: no count of the solves
-            "all certified" if rep.exact_search else "not needed"]
-
-
-def _markdown(frame, n_terms, title, notes):
-    def esc(x):
-        return str(x).replace("|", "\\|")
-
-    cols = [""] + [esc(c) for c in frame.columns]
-    lines = []
-    if title:
-        lines += [f"**{esc(title)}**", ""]
-    lines.append("| " + " | ".join(cols) + " |")
-    lines.append("|:---|" + "---:|" * len(frame.columns))
-    for i, (term, row) in enumerate(frame.iterrows()):
-        stub = esc(term) if i < n_terms else f"*{esc(term)}*"
-        lines.append("| " + " | ".join([stub] + [esc(v) for v in row]) + " |")
-    lines.append("")
-    lines += [esc(n) + "  " for n in notes]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-# Stubs of the privacy rows in LaTeX (math for the symbols) and HTML.
-_LATEX_STUBS = {"eps": r"$\varepsilon$", "eps (select + refit)": r"$\varepsilon$ (select + refit)",
-                "delta": r"$\delta$", "s": "$s$", "p": "$p$", "N": "$N$"}
-_HTML_STUBS = {"eps": "\u03b5", "eps (select + refit)": "\u03b5 (select + refit)", "delta": "\u03b4"}
-# Short names of the refit mechanisms in LaTeX (a three-fit table must fit a page), with the note.
-_LATEX_SHORT = {"objective perturbation": r"obj.\ pert."}
-
-
-def _latex_number(cell):
-    """A number as LaTeX: a true minus sign, powers of ten for e-notation; other text escaped."""
-    text = cell.strip()
-    try:
-        float(text)
-    except ValueError:
-        return _latex_escape(cell)
-    sign = r"$-$" if text.startswith("-") else ""
-    text = text.lstrip("+-")
-    if "e" in text.lower():
-        mant, exp = text.lower().split("e")
-        power = f"10^{{{int(exp)}}}"
-        return f"{sign}${power}$" if float(mant) == 1 else f"{sign}${mant} \\times {power}$"
-    return sign + text
-
-
-def _latex(frame, n_terms, title, label, notes, escape):
-    """A floating table: caption, label, booktabs rules, notes in a threeparttable.
-
-    ``notes`` are LaTeX already (escaped by the caller); ``escape`` applies to the
-    title, the term labels and the model names.
-    """
-    esc = _latex_escape if escape else str
-    k = frame.shape[1]
-    out = [f"% needs in the preamble: \\usepackage{{{','.join(LATEX_PACKAGES)}}}",
-           r"\begin{table}[htbp]", r"\centering", r"\begin{threeparttable}"]
-    if title:
-        out.append(rf"\caption{{{esc(title)}}}")
-    if label:
-        out.append(rf"\label{{{label}}}")
-    out += [rf"\begin{{tabular}}{{@{{}}l*{{{k}}}{{r}}@{{}}}}", r"\toprule",
-            " & ".join([""] + [esc(str(c)) for c in frame.columns]) + r" \\", r"\midrule"]
-    short_used = False
-    for i, (stub, row) in enumerate(frame.iterrows()):
-        if i == n_terms and n_terms:
-            out.append(r"\midrule")
-        cells = []
-        for v in row:
-            v = str(v)
-            if v == NOT_SELECTED:
-                cells.append("---")
-            elif i >= n_terms and v in _LATEX_SHORT:
-                cells.append(_LATEX_SHORT[v])
-                short_used = True
-            else:
-                cells.append(_latex_number(v))
-        stub = esc(str(stub)) if i < n_terms else _LATEX_STUBS.get(stub, _latex_escape(str(stub)))
-        out.append(" & ".join([stub] + cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}"]
-    notes = list(notes)
-    if short_used:
-        notes.append(r"obj.\ pert.: objective perturbation.")
-    if notes:
-        out += [r"\begin{tablenotes}[flushleft]", r"\footnotesize"]
-        out += [rf"\item[] {n}" for n in notes]
-        out.append(r"\end{tablenotes}")
-    out += [r"\end{threeparttable}", r"\end{table}"]
-    return "\n".join(out) + "\n"
-
-
-def _html(frame, n_terms, title, notes, escape):
-    esc = (lambda x: html.escape(str(x), quote=False)) if escape else str
-    k = frame.shape[1]
-    out = ['<table class="dpsubset-summary">']
-    if title:
-        out.append(f"<caption>{esc(title)}</caption>")
-    out.append("<thead><tr><th></th>" + "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
-               + "</tr></thead>")
-    for part, rows in (("terms", frame.iloc[:n_terms]), ("privacy", frame.iloc[n_terms:])):
-        if len(rows):
-            out.append(f'<tbody class="{part}">')
-            for stub, row in rows.iterrows():
-                name = esc(stub) if part == "terms" else html.escape(_HTML_STUBS.get(stub, stub), quote=False)
-                out.append(f'<tr><th style="text-align:left">{name}</th>'
-                           + "".join(f'<td style="text-align:right">{html.escape(str(v), quote=False)}</td>'
-                                     for v in row) + "</tr>")
-            out.append("</tbody>")
-    if notes:
-        out.append("<tfoot>" + "".join(f'<tr><td colspan="{k + 1}">{esc(n)}</td></tr>' for n in notes)
-                   + "</tfoot>")
-    out.append("</table>")
-    return "\n".join(out) + "\n"
-
-
-def _check_labels(labels, terms):
+def _check_labels(labels, terms, responses):
+    """Display names of terms and responses: ``{name: label}`` (names not given keep theirs)."""
     if labels is None:
         return {}
     if callable(labels):
-        out = {t: str(labels(t)) for t in terms}
+        out = {t: str(labels(t)) for t in list(terms) + list(responses)}
     elif hasattr(labels, "items"):
-        out = {str(t): str(v) for t, v in labels.items() if t in terms}
+        out = {str(t): str(v) for t, v in labels.items() if t in terms or t in responses}
     else:
         raise TypeError(f"labels: expected a dict {{term: label}} or a function of the term; got {labels!r}")
     shown = [out.get(t, t) for t in terms]
@@ -259,6 +129,38 @@ def _check_labels(labels, terms):
     if dup:
         raise ValueError(f"labels: two terms would have the same label {dup}; give distinct labels")
     return out
+
+
+def _check_coef_map(coef_map, columns, responses):
+    """Rows chosen, ordered and renamed (modelsummary's ``coef_map``): (terms, labels)."""
+    if isinstance(coef_map, str) or not (hasattr(coef_map, "items") or hasattr(coef_map, "__iter__")):
+        raise TypeError(f"coef_map: expected a dict {{term: label}} (rows in that order, others dropped) or a "
+                        f"list of terms; got {coef_map!r}")
+    pairs = [(str(t), str(v)) for t, v in coef_map.items()] if hasattr(coef_map, "items") else \
+        [(str(t), str(t)) for t in coef_map]
+    known = {t for col in columns for t in col.forced + col.candidates}
+    unknown = [t for t, _ in pairs if t not in known and t not in responses]
+    if unknown:
+        raise ValueError(f"coef_map: {unknown} are not terms of any of the fits; terms are named as in "
+                         "res.terms (e.g. 'League[T.N]', 'I(Hits ** 2)')")
+    terms = [t for t, _ in pairs if t in known]
+    shown = [v for t, v in pairs if t in known]
+    dup = sorted({x for x in shown if shown.count(x) > 1})
+    if dup:
+        raise ValueError(f"coef_map: two terms would have the same label {dup}; give distinct labels")
+    return terms, dict(pairs)
+
+
+def _check_privacy_rows(rows):
+    if rows is None:
+        return list(PRIVACY_ROWS)
+    if isinstance(rows, str) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"privacy_rows: expected a list of row names from {PRIVACY_ROWS}; got {rows!r}")
+    rows = list(rows)
+    bad = [r for r in rows if r not in PRIVACY_ROWS]
+    if bad:
+        raise ValueError(f"privacy_rows: {bad} are not rows of the table; choose from {PRIVACY_ROWS}")
+    return rows
 
 
 def _check_notes(notes):
@@ -271,39 +173,154 @@ def _check_notes(notes):
     return list(notes)
 
 
-def summary_table(results, model_names=None, fmt=None, *, all_terms=False, title=None, label=None,
-                  notes=None, labels=None, digits=None, file=None, escape=True):
-    r"""Several private fits side by side: terms as rows, fits as columns, privacy at the bottom.
+def _groups(heads):
+    """Runs of adjacent columns with the same dependent variable: [(label, span)]."""
+    out = []
+    for h in heads:
+        if out and out[-1][0] == h:
+            out[-1] = (h, out[-1][1] + 1)
+        else:
+            out.append((h, 1))
+    return out
+
+
+def _body(columns, terms, shown, fmt_num, statistic, conf_level, privacy_rows, internal_names):
+    """(kind, stub, cells) rows: a term's estimates, its standard errors (if any), the accounting."""
+    rows = []
+    for t in terms:
+        rows.append(("coef", shown.get(t, t), [col.cell(t, fmt_num) for col in columns]))
+        stats = [col.uncertainty(t, statistic, conf_level, fmt_num) for col in columns]
+        if any(stats):
+            rows.append(("stat", "", stats))
+    accounts = [col.privacy_cells(internal_names) for col in columns]
+    for name in privacy_rows:
+        j = PRIVACY_ROWS.index(name)
+        rows.append(("privacy", name, [a[j] for a in accounts]))
+    return rows
+
+
+def _which(names, idx):
+    return ", ".join(names[i] for i in idx)
+
+
+def _notes(columns, names, heads, rows, statistic, conf_level, own, user):
+    """The table's own notes: ``own`` writes our text for the format, ``user`` the labels.
+
+    What the em dash and an empty cell mean is said only when the table has one.
+    """
+    private = [i for i, c in enumerate(columns) if c.private]
+    baseline = [i for i, c in enumerate(columns) if not c.private]
+    by_response = {}
+    for i, h in enumerate(heads):
+        if h:
+            by_response.setdefault(h, []).append(i)
+    notes = []
+    if len(by_response) == 1:
+        lead = own("Dependent variable: ") + user(next(iter(by_response))) + own(". ")
+    elif by_response:
+        lead = own("Dependent variables: ") + own("; ").join(
+            user(h) + own(f" in {_which(names, idx)}") for h, idx in by_response.items()) + own(". ")
+    else:
+        lead = ""
+    shows = {i for i, c in enumerate(columns) if statistic and c.releases(statistic, conf_level)}
+    what = ("standard errors in parentheses" if statistic == "std_error" else
+            f"{100 * conf_level:g}% confidence intervals in brackets")
+    text = ("DP coefficients in the units of the data" if private else "Coefficients in the units of the data")
+    cells = [v for kind, _, row in rows if kind == "coef" for v in row]
+    text += "".join([f"; {NOT_SELECTED}: not selected (coefficient 0)" if NOT_SELECTED in cells else "",
+                     "; empty: not in that model" if "" in cells else "", "."])
+    if shows:
+        text += f" Under the estimates: {what}."
+    if private and not shows & set(private):
+        text += (" No standard errors for the private fits: none is released privately." if baseline
+                 else " No standard errors: none is released privately.")
+    elif private and not set(private) <= shows:
+        text += (f" No standard errors for {_which(names, [i for i in private if i not in shows])}: "
+                 "none is released privately.")
+    notes.append(lead + own(text))
+    if baseline:
+        notes.append(own(f"NOT private: {_which(names, baseline)}, fitted on the same data without "
+                         "privacy, for comparison; publishing it is not covered by any privacy guarantee."))
+    guarantees = {c.result.privacy.guarantee for c in columns if c.private}
+    if "void" in guarantees:
+        notes.append(own("At least one fit has NO privacy guarantee (guarantee 'void'): see its privacy report."))
+    if "conditional" in guarantees:
+        notes.append(own("'conditional': eps-DP only on data satisfying a condition that is not checked."))
+    if any(c.result.privacy.seeded for c in columns if c.private):
+        notes.append(own("Seeded 'yes': the fit was given random_state, so it is private only "
+                         "while the seed is secret."))
+    return notes
+
+
+def _latex_own(text):
+    # our notes: escaped, then the symbols as LaTeX
+    return _latex_escape(text).replace(NOT_SELECTED, "---").replace("eps-DP", r"$\varepsilon$-DP")
+
+
+def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_map=None, labels=None,
+                  statistic="std_error", conf_level=0.95, dep_var=True, privacy_rows=None,
+                  internal_names=False, title=None, label=None, notes=None, digits=None, align=True,
+                  file=None, escape=True):
+    r"""Several fits side by side: terms as rows, fits as columns, privacy at the bottom.
 
     Parameters
     ----------
-    results : list of DPSubsetResults
-        Fits from :func:`dpsubset.dp_best_subset` (a single result is accepted too).
+    results : list or dict of results
+        Fits from :func:`dpsubset.dp_best_subset` (a single result is accepted too),
+        and optionally NON-PRIVATE baselines to show beside them: statsmodels results
+        (``smf.ols(...).fit()``, GLM, Logit, ...) or
+        :func:`dpsubset.best_subset_nonprivate`. A dict ``{name: result}`` names the
+        columns by its keys (as modelsummary's named list).
     model_names : list of str, optional
-        Column headings, one per result; default ``"(1)"``, ``"(2)"``, ...
+        Column headings, one per result (repeats allowed); default ``"(1)"``, ``"(2)"``, ...
     fmt : {"text", "latex", "html", "markdown", "frame"}, optional
         Output format; default from the suffix of ``file`` (``.tex``, ``.html``,
         ``.md``, ``.txt``, ``.csv``), else ``"text"``. ``"text"`` is statsmodels'
         rendering (``Summary.as_text``); ``"latex"`` a floating table ready to
         ``\input`` (see Notes); ``"html"`` a ``<table>`` with every cell
         escaped; ``"markdown"`` a pipe table; ``"frame"`` the table as a pandas
-        DataFrame of strings.
+        DataFrame of strings (no header row for the dependent variable; the row of a
+        term's standard errors is ``"<term> (std. error)"``, of its intervals
+        ``"<term> (conf. int.)"``).
     all_terms : bool, default False
         List every candidate of every fit. By default only the always-in terms and
         the terms that at least one fit selected are listed.
+    coef_map : dict or list, optional
+        The term rows to show, in this order, with these labels (modelsummary's
+        ``coef_map``): ``{"Intercept": "Constant", "Hits": "Hits (1986)"}``; terms not
+        named are dropped. A list of terms keeps their names. An entry for the
+        response renames it in the header and the notes. Not with ``labels``.
+    labels : dict or callable, optional
+        Display names of terms (and of the response), ``{"Hits": "Hits (1986)"}``
+        (modelsummary's ``coef_rename``); terms not named keep their names and
+        their place. A function of the name works too.
+    statistic : {"std_error", "conf_int"} or None, default "std_error"
+        What goes under each estimate, for the columns that release it: standard
+        errors in parentheses, or ``conf_level`` confidence intervals in brackets
+        (``res.bse``, ``res.conf_int()``). A private fit that releases none shows
+        none (a note says so); None shows none for any column.
+    conf_level : float, default 0.95
+        Level of the intervals (``statistic="conf_int"``).
+    dep_var : bool, default True
+        A header row over the columns naming each column's dependent variable (its
+        label), one heading over each run of columns that share it.
+    privacy_rows : list of str, optional
+        The accounting rows to show, in this order (modelsummary's ``gof_map``), from
+        ``PRIVACY_ROWS``; default all; ``[]`` shows none.
+    internal_names : bool, default False
+        Show the package's method names (``top_r``) instead of the papers' (``top-R``).
     title : str, optional
         Title of the table (the LaTeX ``\caption``, the HTML ``<caption>``).
     label : str, optional
         LaTeX ``\label`` of the table (with ``title``), e.g. ``"tab:dp-fits"``.
     notes : str or list of str, optional
         Further notes, after the table's own (what the cells mean, the guarantees).
-    labels : dict or callable, optional
-        Display names of terms, ``{"Hits": "Hits (1986)", "League[T.N]": "National League"}``
-        (like modelsummary's ``coef_rename`` or pyfixest's ``labels``); terms not
-        named keep their names. A function of the term name works too.
     digits : int or str, optional
         Coefficients with this many decimal places (an int), or with a format
         spec such as ``".3g"``; default about four significant digits.
+    align : bool, default True
+        LaTeX: numbers aligned on the decimal point (``dcolumn`` ``D`` columns);
+        False: right-aligned ``r`` columns, without ``dcolumn``.
     file : str or os.PathLike, optional
         Also write the table to this file (``fmt="frame"``: as CSV).
     escape : bool, default True
@@ -317,41 +334,46 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, title
 
     Notes
     -----
-    A cell holds the DP coefficient of the term in that fit; an em dash (``---``
-    in LaTeX), never a minus sign, marks a candidate the fit did not select (its
-    coefficient is 0 by selection); ``selected`` (``forced``) marks a selected
-    (always-in) term of a fit made with ``refit=False``; an empty cell means the
-    term is not in that fit's model. There are no standard errors: none is
-    released privately. The rows below the coefficients are the privacy
-    accounting of each fit: selection method, loss, refit mechanism, s, number
-    of candidates p, n, total eps, its split between selection and refit, delta,
-    the guarantee, whether the fit was seeded (``random_state`` given: private
-    only while the seed is secret; a note under the table says so) and the
-    exact search: ``all certified`` (every release of an exact method: a search
-    that does not certify releases nothing) or ``not needed`` (methods without
-    one). No count or route of the solves: they depend on the data.
+    A cell holds the coefficient of the term in that fit (the DP coefficient for a
+    private fit); an em dash (``---`` in LaTeX), never a minus sign, marks a
+    candidate the fit did not select (its coefficient is 0 by selection);
+    ``selected`` (``forced``) marks a selected (always-in) term of a fit made with
+    ``refit=False``; an empty cell means the term is not in that fit's model. The
+    rows below the coefficients are the privacy accounting of each fit: selection
+    method, loss, refit mechanism, s, number of candidates p, n, total eps, its
+    split between selection and refit, delta, the guarantee, whether the fit was
+    seeded (``random_state`` given: private only while the seed is secret; a note
+    under the table says so) and the exact search: ``all certified`` (every
+    release of an exact method: a search that does not certify releases nothing)
+    or ``not needed`` (methods without one). No count or route of the solves: they
+    depend on the data. A baseline's guarantee is ``none`` and a note
+    names its columns.
 
-    The LaTeX table is a ``table`` float (``[htbp]``, centred) holding a
-    ``threeparttable`` with the caption, the label, a ``tabular`` with
-    ``booktabs`` rules (``\toprule``, ``\midrule``, ``\bottomrule``) and the
-    notes in a ``tablenotes`` block under it; negative numbers have a true minus
-    sign and eps and delta are the math symbols. The preamble needs::
+    The LaTeX table (:mod:`dpsubset.results.latex`) is a ``table`` float
+    (``[htbp]``, centred) holding a ``threeparttable`` with the caption, the label,
+    a ``tabular`` with ``booktabs`` rules, the dependent-variable header with
+    ``\cmidrule``, decimal-aligned ``dcolumn`` columns, and the notes in a
+    ``tablenotes`` block under it; eps and delta are the math symbols. The preamble
+    needs::
 
         \usepackage{booktabs}
         \usepackage{threeparttable}
+        \usepackage{dcolumn}
 
-    (in TeX Live: ``booktabs`` is in the latex-recommended collection,
-    ``threeparttable`` in latex-extra; Debian packages ``texlive-latex-recommended``
-    and ``texlive-latex-extra``). A three-fit table fits an ``article`` page.
+    (``align=False``: no ``dcolumn``). In TeX Live ``dcolumn`` is in the
+    ``tools`` bundle (Debian ``texlive-latex-base``), ``booktabs`` in
+    latex-recommended, ``threeparttable`` in latex-extra. A three-fit table fits an
+    ``article`` page.
 
     Examples
     --------
     >>> print(dps.summary_table([res1, res2], model_names=["eps = 1", "eps = 4"]))  # doctest: +SKIP
-    >>> dps.summary_table([res1, res2, res3], title="Private fits", label="tab:fits",
-    ...                   labels={"CRuns": "Career runs"}, digits=2,
-    ...                   file="fits.tex")                                          # doctest: +SKIP
+    >>> ols = smf.ols("Salary ~ Hits + CRuns", hitters).fit()                    # doctest: +SKIP
+    >>> dps.summary_table({"eps = 1": res1, "eps = 4": res2, "OLS": ols},
+    ...                   coef_map={"Hits": "Hits", "CRuns": "Career runs", "Salary": "Salary ($1000)"},
+    ...                   title="Private fits", label="tab:fits", file="fits.tex")   # doctest: +SKIP
     """
-    results = _check_results(results)
+    columns, from_dict = _check_results(results, model_names)
     if file is not None and not isinstance(file, (str, os.PathLike)):
         raise TypeError(f"file: expected a path (str); got {type(file).__name__}")
     if fmt is None:
@@ -359,69 +381,141 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, title
         fmt = SUFFIX_FORMATS.get(suffix, "text")
     if fmt not in FORMATS:
         raise ValueError(f"fmt: expected one of {FORMATS}; got {fmt!r}")
-    names = _check_names(model_names, len(results))
-    if not isinstance(all_terms, bool):
-        raise TypeError(f"all_terms: expected True or False; got {all_terms!r}")
-    if not isinstance(escape, bool):
-        raise TypeError(f"escape: expected True or False; got {escape!r}")
+    names = from_dict or _check_names(model_names, len(columns))
+    for arg, val in (("all_terms", all_terms), ("escape", escape), ("dep_var", dep_var),
+                     ("internal_names", internal_names), ("align", align)):
+        if not isinstance(val, bool):
+            raise TypeError(f"{arg}: expected True or False; got {val!r}")
     for arg, val in (("title", title), ("label", label)):
         if val is not None and not isinstance(val, str):
             raise TypeError(f"{arg}: expected a string; got {val!r}")
     if label is not None and not title:
         raise ValueError("label: a LaTeX \\label refers to a caption; give title= as well")
+    if statistic is not None and statistic not in STATISTICS:
+        raise ValueError(f"statistic: expected one of {STATISTICS} or None; got {statistic!r}")
+    if isinstance(conf_level, bool) or not isinstance(conf_level, (int, float)) or not 0 < conf_level < 1:
+        raise ValueError(f"conf_level: expected a number between 0 and 1, e.g. 0.95; got {conf_level!r}")
     extra_notes = _check_notes(notes)
     fmt_num = _formatter(digits)
-    terms = _rows(results, all_terms)
-    shown = _check_labels(labels, terms)
-    body = [[_cell(res, t, fmt_num) for res in results] for t in terms]
-    privacy = list(zip(*[_privacy_column(res) for res in results]))
-    frame = pd.DataFrame(body + [list(r) for r in privacy],
-                         index=[shown.get(t, t) for t in terms] + list(_PRIVACY_ROWS),
-                         columns=names, dtype=object)
+    rows_shown = _check_privacy_rows(privacy_rows)
+    responses = [c.response for c in columns if c.response]
+    if coef_map is not None:
+        if labels is not None:
+            raise TypeError("coef_map: give coef_map (rows, order and names) or labels (names only), not both")
+        terms, shown = _check_coef_map(coef_map, columns, responses)
+    else:
+        terms = _rows(columns, all_terms)
+        shown = _check_labels(labels, terms, responses)
+    heads = [shown.get(c.response, c.response) for c in columns]
+    rows = _body(columns, terms, shown, fmt_num, statistic, conf_level, rows_shown, internal_names)
     if fmt == "frame":
+        # a row of standard errors is named after its term, so that the index stays unique
+        index, term = [], None
+        for kind, stub, _ in rows:
+            term = stub if kind == "coef" else term
+            index.append(f"{term} ({_STAT_STUBS[statistic]})" if kind == "stat" else stub)
+        frame = pd.DataFrame([cells for _, _, cells in rows], index=index, columns=names, dtype=object)
         if file is not None:
             frame.to_csv(file)
         return frame
-    responses = list(dict.fromkeys(res.response for res in results))
-    table_notes = [f"Dependent variable: {', '.join(responses)}. DP coefficients in the units of the data; "
-                   f"{NOT_SELECTED}: not selected (coefficient 0); empty: not in that model. "
-                   "No standard errors: none is released privately."]
-    guarantees = {res.privacy.guarantee for res in results}
-    if "void" in guarantees:
-        table_notes.append("At least one fit has NO privacy guarantee (guarantee 'void'): see its privacy report.")
-    if "conditional" in guarantees:
-        table_notes.append("'conditional': eps-DP only on data satisfying a condition that is not checked.")
-    if any(res.privacy.seeded for res in results):
-        table_notes.append("Seeded 'yes': the fit was given random_state, so it is private only "
-                           "while the seed is secret.")
+    groups = _groups(heads) if dep_var and any(heads) else None
     if fmt == "latex":
-        # the automatic notes are ours: escape them, then write the symbols as math
-        own = [_latex_escape(n).replace(NOT_SELECTED, "---").replace("eps-DP", r"$\varepsilon$-DP")
-               for n in table_notes]
-        user = [(_latex_escape(n) if escape else n) for n in extra_notes]
-        out = _latex(frame, len(terms), title, label, own + user, escape)
-    elif fmt == "markdown":
-        out = _markdown(frame, len(terms), title, table_notes + extra_notes)
-    elif fmt == "html":
-        out = _html(frame, len(terms), title, table_notes + extra_notes, escape)
+        user = _latex_escape if escape else str
+        own = _notes(columns, names, heads, rows, statistic, conf_level, _latex_own, user)
+        out = render_latex(rows, names, groups=groups, title=title, label=label,
+                           notes=own + [user(n) for n in extra_notes], escape=escape, align=align,
+                           not_selected=NOT_SELECTED)
     else:
-        out = _text(frame, len(terms), names, title, table_notes + extra_notes)
+        table_notes = _notes(columns, names, heads, rows, statistic, conf_level, str, str) + extra_notes
+        if fmt == "markdown":
+            out = _markdown(rows, names, groups, title, table_notes)
+        elif fmt == "html":
+            out = _html(rows, names, groups, title, table_notes, escape)
+        else:
+            out = _text(rows, names, groups, title, table_notes)
     if file is not None:
         with open(file, "w", encoding="utf-8") as fh:
             fh.write(out)
     return out
 
 
-def _text(frame, n_terms, names, title, notes):
+def _spread(groups):
+    """The dependent-variable heading of each column (repeated over its run)."""
+    return [h for h, span in groups for _ in range(span)]
+
+
+def _markdown(rows, names, groups, title, notes):
+    def esc(x):
+        return str(x).replace("|", "\\|")
+
+    lines = []
+    if title:
+        lines += [f"**{esc(title)}**", ""]
+    lines.append("| " + " | ".join([""] + [esc(c) for c in names]) + " |")
+    lines.append("|:---|" + "---:|" * len(names))
+    if groups:   # Markdown has one header row: the dependent variable is the first body row
+        lines.append("| " + " | ".join(["*Dependent variable*"] + [esc(h) for h in _spread(groups)]) + " |")
+    for kind, stub, cells in rows:
+        stub = f"*{esc(stub)}*" if kind == "privacy" else esc(stub)
+        lines.append("| " + " | ".join([stub] + [esc(v) for v in cells]) + " |")
+    lines.append("")
+    lines += [esc(n) + "  " for n in notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# Stubs of the privacy rows in HTML (the symbols).
+_HTML_STUBS = {"eps": "\u03b5", "eps (select + refit)": "\u03b5 (select + refit)", "delta": "\u03b4"}
+
+
+def _html(rows, names, groups, title, notes, escape):
+    esc = (lambda x: html.escape(str(x), quote=False)) if escape else str
+    k = len(names)
+    out = ['<table class="dpsubset-summary">']
+    if title:
+        out.append(f"<caption>{esc(title)}</caption>")
+    out.append("<thead>")
+    if groups:
+        out.append('<tr class="dep-var"><th></th>' + "".join(
+            f'<th colspan="{span}" style="text-align:center">{esc(h)}</th>' for h, span in groups) + "</tr>")
+    out.append("<tr><th></th>" + "".join(f'<th style="text-align:center">{esc(c)}</th>' for c in names)
+               + "</tr></thead>")
+    for part in ("terms", "privacy"):
+        body = [r for r in rows if (r[0] == "privacy") == (part == "privacy")]
+        if not body:
+            continue
+        out.append(f'<tbody class="{part}">')
+        for kind, stub, cells in body:
+            name = html.escape(_HTML_STUBS.get(stub, stub), quote=False) if kind == "privacy" else esc(stub)
+            out.append(f'<tr class="{kind}"><th style="text-align:left">{name}</th>'
+                       + "".join(f'<td style="text-align:right">{html.escape(str(v), quote=False)}</td>'
+                                 for v in cells) + "</tr>")
+        out.append("</tbody>")
+    if notes:
+        out.append("<tfoot>" + "".join(f'<tr><td colspan="{k + 1}">{esc(n)}</td></tr>' for n in notes)
+                   + "</tfoot>")
+    out.append("</table>")
+    return "\n".join(out) + "\n"
+
+
+def _text(rows, names, groups, title, notes):
     from statsmodels.iolib.table import SimpleTable
     from statsmodels.iolib.tableformatting import fmt_params
 
-    data = frame.to_numpy().tolist()
-    table = SimpleTable(data, names, list(frame.index), title=title or "",
+    data = [list(cells) for _, _, cells in rows]
+    stubs = [stub for _, stub, _ in rows]
+    if groups:   # one header row in SimpleTable: the dependent variable is the first data row
+        data.insert(0, _spread(groups))
+        stubs.insert(0, "Dep. variable")
+    table = SimpleTable(data, names, stubs, title=title or "",
                         txt_fmt=dict(fmt_params, data_fmts=["%s"]))
-    if n_terms:
-        # a rule between the coefficients and the privacy rows (row 0 is the header)
-        table[n_terms].dec_below = "header_dec_below"
+    # rules under the dependent variable and between the coefficients and the privacy rows
+    # (row 0 of the table is the header)
+    first_privacy = next((i for i, r in enumerate(rows) if r[0] == "privacy"), None)
+    offset = 1 if groups else 0
+    if groups:
+        table[1].dec_below = "header_dec_below"
+    if first_privacy:
+        table[first_privacy + offset].dec_below = "header_dec_below"
     smry = DPSummary()
     smry.tables.append(table)
     smry.add_extra_txt(notes)

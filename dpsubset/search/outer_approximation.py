@@ -26,6 +26,7 @@ import numpy as np
 
 from .candidates import GAP_TOL, Certificate
 from .limits import MemoryBudget, SearchTimeout, describe_gap, format_gap, relative_gap
+from .progress import progress  # noqa: F401  (the search's modules import it from here)
 
 __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 
@@ -48,38 +49,6 @@ def _quiet_highs():
     """
     core = getattr(highspy, "_Highs", None)
     return core() if core is not None else highspy.Highs()
-
-
-class _NoBar:
-    """Stands in for a tqdm bar when verbose is False: every call is a no-op."""
-
-    def update(self, n=1):
-        pass
-
-    def set_postfix(self, *args, **kwargs):
-        pass
-
-    def set_description(self, *args, **kwargs):
-        pass
-
-    def close(self):
-        pass
-
-
-_NO_BAR = _NoBar()
-
-
-def progress(verbose, **kwargs):
-    """A transient tqdm bar (stderr) when ``verbose``, else a shared no-op object, so
-    the loops of the search pay nothing for progress reporting when it is off.
-
-    What a bar shows is public or scale-free: counts, times and relative gaps
-    (:func:`dpsubset.search.limits.relative_gap`), never scores or bounds."""
-    if not verbose:
-        return _NO_BAR
-    from tqdm.auto import tqdm
-    kwargs.setdefault("leave", False)
-    return tqdm(**kwargs)
 
 
 class FamilyMaster:

@@ -1,0 +1,184 @@
+"""What one column of :func:`dpsubset.summary_table` shows: a private fit or a baseline.
+
+A private fit (a :class:`~dpsubset.results.results.DPSubsetResults`) shows its DP
+coefficients, the em dash for a candidate it did not select, and its privacy
+accounting. A baseline is a NON-PRIVATE fit shown beside the private ones, as a
+paper shows what the private fits lose: a statsmodels results object (``OLS``,
+``GLM``, ``Logit`` ...: ``params``, ``bse``, ``conf_int()``, ``nobs``) or the
+exact best subset of :func:`dpsubset.best_subset_nonprivate`. Its accounting rows
+say "not private" and are otherwise empty.
+
+Columns are recognised by what they hold (a private fit carries a
+:class:`~dpsubset.privacy.report.PrivacyReport`), so this module does not import the
+results class and ``results.summary()`` can use the table.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..privacy.leaks import NotReleasedError
+from ..privacy.report import PrivacyReport
+
+__all__ = ["Column", "as_column", "METHOD_NAMES", "PRIVACY_ROWS", "INTERCEPTS"]
+
+#: The accounting rows under the coefficients, in order.
+PRIVACY_ROWS = ("Method", "Loss", "Refit", "s", "p", "N", "eps", "eps (select + refit)",
+                "delta", "Guarantee", "Seeded", "Certificates")
+#: Names of the selection methods in a table (``internal_names=False``), as the
+#: papers name them (docs/methods/); a method registered from outside keeps its name.
+METHOD_NAMES = {"top_r": "top-R", "mistakes": "mistakes", "samp_agg": "subsample and aggregate",
+                "dp_sis": "DP-SIS", "exponential": "exponential", "lei_ic": "Lei et al. IC",
+                "mcmc": "MCMC"}
+#: Names of an intercept in a baseline (patsy / formulaic: Intercept; statsmodels' add_constant: const).
+INTERCEPTS = ("Intercept", "const")
+#: Cell of a candidate that a fit did not select (its coefficient is 0 by selection).
+NOT_SELECTED = "\u2014"
+#: Cell of a selected term when the fit has no coefficients (``refit=False``).
+SELECTED_NO_COEF = "selected"
+#: Cell of an always-in term when the fit has no coefficients (``refit=False``).
+FORCED_NO_COEF = "forced"
+
+
+def _series(values, index):
+    try:
+        return pd.Series(values, index=index, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def _released(res, what, alpha):
+    """Standard errors (``"std_error"``) or intervals (``"conf_int"``) of ``res``, or None.
+
+    A private fit that releases none raises NotReleasedError: the column then shows
+    none (and the table's note says so). No value is made up here.
+    """
+    try:
+        if what == "std_error":
+            out = res.bse
+            return None if out is None else pd.Series(out, index=getattr(out, "index", None), dtype=float)
+        out = res.conf_int(alpha=alpha)
+    except (NotReleasedError, AttributeError, NotImplementedError):
+        return None
+    if out is None:
+        return None
+    frame = pd.DataFrame(out)
+    if frame.shape[1] != 2:
+        return None
+    return frame.set_axis(["lo", "hi"], axis=1)
+
+
+@dataclass
+class Column:
+    """One column: its terms, cells and accounting.
+
+    Attributes
+    ----------
+    result : object
+        The fit.
+    private : bool
+        A private fit (False: a baseline, NOT private).
+    response : str
+        Name of the dependent variable ("" when the baseline does not say).
+    forced, candidates : list of str
+        Always-in terms, then the other terms, in the model's order.
+    selected : set of str
+        Candidates with a coefficient.
+    coef : pandas.Series or None
+        Coefficients (None: a private fit made with ``refit=False``).
+    """
+
+    result: object
+    private: bool
+    response: str
+    forced: list
+    candidates: list
+    selected: set
+    coef: pd.Series | None
+    _stats: dict = field(default_factory=dict, repr=False)
+
+    def has(self, term):
+        return term in self.forced or term in self.candidates
+
+    def cell(self, term, fmt_num):
+        """The estimate of ``term`` as text: a number, the em dash, a word, or empty."""
+        if not self.has(term):
+            return ""
+        if term not in self.forced and term not in self.selected:
+            return NOT_SELECTED
+        if self.coef is None:
+            return FORCED_NO_COEF if term in self.forced else SELECTED_NO_COEF
+        return fmt_num(self.coef[term])
+
+    def uncertainty(self, term, statistic, conf_level, fmt_num):
+        """The standard error ``(se)`` or interval ``[lo, hi]`` of ``term``, or "" when none is released."""
+        if statistic is None or not self.has(term) or self.cell(term, str) in ("", NOT_SELECTED):
+            return ""
+        key = (statistic, conf_level)
+        if key not in self._stats:
+            self._stats[key] = _released(self.result, statistic, 1 - conf_level)
+        stats = self._stats[key]
+        if stats is None or term not in stats.index:
+            return ""
+        if statistic == "std_error":
+            se = float(stats[term])
+            return "" if not math.isfinite(se) else f"({fmt_num(se)})"
+        lo, hi = (float(v) for v in stats.loc[term, ["lo", "hi"]])
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return ""
+        return f"[{fmt_num(lo)}, {fmt_num(hi)}]"
+
+    def releases(self, statistic, conf_level):
+        """Whether this column shows a standard error (interval) for at least one term."""
+        return any(self.uncertainty(t, statistic, conf_level, str) for t in self.forced + self.candidates)
+
+    def privacy_cells(self, internal_names):
+        """The accounting rows (:data:`PRIVACY_ROWS`) of this column."""
+        res = self.result
+        if not self.private:
+            model = getattr(res, "model", None)
+            method = type(model).__name__ if model is not None else "best subset"
+            nobs = getattr(res, "nobs", None)
+            nobs = "" if nobs is None else str(int(nobs))
+            return [method, "", "", "", "", nobs, "", "", "", "none", "", ""]
+        rep = res.privacy
+        es = "" if res.eps_select is None else f"{res.eps_select:.4g}"
+        er = "" if res.eps_refit is None else f"{res.eps_refit:.4g}"
+        method = res.method if internal_names else METHOD_NAMES.get(res.method, res.method)
+        return [method, res.loss, (res.refit_mechanism or "none").split(" (")[0], str(res.s),
+                str(res.p), str(res.nobs), f"{rep.eps:.4g}", f"{es} + {er}", f"{rep.delta:.3g}",
+                rep.guarantee, "yes" if rep.seeded else "no",
+                # the same words for every release of the method: no count of the solves
+                "all certified" if rep.exact_search else "not needed"]
+
+
+def _baseline(res, where):
+    coef = getattr(res, "params", None)
+    if coef is None and isinstance(getattr(res, "coef", None), pd.Series):   # best_subset_nonprivate
+        return Column(res, False, "", list(res.forced), list(res.candidates), set(res.support),
+                      res.coef.astype(float))
+    if coef is None:
+        raise TypeError(f"{where}: expected a result of dp_best_subset, or a non-private baseline with "
+                        f"coefficients (a statsmodels results object, best_subset_nonprivate); got "
+                        f"{type(res).__name__}")
+    names = list(getattr(coef, "index", None) if hasattr(coef, "index") else
+                 getattr(getattr(res, "model", None), "exog_names", None) or
+                 [f"x{j}" for j in range(len(coef))])
+    coef = _series(coef, names)
+    if coef is None:
+        raise TypeError(f"{where}: the baseline's params are not numbers")
+    model = getattr(res, "model", None)
+    response = getattr(model, "endog_names", None)
+    forced = [t for t in names if t in INTERCEPTS]
+    return Column(res, False, response if isinstance(response, str) else "", forced,
+                  [t for t in names if t not in forced], set(names), coef)
+
+
+def as_column(res, where="results"):
+    """The :class:`Column` of a private fit or a baseline; TypeError for anything else."""
+    if isinstance(getattr(res, "privacy", None), PrivacyReport):
+        return Column(res, True, res.response, list(res.forced), list(res.candidates), set(res.support),
+                      None if res.params is None else pd.Series(res.params, dtype=float))
+    return _baseline(res, where)
