@@ -144,6 +144,19 @@
 #'   columns whose marginal correlation with the response is weak (see the
 #'   Python package's screening page).
 #' @param refit Fit DP coefficients on the released support (objective perturbation).
+#' @param inference `TRUE`: release private uncertainty too, from the Python
+#'   package's private inference (its page docs/guide/inference.md): standard
+#'   errors and intervals of the coefficients (`loss` `"squared"` or `"huber"`),
+#'   by a parametric bootstrap of the refit on privately released second moments
+#'   (Ferrando, Wang and Sheldon 2022). `confint()`, `vcov()` and `tidy(fit,
+#'   conf.int = TRUE)` then return them; without it they are errors of class
+#'   `"dpsubset_not_released"` (see [dpsubset-not-released]). The privacy report
+#'   lists the inference stages with their eps.
+#' @param eps_inference Budget of the inference stages, taken off the top of
+#'   `eps` (`NULL`: the Python package's default share). Only with `inference = TRUE`.
+#' @param split `TRUE`: select on a random half of the rows and refit (with its
+#'   inference) on the other half; the split is drawn independently of the data
+#'   (see the Python package's inference page for when to use it).
 #' @param eps_select,eps_refit Manual split of `eps` (default: half each).
 #' @param search `"auto"`, `"enumeration"`, `"branch_and_bound"`,
 #'   `"outer_approximation"`, `"pyomo"` (the paper's formulation (9) for an MIQCP
@@ -219,6 +232,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
                            response_levels = NULL, screen = NULL, refit = TRUE,
+                           inference = FALSE, eps_inference = NULL, split = FALSE,
                            eps_select = NULL, eps_refit = NULL,
                            search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
                                       "pyomo", "scip"),
@@ -252,12 +266,14 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
   }
   for (nm in c("eps", "s", "r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-               "memory_limit", "random_state", "huber_h", "hinge_h")) {
+               "memory_limit", "random_state", "huber_h", "hinge_h", "eps_inference")) {
     .check_number(get(nm, envir = environment()), nm)
   }
   .check_screen(screen)
   if (!is.null(keep) && !is.character(keep)) stop("keep must be a character vector of column names", call. = FALSE)
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
+  if (!isTRUE(inference) && !isFALSE(inference)) stop("inference must be TRUE or FALSE", call. = FALSE)
+  if (!isTRUE(split) && !isFALSE(split)) stop("split must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
   response_levels <- .check_response_levels(response_levels, formula, data)
@@ -297,6 +313,9 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(hinge_h)) args$hinge_h <- hinge_h
   if (!is.null(response_levels)) args$response_levels <- as.list(unname(response_levels))
   if (!is.null(screen)) args$screen <- screen
+  if (isTRUE(inference)) args$inference <- TRUE
+  if (!is.null(eps_inference)) args$eps_inference <- eps_inference
+  if (isTRUE(split)) args$split <- TRUE
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   # messages name model columns in R's spelling; a name that is a data column stays
@@ -476,7 +495,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
     stop(sprintf("%s must be a single number%s", name,
                  if (name %in% c("r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-                                 "memory_limit", "random_state")) " or NULL" else ""),
+                                 "memory_limit", "random_state", "eps_inference")) " or NULL" else ""),
          call. = FALSE)
   }
   invisible()

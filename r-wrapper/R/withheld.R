@@ -125,8 +125,9 @@ deviance.dpsubset <- function(object, ...) .released(object, "deviance", "devian
 #' @rdname dpsubset-not-released
 #' @export
 vcov.dpsubset <- function(object, ...) {
-  v <- .released(object, "cov_params", "vcov()", "inference")
-  as.matrix(v)
+  v <- as.matrix(.released(object, "cov_params", "vcov()", "inference"))
+  colnames(v) <- .rename(colnames(v), object$terms_python)   # rows are renamed by .py_value
+  v
 }
 
 #' @rdname dpsubset-not-released

@@ -10,9 +10,9 @@ skip_if_no_python <- function() {
   testthat::skip_if_not(ok, "the Python package dpsubset is not available (set RETICULATE_PYTHON)")
 }
 
-# Public bounds for mtcars from what cars of the 1970s can be, not from the data.
-# `cols`: only the bounds of these columns (a codebook entry for a column the
-# formula does not use is an error in some versions of the Python package).
+# Public bounds for mtcars from what cars of the 1970s can be, not from the data:
+# one codebook for every formula (entries for columns a formula does not use are
+# listed in fit$bounds_unused). `cols`: only the bounds of these columns.
 mtcars_bounds <- function(cols = NULL) {
   x <- list(cyl = c(2, 12), disp = c(50, 500), hp = c(40, 400), drat = c(2, 5.5), wt = c(1, 6),
             qsec = c(12, 25), vs = c(0, 1), am = c(0, 1), gear = c(3, 6), carb = c(1, 8))

@@ -188,3 +188,40 @@ test_that("the R-voice rules turn Python containers into R's", {
   # a call's arguments are not a tuple
   expect_equal(v("write C(g, levels=['a', 'b'])"), "write factor(g, levels = c('a', 'b'))")
 })
+
+test_that("private intervals, where the fit asked for them, flow through confint(), vcov() and tidy() (item 3)", {
+  skip_if_no_python()
+  set.seed(3)
+  n <- 1000
+  d <- data.frame(wt = runif(n, 1, 6), hp = runif(n, 40, 400), qsec = runif(n, 12, 25))
+  d$mpg <- pmin(pmax(40 - 4 * d$wt + rnorm(n), 5), 50)
+  b <- dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), qsec = c(12, 25)), y = c(5, 50))
+  fit <- tryCatch(dp_best_subset(mpg ~ wt + I(wt^2) + hp + qsec, d, eps = 6, s = 1, bounds = b,
+                                 inference = TRUE, random_state = 1),
+                  dpsubset_error = function(e) e)
+  if (inherits(fit, "error")) {
+    # a Python package without private inference: the argument reaches it and it says so
+    expect_match(conditionMessage(fit), "inference")
+    return(invisible())
+  }
+  ci <- confint(fit, level = 0.9)
+  expect_equal(colnames(ci), c("5 %", "95 %"))
+  expect_equal(rownames(ci), names(coef(fit)))       # R's names: (Intercept), I(wt^2)
+  sel <- c("(Intercept)", fit$support)
+  expect_true(all(ci[sel, 1] < coef(fit)[sel] & coef(fit)[sel] < ci[sel, 2]))
+  expect_equal(confint(fit, "(Intercept)", level = 0.9), ci["(Intercept)", , drop = FALSE])
+  td <- tidy(fit, conf.int = TRUE, conf.level = 0.9)
+  expect_equal(td$conf.low, unname(ci[td$term, 1]))
+  expect_equal(td$conf.high, unname(ci[td$term, 2]))
+  v <- vcov(fit)
+  expect_true(all(diag(v) > 0))
+  expect_true(all(rownames(v) %in% names(coef(fit))))
+  expect_equal(colnames(v), rownames(v))
+  # still not released: what inference does not give
+  expect_error(residuals(fit), class = "dpsubset_not_released")
+  expect_error(predict(fit, d[1:2, ], interval = "prediction"), class = "dpsubset_not_released")
+  # without inference = TRUE, Python's reason names the way to get them
+  plain <- dp_best_subset(mpg ~ wt + I(wt^2) + hp + qsec, d, eps = 6, s = 1, bounds = b, random_state = 1)
+  err <- expect_error(confint(plain), class = "dpsubset_not_released")
+  expect_match(conditionMessage(err), "inference = TRUE", fixed = TRUE)
+})
