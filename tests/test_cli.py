@@ -228,3 +228,124 @@ def test_response_levels_for_a_plus_minus_one_response(tmp_path, capsys):
     assert main(args + ["--response-levels", "-1", "1"]) == 0
     out = capsys.readouterr().out.replace("\n    ", " ")
     assert "Two classes: y = -1 coded -1, 1 coded +1" in out
+
+
+# ---------------------------------------------------------------- issue 28, item 7
+
+def test_python_dash_m_dpsubset_runs_the_command_line(csv):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "dpsubset", "fit", csv, "--formula", "y ~ .", "--eps", "2",
+                           "--s", "2", "--bounds", "0.5", "0.5", "--seed", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Privacy report" in proc.stdout
+    usage = subprocess.run([sys.executable, "-m", "dpsubset", "--help"], capture_output=True, text=True,
+                           timeout=120)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: dpsubset")
+
+
+def test_several_out_files_come_from_one_release(clinic, capsys):
+    """No --seed: two releases would differ, so equal numbers in the files show one release."""
+    outs = [clinic / "one.csv", clinic / "one.json", clinic / "one.tex", clinic / "one.txt"]
+    args = ["fit", str(clinic / "clinic.csv"), "--formula", "chol ~ age + bmi + dose + noise + site",
+            "--eps", "8", "--s", "2", "--codebook", str(clinic / "book.csv")]
+    assert main(args + ["--out", str(outs[0]), str(outs[1]), "--out", str(outs[2]), str(outs[3])]) == 0
+    out = capsys.readouterr().out
+    assert all(f"wrote {p}" in out for p in outs)
+    tidy = pd.read_csv(outs[0])
+    doc = json.loads(outs[1].read_text())
+    assert [r["estimate"] for r in doc["tidy"]] == pytest.approx(tidy["estimate"].tolist(), nan_ok=True)
+    text = outs[3].read_text()
+    for term, est in zip(tidy["term"], tidy["estimate"]):
+        if tidy.set_index("term").loc[term, "selected"] or term == "Intercept":
+            assert dps_num(est) in text and dps_num(est).lstrip("-") in outs[2].read_text()
+    with pytest.raises(SystemExit) as exc:    # checked before the fit: nothing is released
+        main(args + ["--out", str(outs[0]), str(clinic / "x.pdf")])
+    assert exc.value.code == 2 and "x.pdf" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(args + ["--out", str(outs[0]), str(outs[0])])
+    assert "given twice" in capsys.readouterr().err
+
+
+def dps_num(x):
+    from dpsubset.results.summary import _num
+    return _num(x)
+
+
+def test_codebook_levels_match_the_csv_readers_numbers(tmp_path, capsys):
+    """A level 6 in the codebook matches a value 6.0 of a column the CSV reader reads as numbers."""
+    rng = np.random.default_rng(3)
+    n = 300
+    cyl = rng.choice([4.0, 6.0, 8.0], n)
+    df = pd.DataFrame({"cyl": cyl, "wt": rng.uniform(1.5, 5.5, n)})
+    df["mpg"] = 40 - 3 * df["wt"] - 0.5 * df["cyl"] + rng.normal(0, 1, n)
+    df.to_csv(tmp_path / "cars.csv", index=False)     # written as 4.0, 6.0, 8.0: read as floats
+    assert "6.0" in (tmp_path / "cars.csv").read_text()
+    assert pd.read_csv(tmp_path / "cars.csv")["cyl"].dtype == float
+    (tmp_path / "book.csv").write_text("column,lo,hi,levels\nwt,1,6,\nmpg,5,50,\ncyl,,,4|6|8\n")
+    args = ["fit", str(tmp_path / "cars.csv"), "--formula", "mpg ~ wt + cyl", "--eps", "8", "--s", "1",
+            "--codebook", str(tmp_path / "book.csv"), "--seed", "1", "--out", str(tmp_path / "t.csv")]
+    capsys.readouterr()
+    main(args)
+    out, err = capsys.readouterr()
+    assert "not among the 3 levels" not in err
+    terms = pd.read_csv(tmp_path / "t.csv")["term"].tolist()
+    assert "cyl[T.6]" in terms and "cyl[T.8]" in terms     # the codebook's spelling of the levels
+    # a value matching no level is still refused, by count, never by value
+    (tmp_path / "book2.csv").write_text("column,lo,hi,levels\nwt,1,6,\nmpg,5,50,\ncyl,,,4|6\n")
+    with pytest.raises(SystemExit):
+        main(args[:-4] + ["--codebook", str(tmp_path / "book2.csv")])
+    err = capsys.readouterr().err
+    assert "row(s) with a value not among the 2 levels" in err and "8.0" not in err
+
+
+def test_format_latex_prints_a_table_that_compiles_with_a_seed(csv, capsys, tmp_path):
+    """--format latex: the table alone (no plain-text report after it), compilable with --seed."""
+    import shutil
+    import subprocess
+    from dpsubset.results.latex import LATEX_PACKAGES
+    assert main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--bounds", "0.5", "0.5",
+                 "--seed", "1", "--format", "latex", "--out", str(tmp_path / "r.json")]) == 0
+    out, err = capsys.readouterr()
+    assert out.lstrip().startswith("% needs in the preamble") and out.rstrip().endswith(r"\end{table}")
+    assert "Privacy report" not in out and "wrote" not in out and "wrote" in err
+    assert "random\\_state" in out     # the seeded note, escaped
+    exe = shutil.which("pdflatex")
+    if exe is None:
+        pytest.skip("pdflatex not installed")
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{%s}\n\\begin{document}\n%s\n"
+                                      "\\end{document}\n" % (",".join(LATEX_PACKAGES), out))
+    proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    assert proc.returncode == 0, log[-2000:]
+    assert "Missing $" not in log and "Overfull" not in log
+
+
+def test_a_time_out_prints_a_clean_message_in_command_line_terms(tmp_path, capsys):
+    from dpsubset.studies.simulate import make_regression
+    df, _ = make_regression(300, 40, s=5, random_state=0, as_frame=True)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ .", "--eps", "2", "--s", "5",
+              "--bounds", "0.5", "0.5", "--search", "enumeration", "--time-limit", "0.001"])
+    assert exc.value.code == 3
+    out, err = capsys.readouterr()
+    assert err.startswith("dpsubset fit: ") and "nothing was released" in err
+    assert "--time-limit 0.001 s" in err and "a larger --time-limit" in err and "--time-limit inf" in err
+    for python in ("Traceback", "time_limit", "math.inf", "SearchTimeout(", ".py"):
+        assert python not in err, python
+    assert out == ""
+
+
+def test_cli_module_has_no_unused_import():
+    pyflakes = pytest.importorskip("pyflakes.api")
+    import io
+    import pathlib
+
+    from pyflakes.reporter import Reporter
+    import dpsubset.interfaces.cli as cli
+    buf = io.StringIO()
+    pyflakes.check(pathlib.Path(cli.__file__).read_text(), cli.__file__, Reporter(buf, buf))
+    assert buf.getvalue() == ""

@@ -4,7 +4,7 @@
                  [--loss squared|huber|logistic|hinge] [--keep COL ...]
                  [--eps-select E] [--eps-refit E] [--method top_r] [--seed 1]
                  [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html|markdown]
-                 [--out result.csv|.json|.tex|.md|.html|.txt]
+                 [--out result.csv|.json|.tex|.md|.html|.txt ...]
                  [--search auto|enumeration|branch_and_bound|outer_approximation|pyomo|scip] [--solver NAME]
                  [--time-limit SECONDS] [--memory-limit BYTES]
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5   # the paper's scalar bounds
@@ -12,14 +12,18 @@
                    [--out results.csv] [--plot fig.png]
 
 ``fit`` prints the summary of :func:`dpsubset.dp_best_subset` and its privacy
-report, and with ``--out`` writes the result (CSV: one row per term, as
-``tidy()``; JSON: the model, ``glance()``, ``tidy()`` and the privacy report;
-``.tex``/``.md``/``.html``/``.txt``: the table of :func:`dpsubset.summary_table`).
+report (``--format latex`` and ``html``: the table alone, ready to include), and
+with ``--out`` writes the result to one or more files, all of the same release
+(one call, one budget spent), the format from each file's suffix (CSV: one row
+per term, as ``tidy()``; JSON: the model, ``glance()``, ``tidy()`` and the
+privacy report; ``.tex``/``.md``/``.html``/``.txt``: the table of
+:func:`dpsubset.summary_table`). ``python -m dpsubset`` is the same command.
 The public bounds come from a codebook file (``--codebook``, read by
 :func:`dpsubset.design.codebook.read_codebook`): a CSV with the columns ``column, lo, hi,
 levels`` (``levels``: the categories of a categorical column, separated by
 ``|``), or JSON records with the same fields; entries the formula does not use
-are fine. ``study`` runs :func:`dpsubset.studies.experiments.recovery_study` and prints
+are fine. Levels are compared with a column as the CSV reader types it: a level
+``6`` matches the value ``6.0`` of a column read as numbers. ``study`` runs :func:`dpsubset.studies.experiments.recovery_study` and prints
 the recovery table.
 
 Warnings are printed as one line each on stderr, in the command line's terms
@@ -113,10 +117,13 @@ def build_parser():
                      help="seed for a reproducible run; the release is then private only while "
                           "the seed stays secret (default: fresh OS randomness)")
     fit.add_argument("--format", choices=("text", "latex", "html", "markdown"), default="text",
-                     help="what is printed: the summary (text, latex, html) or a Markdown table")
-    fit.add_argument("--out", metavar="FILE",
-                     help="also write the result: .csv (one row per term), .json (model, glance, tidy, "
-                          "privacy report), .tex, .md, .html or .txt (the summary table)")
+                     help="what is printed: the summary and the privacy report (text), a Markdown table "
+                          "and the report (markdown), or the table alone (latex: a table float to "
+                          "\\input; html: a <table>)")
+    fit.add_argument("--out", metavar="FILE", nargs="+", action="extend", default=[],
+                     help="also write the result, to one or more files (repeatable), all from the same "
+                          "release: .csv (one row per term), .json (model, glance, tidy, privacy report), "
+                          ".tex, .md, .html or .txt (the summary table)")
 
     st = sub.add_parser("study", help="support-recovery study on the paper's simulated data")
     st.add_argument("--p", type=int, default=100)
@@ -151,6 +158,14 @@ _CLI_FIXES = [
     (re.compile(r"Remove or impute them first, e\.g\..*$", re.S),
      "Remove or impute those rows in the CSV first (without looking at the other rows' values)."),
     (re.compile(r"give public bounds and \(explicit levels\)"), "give a codebook"),
+    # the time-out's advice names the arguments of dp_best_subset
+    (re.compile(r"\btime_limit = "), "--time-limit "),
+    (re.compile(r"a larger time_limit \(now"), "a larger --time-limit (now"),
+    (re.compile(r"; math\.inf for none"), "; --time-limit inf for none"),
+    (re.compile(r"\bmemory_limit\b"), "--memory-limit"),
+    (re.compile(r"a larger r \(now"), "a larger --r (now"),
+    (re.compile(r"a larger lam \(now"), "a larger --lam (now"),
+    (re.compile(r"a smaller s \(now"), "a smaller --s (now"),
 ]
 
 
@@ -170,9 +185,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def _read_inputs(args, parser):
     import pandas as pd
 
-    from ..design.codebook import apply_levels, read_codebook
-    from ..design.codebook import Bounds
-    from ..search.limits import SearchTimeout
+    from ..design.codebook import Bounds, apply_levels, read_codebook
 
     try:
         data = pd.read_csv(args.data)
@@ -191,16 +204,43 @@ def _read_inputs(args, parser):
         except ValueError as exc:
             parser.error(f"argument --codebook: {exc}")
         try:
-            data = apply_levels(data, book.levels)
+            data = apply_levels(_as_read(data, book.levels), book.levels)
         except ValueError as exc:
             parser.error(f"argument --codebook: {exc}")
         try:
             bounds = Bounds(x=dict(book.bounds), y=None if args.y_bounds is None else tuple(args.y_bounds))
         except (TypeError, ValueError) as exc:
             parser.error(f"argument --y-bounds: {exc}")
-    if args.out and os.path.splitext(args.out)[1].lower() not in OUT_SUFFIXES:
-        parser.error(f"argument --out: {args.out!r} must end in one of {', '.join(OUT_SUFFIXES)}")
+    for path in args.out:   # all checked before the fit: a release is not made twice
+        if os.path.splitext(path)[1].lower() not in OUT_SUFFIXES:
+            parser.error(f"argument --out: {path!r} must end in one of {', '.join(OUT_SUFFIXES)}")
+    dup = sorted({p for p in args.out if args.out.count(p) > 1})
+    if dup:
+        parser.error(f"argument --out: {dup} given twice; name each file once")
     return data, bounds
+
+
+def _as_read(data, levels):
+    """Numeric and true/false columns with codebook levels, recoded to the levels' spelling.
+
+    The CSV reader types a column: ``6`` in a column that also holds ``6.5`` (or an
+    empty cell) is read as the number 6.0, whose text ``"6.0"`` is not the level
+    ``6``. Each level is typed as the reader types a value (:func:`_level`) and
+    matched by value, so ``6`` matches 6.0 and ``true`` matches True; a value that
+    matches no level is left as it is, for :func:`apply_levels` to count.
+    """
+    import pandas as pd
+
+    data = data.copy(deep=False)
+    for col, lev in levels.items():
+        if col not in data.columns or not (pd.api.types.is_numeric_dtype(data[col])
+                                           or pd.api.types.is_bool_dtype(data[col])):
+            continue
+        spelling = {}
+        for text in lev:
+            spelling.setdefault(_level(text), text)   # 6 and 6.0 hash alike: one key
+        data[col] = data[col].astype(object).map(lambda v: spelling.get(v, v) if pd.notna(v) else v)
+    return data
 
 
 def _write_out(res, path):
@@ -261,20 +301,23 @@ def _fit(args, parser):
     except (ValueError, TypeError) as exc:
         parser.error(cli_message(exc))
     except SearchTimeout as exc:  # nothing was released: say why, without a traceback
-        parser.exit(3, f"dpsubset fit: {exc}\n")
+        parser.exit(3, f"dpsubset fit: {cli_message(exc)}\n")
     if args.format == "markdown":
         print(summary_table(res, fmt="markdown"))
     else:
         summ = res.summary()
         print({"text": summ.as_text, "latex": summ.as_latex, "html": summ.as_html}[args.format]())
-    print()
-    print(repr(res.privacy))
-    if args.out:
+    if args.format in ("text", "markdown"):
+        # LaTeX and HTML are printed to be included in a document: no plain text after
+        # them (their notes state the guarantee)
+        print()
+        print(repr(res.privacy))
+    for path in args.out:   # every file from this one release
         try:
-            _write_out(res, args.out)
+            _write_out(res, path)
         except OSError as exc:
-            parser.error(f"argument --out: cannot write {args.out!r}: {exc}")
-        print(f"wrote {args.out}")
+            parser.error(f"argument --out: cannot write {path!r}: {exc}")
+        print(f"wrote {path}", file=sys.stderr if args.format in ("latex", "html") else sys.stdout)
     return 0
 
 
