@@ -18,6 +18,8 @@
   c("data\\['([^']+)'\\] = pd\\.Categorical\\(data\\['[^']+'\\], categories=\\[([^]]*)\\]\\)",
     "data$\\1 <- factor(data$\\1, levels = c(\\2))"),
   c("with its categories known in advance", "with its levels set in advance"),
+  c("a factor with explicit categories", "a factor with its levels set in advance"),
+  c("\\(dtype category\\)", "(a factor)"),
   c("has dtype (str|object|string)\\b", "is a character column"),
   c("make (\\S+) a pandas Categorical with explicit categories",
     "make \\1 a factor with its levels set in advance"),
@@ -52,11 +54,21 @@
   c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default|inference|alpha)=", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
+  # whole numbers as R prints them: 1, not 1.0
+  c("(?<![\\w.])(-?[0-9]+)\\.0(?![0-9.])", "\\1"),
+  # an entry of a dict: x['wt'] -> x$wt
+  c("\\b(\\w+)\\['([A-Za-z.][A-Za-z0-9._]*)'\\]", "\\1$\\2"),
+  c("\\b(\\w+)\\['([^']*)'\\]", "\\1[[\"\\2\"]]"),
   # a tuple or list of strings (the quoted names may hold brackets: 'poly(x, 2)[1]')
   c("(?<![\\w.)\\]])\\(('[^']*'(?:, '[^']*')+),?\\)", "c(\\1)"),
   c("(?<![\\w.)\\]])\\(('[^']*'),\\)", "c(\\1)"),
-  c("\\b(got|given|is) (-?[0-9]+)\\.0\\b", "\\1 \\2"),
-  c("\\[('[^']*'(?:, '[^']*')*)\\]", "c(\\1)"),
+  c("(?<![\\w.)\\]])\\[('[^']*'(?:, '[^']*')*)\\]", "c(\\1)"),
+  c("(?<![\\w.)\\]])\\[(c\\([^()]*\\)(?:, c\\([^()]*\\))*)\\]", "list(\\1)"),
+  # an interval or a pair of numbers: (lo, hi) -> c(lo, hi)
+  c("(\\binterval|=) \\((-?[0-9.e+]+|lo|[+-]?inf), (-?[0-9.e+]+|hi|[+-]?inf)\\)", "\\1 c(\\2, \\3)"),
+  c("'Intercept'", "'(Intercept)'"),
+  c("got an unexpected keyword argument '([^']*)'", "has no argument '\\1'"),
+  c("\\bdrop (\\w+)=(?=$|[^\\w])", "leave out \\1"),
   # the number of supports: choose(p, s) in R
   c("\\bC\\(([0-9]+), ([0-9]+)\\)", "choose(\\1, \\2)"),
   c("\\bTrue\\b", "TRUE"),

@@ -225,3 +225,25 @@ test_that("private intervals, where the fit asked for them, flow through confint
   err <- expect_error(confint(plain), class = "dpsubset_not_released")
   expect_match(conditionMessage(err), "inference = TRUE", fixed = TRUE)
 })
+
+test_that("numbers, intervals, dict entries and nested lists read as R", {
+  v <- dpsubset:::.r_voice
+  expect_equal(v("bounds x['wt']: interval (6.0, 1.0) must have lo < hi"),
+               "bounds x$wt: interval c(6, 1) must have lo < hi")
+  expect_equal(v("bounds x['log(wt)']: bad"), "bounds x[[\"log(wt)\"]]: bad")
+  expect_equal(v("eps_select + eps_refit must be positive parts of eps = 1.0; got 2 + -1.0"),
+               "eps_select + eps_refit must be positive parts of eps = 1; got 2 + -1")
+  expect_equal(v("eps0 (2.0) must be smaller than the selection budget (0.5)"),
+               "eps0 (2) must be smaller than the selection budget (0.5)")
+  expect_equal(v("its coding (class coded -1, class coded +1) = (-1, 1); recode"),
+               "its coding (class coded -1, class coded +1) = c(-1, 1); recode")
+  expect_equal(v("write [['x1'], ['x1', 'x2']], not ['x1', 'x2']"),
+               "write list(c('x1'), c('x1', 'x2')), not c('x1', 'x2')")
+  expect_equal(v("'f' is not numeric (dtype category): declare the levels (or a factor with explicit categories)"),
+               "'f' is not numeric (a factor): declare the levels (or a factor with its levels set in advance)")
+  expect_equal(v("summary_table() got an unexpected keyword argument 'foo'"), "summary_table() has no argument 'foo'")
+  expect_equal(v("choose k < 3 or drop screen="), "choose k < 3 or leave out screen")
+  expect_equal(v("model columns: ['Intercept', 'wt']"), "model columns: c('(Intercept)', 'wt')")
+  # numbers that are not whole stay as they are
+  expect_equal(v("r = 0.5, n = 10.25, version 1.05"), "r = 0.5, n = 10.25, version 1.05")
+})
