@@ -101,7 +101,8 @@ $(DOCS_STAMP): $(BASE_STAMP) pyproject.toml
 
 docs: $(DOCS_STAMP)
 	$(PY) -m sphinx -W --keep-going -q -b doctest -d docs/_build/doctrees docs docs/_build/doctest \
-	  || { cat docs/_build/doctest/output.txt; echo "make docs: a page's printed output no longer matches the code (above)"; exit 1; }
+	  || { cat docs/_build/doctest/output.txt; echo "make docs: a page's printed output no longer matches the code (above);" \
+	       "if the code changed on purpose: $(PY) docs/update_outputs.py, then review git diff docs/"; exit 1; }
 	$(PY) -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "docs built: docs/_build/html/index.html"
 

@@ -65,6 +65,21 @@ def test_a_drifted_number_fails_the_docs_build(tmp_path):
     assert re.search(r"Document: guide/reading-the-report\n-+\n1 items passed all tests", report)
 
 
+def test_update_outputs_writes_what_the_code_prints(tmp_path):
+    # A change made on purpose: docs/update_outputs.py rewrites the drifted block
+    # from the code, and leaves the page as the code prints it (the checked-in page).
+    page = "guide/quickstart.md"
+    original = (DOCS / page).read_text()
+    copy = tmp_path / "docs"
+    shutil.copytree(DOCS, copy, ignore=shutil.ignore_patterns("_build"))
+    (copy / page).write_text(original.replace("Delta = 0.0037594", "Delta = 0.00701514"))
+    script = [sys.executable, str(copy / "update_outputs.py")]
+    check = subprocess.run(script + ["--check", page], capture_output=True, text=True, timeout=300)
+    assert check.returncode == 1 and "differ: guide/quickstart.md" in check.stdout
+    subprocess.run(script + [page], check=True, capture_output=True, text=True, timeout=300)
+    assert (copy / page).read_text() == original
+
+
 def test_make_docs_runs_the_check_before_the_site():
     target = (ROOT / "Makefile").read_text().split("\ndocs:", 1)[1].split("\n\n", 1)[0]
     assert 0 <= target.index("-b doctest") < target.index("-b html")
