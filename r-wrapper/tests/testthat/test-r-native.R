@@ -247,3 +247,13 @@ test_that("numbers, intervals, dict entries and nested lists read as R", {
   # numbers that are not whole stay as they are
   expect_equal(v("r = 0.5, n = 10.25, version 1.05"), "r = 0.5, n = 10.25, version 1.05")
 })
+
+test_that("the example of docs/guide/r.md (Formulas and names) prints what the page says", {
+  skip_if_no_python()
+  fit <- dp_best_subset(mpg ~ wt + I(wt^2) + poly(hp, 2, raw = TRUE), data = mtcars, eps = 6, s = 1,
+                        keep = c("I(wt^2)", "poly(hp, 2, raw = TRUE)1"),
+                        bounds = dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), cyl = c(2, 12),
+                                                          `I(wt^2)` = c(0, 40)), y = c(5, 50)))
+  expect_equal(fit$forced, c("(Intercept)", "I(wt^2)", "poly(hp, 2, raw = TRUE)1"))
+  expect_equal(fit$bounds_unused, "cyl")
+})
