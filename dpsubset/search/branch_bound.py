@@ -120,12 +120,17 @@ class BranchAndBoundResult:
         benchmarks and tests, never for a release.
     dived : int
         Nodes expanded depth-first (in dives).
+    threshold : float
+        Every member of the family not returned scores at least this (the final
+        threshold of the search).
     """
 
-    def __init__(self, supports, scores, certificate, nodes, peak_open_bytes=0, dived=0):
+    def __init__(self, supports, scores, certificate, nodes, peak_open_bytes=0, dived=0,
+                 threshold=np.inf):
         self.supports, self.scores = supports, scores
         self.certificate, self.nodes = certificate, nodes
         self.peak_open_bytes, self.dived = peak_open_bytes, dived
+        self.threshold = threshold
 
 
 class _Node:
@@ -239,20 +244,32 @@ def _branch_column(node, pt, sel, kf, in_center):
 
 class _KBest:
     """The ``keep`` best supports offered so far (score, then lexicographic order),
-    among those scoring at most ``cutoff``."""
+    among those scoring at most ``cutoff``. ``others`` are the scores of supports
+    outside the family that the caller will merge with the list (a pool): they count
+    for the threshold (only supports among the ``keep`` best of the union matter) but
+    are not returned."""
 
-    def __init__(self, keep, cutoff, s):
+    def __init__(self, keep, cutoff, s, others=None):
         self.keep, self.cutoff = int(keep), float(cutoff)
         self.S = np.empty((0, s), dtype=np.intp)
         self.v = np.empty(0)
         self.keys = set()
+        self.others = np.empty(0) if others is None else \
+            np.sort(np.asarray(others, dtype=float))[:self.keep]
+        self._thr = None
 
     @property
     def threshold(self):
         """Only supports scoring at most this can still enter the list."""
-        if len(self.v) >= self.keep:
-            return min(self.cutoff, float(self.v[self.keep - 1]))
-        return self.cutoff
+        if self._thr is None:
+            self._thr = self.cutoff
+            if len(self.others):
+                merged = np.sort(np.concatenate([self.v, self.others]))
+                if len(merged) >= self.keep:
+                    self._thr = min(self.cutoff, float(merged[self.keep - 1]))
+            elif len(self.v) >= self.keep:
+                self._thr = min(self.cutoff, float(self.v[self.keep - 1]))
+        return self._thr
 
     def offer(self, S, v):
         ok = v <= self.threshold
@@ -274,11 +291,13 @@ class _KBest:
             self.keys.discard(S[i].tobytes())
         order = order[:self.keep]
         self.S, self.v = S[order], v[order]
+        self._thr = None
 
 
 def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.inf,
-                     seeds=(), deadline=None, verbose=False, problem="best support",
-                     moments=None, leaf_max=LEAF_MAX, iters=12, max_nodes=None, memory=None):
+                     seeds=(), others=None, deadline=None, verbose=False,
+                     problem="best support",
+                     moments=None, leaf_max=None, iters=12, max_nodes=None, memory=None):
     """The ``keep`` best supports of size s (in a family), exactly, by branch and bound.
 
     Parameters
@@ -297,6 +316,10 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         the result will be merged with).
     seeds : iterable of (supports, scores)
         Supports with exact scores (incumbents); those outside the family are ignored.
+    others : array_like of float, optional
+        Scores of supports outside the family that the result will be merged with:
+        only family members among the ``keep`` best of the union are looked for
+        (those are returned, at most ``keep``; fewer when the others fill the list).
     deadline : float, optional
         ``time.perf_counter()`` value past which SearchTimeout is raised.
     verbose : bool
@@ -306,8 +329,10 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     moments : Moments or ConvexDuals, optional
         What the bounds read of the data (:func:`node_data`; built from the scorer
         when not given).
-    leaf_max : int
-        Nodes with at most this many completions are scored exactly.
+    leaf_max : int, optional
+        Nodes with at most this many completions are scored exactly (default: LEAF_MAX
+        for least squares, whose scores are cheap, the bounds' ``leaf_max`` for the
+        convex losses).
     iters : int
         Dual ascent steps per node at most.
     max_nodes : int, optional
@@ -337,10 +362,11 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     memory = MemoryBudget(None) if memory is None else memory
     mom = node_data(scorer, memory) if moments is None else moments
     nb = _node_bounds(mom, center)
+    leaf_max = nb.leaf_max if leaf_max is None else leaf_max
     in_center = nb.in_center
     if inside is not None:
         inside = (int(inside[0]), int(inside[1]))
-    best = _KBest(keep, cutoff, s)
+    best = _KBest(keep, cutoff, s, others)
     # The incumbents, and the root's dual point.
     pt = _seed(scorer, nb, seeds, best, in_center, inside)
 
@@ -372,7 +398,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         if _completions(node) <= leaf_max:
             S = _enumerate(node, s)
             if len(S):
-                S, v = nb.score_leaves(scorer, S, best.threshold)
+                S, v = nb.score_leaves(scorer, S, best.threshold, pt)
                 best.offer(S, v)
                 scored += len(S)
             return None
@@ -448,7 +474,8 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         bar.close()
     cert = _certificate(best, keep, problem, nodes, time.perf_counter() - t0)
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
-                                peak_open_bytes=size["peak"], dived=dived)
+                                peak_open_bytes=size["peak"], dived=dived,
+                                threshold=best.threshold)
 
 
 def _whole_max(dive_at, node_bytes):

@@ -373,7 +373,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
                 # list's two-mistake members: a separate best-member pass is a large
                 # share of the search at large p (docs/benchmarks/search-constants.md).
                 others = np.concatenate([[v], nbhd[1]])
-                listed = sc.two_swap(S, self._want_R, other_values=others)
+                listed = self._two_swap(S, v, self._want_R, other_values=others)
                 self._class2_list = (S.copy(), self._want_R, others, listed)
                 sup2, val2, bound2 = listed
                 # The list's first member is the class minimum; the rest of the class
@@ -381,7 +381,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
                 class2 = (sup2[:1], val2[:1], float(val2[1]) if len(val2) > 1 else bound2) \
                     if len(val2) else None
             else:
-                class2 = sc.two_swap(S, 1)
+                class2 = self._two_swap(S, v, 1)
                 _, val2, bound2 = class2
             if (len(val2) and val2[0] <= v) or (not len(val2) and bound2 <= v):
                 return None

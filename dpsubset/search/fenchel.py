@@ -53,6 +53,8 @@ from .perspective import BOUND_RTOL, NodeBound, _line_search, _psi_vec, psi
 __all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound", "conjugate_domain"]
 
 _EPS = np.finfo(float).eps
+# Nodes with at most this many completions are scored exactly (FenchelBound.leaf_max).
+LEAF_MAX = 8
 
 
 def conjugate_domain(loss, y):
@@ -195,14 +197,30 @@ class FenchelBound(NodeBound):
         arrays)."""
         return 8 * (self.duals.n + self.duals.P) + 32 * p
 
-    def score_leaves(self, scorer, S, threshold):
-        """Exact scores of the completions that can enter the list: each is first
-        bracketed by one Newton step (certified lower and upper ends,
-        ``ConvexLossScorer.bracket``); those whose lower end is above the threshold
-        cannot enter and are not scored."""
-        lo, _ = scorer.bracket(S)
-        keep = lo <= threshold
-        S = S[keep]
+    #: Nodes with at most this many completions are scored exactly. A convex score
+    #: costs about as much as a few node bounds (a Newton solve against a pass over
+    #: the data), so leaves are small; docs/benchmarks/regimes.md has the timings.
+    leaf_max = LEAF_MAX
+
+    def score_leaves(self, scorer, S, threshold, pt=None):
+        """Exact scores of the completions that can enter the list.
+
+        Each completion S is first bounded at the node's dual point ``pt`` (the bound
+        of the node with S as its only completion: O(s) given u), then bracketed by one
+        Newton step (certified lower and upper ends, ``ConvexLossScorer.bracket``);
+        those with a lower end above the threshold cannot enter and are not scored."""
+        if pt is not None and len(S):
+            d = self.duals
+            u2 = pt.u * pt.u
+            tau = float(u2[:d.k_forced].sum()) + u2[d.k_forced + S].sum(axis=1)
+            value = -pt.conj - _psi_vec(tau, d.lam_n, d.r)
+            width = d.k_forced + S.shape[1]
+            allow = (BOUND_RTOL * (pt.cabs + abs(pt.conj) + np.abs(value))
+                     + 4.0 * (d.n + 2) * _EPS * pt.cabs + d.r * np.sqrt(width) * pt.u_err)
+            S = S[value - allow <= threshold]
+        if len(S) and np.isfinite(threshold):
+            lo, _ = scorer.bracket(S)
+            S = S[lo <= threshold]
         return S, (scorer.score(S) if len(S) else np.empty(0))
 
     # ------------------------------------------------------------ the bound

@@ -264,7 +264,11 @@ class NodeBound:
         index arrays: about 16 (P + p))."""
         return 16 * (self.mom.P + p)
 
-    def score_leaves(self, scorer, S, threshold):
+    #: Nodes with at most this many completions are scored exactly (least-squares
+    #: scores are cheap: branch_bound.LEAF_MAX).
+    leaf_max = 200
+
+    def score_leaves(self, scorer, S, threshold, pt=None):
         """Exact scores of a leaf's completions (all of them: least-squares scores are
         cheap)."""
         return S, scorer.score(S)
