@@ -189,8 +189,9 @@ def test_a_non_private_baseline_beside_the_private_fits(fits, ols):
     i = list(ci.index).index("CAtBat")
     assert ci.index[i + 1] == "CAtBat (conf. int.)"
     assert ci.iloc[i + 1]["(2)"] == f"[{dps.results.summary._num(lo)}, {dps.results.summary._num(hi)}]"
-    assert "90% confidence intervals in brackets" in dps.summary_table([fits[0], ols], statistic="conf_int",
-                                                                       conf_level=0.9).replace("\n    ", " ")
+    text = dps.summary_table([fits[0], ols], statistic="conf_int", conf_level=0.9).replace("\n    ", " ")
+    assert "90% confidence intervals in brackets" in text
+    assert "No confidence intervals for the private fits: none is released privately." in text
     assert "CAtBat (std. error)" not in dps.summary_table([fits[0], ols], fmt="frame", statistic=None).index
     # the exact non-private best subset is a baseline too
     with warnings.catch_warnings():

@@ -231,11 +231,12 @@ def _notes(columns, names, heads, rows, statistic, conf_level, own, user):
                      "; empty: not in that model" if "" in cells else "", "."])
     if shows:
         text += f" Under the estimates: {what}."
+    none = "No confidence intervals" if statistic == "conf_int" else "No standard errors"
     if private and not shows & set(private):
-        text += (" No standard errors for the private fits: none is released privately." if baseline
-                 else " No standard errors: none is released privately.")
+        text += (f" {none} for the private fits: none is released privately." if baseline
+                 else f" {none}: none is released privately.")
     elif private and not set(private) <= shows:
-        text += (f" No standard errors for {_which(names, [i for i in private if i not in shows])}: "
+        text += (f" {none} for {_which(names, [i for i in private if i not in shows])}: "
                  "none is released privately.")
     notes.append(lead + own(text))
     if baseline:
