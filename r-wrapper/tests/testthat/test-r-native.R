@@ -257,3 +257,28 @@ test_that("the example of docs/guide/r.md (Formulas and names) prints what the p
   expect_equal(fit$forced, c("(Intercept)", "I(wt^2)", "poly(hp, 2, raw = TRUE)1"))
   expect_equal(fit$bounds_unused, "cyl")
 })
+
+test_that("the numbers ?dp_best_subset quotes for settings that cannot beat chance are the code's", {
+  skip_if_no_python()
+  low <- function(eps) {
+    msg <- NULL
+    withCallingHandlers(dp_best_subset(mpg ~ ., mtcars, eps = eps, s = 3, bounds = mtcars_bounds(), random_state = 1),
+                        dpsubset_low_utility = function(w) {
+                          msg <<- conditionMessage(w)
+                          invokeRestart("muffleWarning")
+                        })
+    msg
+  }
+  msg <- low(1)
+  expect_match(msg, "r = 0.5)", fixed = TRUE)
+  expect_match(msg, "about 2.39 times the selection budget", fixed = TRUE)
+  expect_null(low(2.5))
+  # the installed help page quotes the same numbers
+  rd <- tools::Rd_db("dpsubset")[["dp_best_subset.Rd"]]
+  txt <- gsub("\\s+", " ", paste(utils::capture.output(tools::Rd2txt(rd, options = list(underline_titles = FALSE))),
+                                 collapse = " "))
+  txt <- gsub("'", "", txt, fixed = TRUE)   # Rd2txt quotes code
+  expect_match(txt, "default radius (r = 0.5 here)", fixed = TRUE)
+  expect_match(txt, "eps = 1 warns that about 2.39 times the selection budget would help, eps = 2.5 does not warn",
+               fixed = TRUE)
+})
