@@ -173,6 +173,9 @@ PARAMETER_RULES = {
     "refit_delta": Interval(numbers.Real, 0, None, allow_none=True),
     "eps_select": Interval(numbers.Real, 0, None, allow_none=True),
     "eps_refit": Interval(numbers.Real, 0, None, allow_none=True),
+    "inference": Flag(),
+    "eps_inference": Interval(numbers.Real, 0, None, allow_none=True),
+    "split": Flag(),
 }
 
 

@@ -41,6 +41,8 @@ from .design.suffstats import gram_route, refit_from_gram
 from .results.usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import check_screen, screen_design
+from .inference import (coefficient_inference, confidence_of_selection, inference_parts, rows_of,
+                        split_rows)
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
@@ -49,6 +51,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
+                   inference=False, eps_inference=None, split=False,
                    search="auto", time_limit=None, memory_limit=None, random_state=None,
                    diagnostics=False,
                    verbose=None, method_options=None, solver=None, solver_options=None,
@@ -158,6 +161,27 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     refit_delta : float, optional
         Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
         perturbation instead of the pure one (default: pure, Gamma-norm noise).
+    inference : bool
+        Release private uncertainty too (docs/guide/inference.md): standard errors,
+        confidence intervals, t statistics and p-values of the coefficients
+        (``res.bse``, ``res.conf_int()``, ``res.tvalues``, ``res.pvalues``;
+        ``loss`` "squared" or "huber"), by a parametric bootstrap of the refit on
+        privately released second moments (Ferrando, Wang and Sheldon 2022); and a
+        selection confidence (``res.selection_confidence``; ``method`` "top_r" or
+        "exponential"): a private 95 % lower bound on the probability that the
+        mechanism released the best-scoring support. The privacy report lists both
+        stages with their eps.
+    eps_inference : float, optional
+        The inference stages' budget; default ``0.2 * eps``
+        (``dpsubset.inference.DEFAULT_INFERENCE_SHARE``), taken off the top before the
+        selection / refit split. When both stages run the selection confidence takes
+        a quarter of it. Only with ``inference=True``.
+    split : bool
+        Select on a random half of the rows and refit (with its inference) on the other
+        half. The split is drawn independently of the data, so by parallel composition
+        under replace-one the release is max(eps of the two parts)-DP, and each part
+        may spend the whole ``eps``. The intervals are then valid whatever the
+        selection did (docs/guide/inference.md says which mode to use when).
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
         How the exact searches are solved. ``"auto"``: enumeration for small
         C(p, s); else rank-one/rank-two updates with certified bounds, and where
@@ -263,8 +287,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
     # Step 2: plan the budget (no data); the method's options are checked against its part
+    eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split)
     plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
-                                    screen_share=None if cfg.screen is None else cfg.screen.share)
+                                    screen_share=None if cfg.screen is None else cfg.screen.share,
+                                    eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
     options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
     plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
     rng = as_generator(random_state)
@@ -280,7 +306,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                   else Bounds(x=given.x, y=1.0, default=given.default))
     # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
     # (screen= scores columns on the rows themselves: the matrix route then)
-    route = (False if cfg.screen is not None
+    route = (False if cfg.screen is not None or split
              else functools.partial(gram_route, loss=loss, method=method, search=search))
     if cfg.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
@@ -288,12 +314,14 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
     fit_cfg = _check_design(design, cfg, plan, options)
     bar.update()
+    # split=True: disjoint random rows for the selection and the refit (drawn before any row is read)
+    select_design, refit_design = _split_design(design, split, rng)
 
     # Step 4: select (after the optional private screen), spending from the ledger
     ledger = BudgetLedger(plan)
     rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
     try:
-        sel, kept = _select(design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar)
+        sel, kept = _select(select_design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar)
     except SearchTimeout as err:
         bar.close()
         raise explain_timeout(err, time_limit=cfg.time_limit, memory_limit=cfg.memory_limit,
@@ -315,23 +343,29 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     params = coef_mapped = None
     if cfg.refit:
         bar.set_description("refit")
-        params, coef_mapped = _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng)
+        params, coef_mapped = _refit(refit_design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng)
+    # Step 5b: the inference stages (inference=True): selection confidence, intervals
+    conf, coef_inf = _inference(sel, kept, refit_design, support_idx, used_cols, coef_mapped, cfg,
+                                fit_cfg, plan, ledger, rng, split)
     bar.update()
     bar.close()
 
     # Step 6: the report (a view of the ledger) and the results (public values only)
     report = build_report(ledger, sel, bounds_public=design.bounds_public, leaks=design.leaks,
-                          seeded=random_state is not None)
+                          seeded=random_state is not None, split=_split_sizes(select_design, refit_design),
+                          selection_confidence=conf)
     res = DPSubsetResults(
         support=support, params=params, forced=list(design.forced_names),
         candidates=list(design.candidate_names), method=method, nobs=fit_cfg.n, formula=formula,
         response=design.response_name, privacy=report, loss=loss, s=cfg.s,
         eps_select=plan.eps_select, eps_refit=plan.eps_refit, r=fit_cfg.r, lam=fit_cfg.lam,
+        r_refit=fit_cfg.r_refit if cfg.refit else None,
         response_levels=response_levels,
         # the screened columns are the screen's private release
         screened=None if cfg.screen is None else [design.candidate_names[j] for j in kept],
         loss_params=_public_loss_params(fit_cfg.loss_options, cfg, design),
-        _predictor=_public_predictor(design), _coef_mapped=coef_mapped, _used_columns=used_cols)
+        _predictor=_public_predictor(design), _coef_mapped=coef_mapped, _used_columns=used_cols,
+        inference=coef_inf, _selection_confidence=conf)
     if not diagnostics:
         return res
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "
@@ -451,7 +485,9 @@ def _check_design(design, cfg, plan, options):
     if cfg.screen is not None:
         cfg.screen.k_for(p, s)  # a k that keeps every column is an error before any release
     # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
-    r = cfg.r
+    # Defaults grow with each stage's public n eps (dpsubset/defaults.py): the selection's
+    # radius and ridge from eps_select, the refit's radius from eps_refit.
+    r = r_refit = cfg.r
     if r is None:
         r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss)
     lam = DEFAULT_LAM if cfg.lam is None else cfg.lam
@@ -530,6 +566,54 @@ def _public_loss_params(loss_options, cfg, design):
     """The loss's parameters as the result shows them (public facts of the loss)."""
     out = dict(loss_options)
     if cfg.huber_h is None and "huber_h" in out and design.bounds_from_data:
+def _inference_settings(cfg, inference, eps_inference, split):
+    """Step 1 for ``inference=``, ``eps_inference=`` and ``split=``: the inference stages' eps."""
+    validate_params(dict(inference=inference, split=split, eps_inference=eps_inference), PARAMETER_RULES)
+    if split and cfg.on_dask:
+        raise ValueError("split=True needs the rows (it splits them); it is not available for Dask "
+                         "data frames: split=False, or pass a pandas DataFrame")
+    if not inference:
+        if eps_inference is not None:
+            raise ValueError("eps_inference was given but inference=False; add inference=True")
+        return 0.0, 0.0
+    return inference_parts(cfg.eps, eps_inference, loss=cfg.loss, method=cfg.method, refit=cfg.refit)
+
+
+def _split_design(design, split, rng):
+    """(the selection's design, the refit's design): the same design without a split."""
+    if not split:
+        return design, design
+    select_rows, refit_rows = split_rows(design.n, rng)
+    return rows_of(design, select_rows), rows_of(design, refit_rows)
+
+
+def _split_sizes(select_design, refit_design):
+    """The public sizes of the two parts with ``split=True`` (None without a split)."""
+    return None if select_design is refit_design else (select_design.n, refit_design.n)
+
+
+def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_cfg, plan, ledger, rng,
+               split):
+    """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
+
+    Returns
+    -------
+    (SelectionConfidence or None, CoefficientInference or None)
+    """
+    conf = coef_inf = None
+    if plan.eps_confidence > 0:
+        conf = confidence_of_selection(sel, eps=plan.eps_confidence, eps_mech=plan.eps_select,
+                                       p=len(kept), s=cfg.s, rng=rng, ledger=ledger)
+    if plan.eps_moments > 0:
+        row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
+        coef_inf = coefficient_inference(
+            design, support_idx, used_cols, coef_mapped=coef_mapped, loss=cfg.loss,
+            loss_options=fit_cfg.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
+            refit_delta=cfg.refit_delta or 0.0, row_bound=row_bound, r=fit_cfg.r_refit, rng=rng,
+            ledger=ledger, mode="split" if split else "conditional")
+    return conf, coef_inf
+
+
         # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
         out["huber_h"] = None
     return out

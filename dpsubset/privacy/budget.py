@@ -43,6 +43,14 @@ class BudgetPlan:
     eps_gap_test : float
         The part of ``eps_select`` spent on the private gap test of the mistakes
         mechanism (``gap_check="ptr"``; 0 otherwise): see :meth:`with_gap_test`.
+    eps_moments, eps_confidence : float
+        The inference stages' parts (``inference=True``; 0 otherwise): the noisy
+        second moments of the intervals and the selection confidence
+        (:mod:`dpsubset.inference.budget`).
+    split : bool
+        ``split=True``: the selection's stages (screen, selection, confidence) and the
+        refit's (refit, second moments) run on disjoint random rows, and the total is
+        the larger part's by parallel composition (:meth:`BudgetLedger.part_eps`).
     """
 
     eps: float
@@ -50,9 +58,13 @@ class BudgetPlan:
     eps_refit: float
     eps_screen: float = 0.0
     eps_gap_test: float = 0.0
+    eps_moments: float = 0.0
+    eps_confidence: float = 0.0
+    split: bool = False
 
     @classmethod
-    def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None):
+    def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None,
+                      eps_moments=0.0, eps_confidence=0.0, split=False):
         """The plan of one call from its settings (public numbers only).
 
         Parameters
@@ -66,6 +78,13 @@ class BudgetPlan:
             the refit and the rest to the selection.
         screen_share : float, optional
             Share of the selection's part spent on a private screen (None: no screen).
+        eps_moments, eps_confidence : float
+            The inference stages' parts (:func:`dpsubset.inference.inference_parts`).
+            Without a split they come off the top and the rest is split between
+            selection and refit; with ``split=True`` the selection's rows get
+            ``eps - eps_confidence`` and the refit's rows ``eps - eps_moments``.
+        split : bool
+            Selection and refit on disjoint random rows (parallel composition).
 
         Returns
         -------
@@ -79,13 +98,20 @@ class BudgetPlan:
         """
         eps = check_positive("eps", eps)
         check_eps_ceiling(eps)
-        eps_select, eps_refit = _split(eps, refit, eps_select, eps_refit)
+        if split:
+            eps_select, eps_refit = _split_parts(eps, refit, eps_select, eps_refit, eps_moments,
+                                                 eps_confidence)
+        else:
+            eps_select, eps_refit = _split(eps - eps_moments - eps_confidence, refit, eps_select,
+                                           eps_refit)
         eps_screen = 0.0
         if screen_share is not None:
             # The screen takes its share out of the selection budget (the refit's is unchanged).
             eps_screen = screen_share * eps_select
             eps_select = eps_select - eps_screen
-        return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen)
+        return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen,
+                   eps_moments=float(eps_moments), eps_confidence=float(eps_confidence),
+                   split=bool(split))
 
     def with_gap_test(self, eps0):
         """The plan with ``eps0`` of the selection's part set aside for a gap test.
@@ -108,8 +134,13 @@ class BudgetPlan:
         together), ``"selection: gap test"`` (its own part) or ``"refit"``."""
         if stage == "selection: gap test":
             return self.eps_gap_test
+        if stage == "inference: second moments":
+            return self.eps_moments
+        if stage == "inference: selection confidence":
+            return self.eps_confidence
         group = stage.split(":")[0]
-        parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit}
+        parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit,
+                 "inference": self.eps_moments + self.eps_confidence}
         if group not in parts:
             raise BudgetExceededError(f"stage {stage!r} has no part in the budget plan")
         return parts[group]
@@ -136,6 +167,31 @@ def _split(eps, refit, eps_select, eps_refit):
         raise ValueError(f"eps_select + eps_refit must be positive parts of eps = {eps}; "
                          f"got {eps_select} + {eps_refit}")
     return eps_select, eps_refit
+
+
+def _split_parts(eps, refit, eps_select, eps_refit, eps_moments, eps_confidence):
+    """The split=True parts: each part of the rows may spend up to eps (parallel composition)."""
+    eps_select = check_positive("eps_select", eps_select, allow_none=True)
+    eps_refit = check_positive("eps_refit", eps_refit, allow_none=True)
+    if not refit:
+        raise ValueError("split=True refits on rows the selection did not see: it needs refit=True")
+    room_select, room_refit = eps - eps_confidence, eps - eps_moments
+    eps_select = room_select if eps_select is None else eps_select
+    eps_refit = room_refit if eps_refit is None else eps_refit
+    if eps_select > room_select * (1 + _ROUNDING) or eps_refit > room_refit * (1 + _ROUNDING):
+        raise ValueError(f"with split=True each part of the rows may spend up to eps = {eps}: "
+                         f"eps_select <= {room_select:.6g} and eps_refit <= {room_refit:.6g} "
+                         f"(after the inference stages); got {eps_select} and {eps_refit}")
+    return eps_select, eps_refit
+
+
+#: Stages that run on the selection's rows with split=True; every other stage runs on the refit's.
+SELECTION_ROWS = ("screening", "selection", "inference: selection confidence")
+
+
+def _part(stage):
+    return "selection rows" if (stage in SELECTION_ROWS or stage.split(":")[0] in SELECTION_ROWS) \
+        else "refit rows"
 
 
 class BudgetLedger:
@@ -188,15 +244,26 @@ class BudgetLedger:
         """The entries in the order they were spent: dicts ``stage``, ``mechanism``, ``eps``, ``delta``."""
         return tuple(dict(e) for e in self._entries)
 
+    def part_eps(self, key="eps"):
+        """``{part of the rows: total}`` (basic composition within a part): with
+        ``split=True`` the selection's and the refit's rows; otherwise one part, all rows."""
+        split = self.plan is not None and self.plan.split
+        out = {}
+        for e in self._entries:
+            part = _part(e["stage"]) if split else "all rows"
+            out[part] = out.get(part, 0.0) + e[key]
+        return out
+
     @property
     def eps(self):
-        """Total eps spent (basic composition)."""
-        return sum(e["eps"] for e in self._entries)
+        """Total eps spent: basic composition, or with ``split=True`` the larger part's
+        (parallel composition: one row lies in one part)."""
+        return max(self.part_eps("eps").values(), default=0.0)
 
     @property
     def delta(self):
-        """Total delta spent (basic composition)."""
-        return sum(e["delta"] for e in self._entries)
+        """Total delta spent (basic composition; the larger part's with ``split=True``)."""
+        return max(self.part_eps("delta").values(), default=0.0)
 
     def __len__(self):
         return len(self._entries)

@@ -81,6 +81,14 @@ class PrivacyReport:
         release is then a function of the data and the seed, and it is private
         only while the seed is secret. The text of the report says so
         (:data:`SEEDED_CAVEAT`).
+    split : tuple of int or None
+        With ``split=True``: the public sizes (rows of the selection, rows of the
+        refit) of the random split; the totals are then the larger part's (parallel
+        composition). None without a split.
+    selection_confidence : SelectionConfidence or None
+        With ``inference=True`` (top-R): the private lower confidence bound on the
+        probability that the mechanism released the best-scoring support, and what it
+        means (:mod:`dpsubset.inference.confidence`).
 
     Notes
     -----
@@ -109,6 +117,8 @@ class PrivacyReport:
     exact_search: bool = False
     gap_check_passed: bool | None = None
     seeded: bool = False
+    split: tuple | None = None
+    selection_confidence: object = None
 
     def _sensitivity_text(self, spec=".4g"):
         # with bounds taken from the data, Delta is a function of max |value|: not shown
@@ -151,6 +161,8 @@ class PrivacyReport:
                                             else "not passed, top-R ran"))
         # no count, route or timing of the solves: they depend on the data
         lines.append(f"  exact search: {self._search_text()}")
+        if self.selection_confidence is not None:
+            lines.append(f"  selection confidence: {self.selection_confidence}")
         if not self.bounds_public:
             lines.append("  bounds: NOT public (taken from the data)")
         for leak in self.leaks:
@@ -161,7 +173,8 @@ class PrivacyReport:
         return "\n".join(lines)
 
 
-def build_report(ledger, selection, *, bounds_public, leaks, seeded=False):
+def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split=None,
+                 selection_confidence=None):
     """The privacy report of one call, as a view of its ledger.
 
     Parameters
@@ -176,6 +189,9 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False):
         Why the guarantee is void, if it is.
     seeded : bool
         The call was given ``random_state``.
+    split : tuple of int or None
+        ``(rows of the selection, rows of the refit)`` with ``split=True``.
+    selection_confidence : SelectionConfidence or None
 
     Returns
     -------
@@ -199,6 +215,12 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False):
     if selection.statement and kind in (Guarantee.PURE, Guarantee.APPROXIMATE):
         statement += " " + selection.statement
     statement += " Neighbouring datasets differ by replacing one row."
+    if split is not None:
+        parts = ledger.part_eps()
+        statement += (f" The rows were split at random, independently of the data: selection on "
+                      f"{split[0]} rows (eps = {parts.get('selection rows', 0.0):.4g}), refit on "
+                      f"{split[1]} rows (eps = {parts.get('refit rows', 0.0):.4g}); one row lies in "
+                      f"one part, so the total is the larger (parallel composition).")
     if seeded:
         statement += " " + SEEDED_NOTE
     # With bounds from the data, Delta is a statistic of the data: not kept.
@@ -209,4 +231,6 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False):
     return PrivacyReport(kind.value, statement, eps_total, delta_total, stages, NEIGHBOURS,
                          sensitivity, bounds_public, tuple(leaks),
                          exact_search=bool(selection.certificates),
-                         gap_check_passed=selection.gap_check_passed, seeded=seeded)
+                         gap_check_passed=selection.gap_check_passed, seeded=seeded,
+                         split=None if split is None else tuple(int(v) for v in split),
+                         selection_confidence=selection_confidence)

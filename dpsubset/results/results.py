@@ -65,9 +65,18 @@ def _clipped_rows(spec, frame):
 _FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
               "privacy guarantee. Use res.predict(newdata) on data you may use (public or held-out "
               "rows) and compare with their response there")
-_NO_INFERENCE = ("dpsubset releases no standard errors, covariances, confidence intervals or tests: "
-                 "none is computed privately, and a non-private one would leak the data. Report the DP "
-                 "coefficients with their privacy report (res.summary(), res.tidy(), res.privacy)")
+_NO_INFERENCE = ("dpsubset releases no robust standard errors, covariances or test families: none is "
+                 "computed privately, and a non-private one would leak the data. Private standard errors, "
+                 "confidence intervals and Wald tests come with dp_best_subset(..., inference=True) "
+                 "(loss 'squared' or 'huber') as res.bse, res.conf_int(), res.tvalues, res.pvalues "
+                 "and res.cov_params(), and res.summary() shows them")
+#: Why the private inference attributes are missing, and how to get them.
+_ASK_INFERENCE = ("private standard errors, covariances, confidence intervals and tests of the "
+                  "coefficients are released only when the fit asks for them: call "
+                  "dp_best_subset(..., inference=True) (loss 'squared' or 'huber', refit=True), which "
+                  "spends eps_inference (default 0.2 * eps) on private second moments of the released "
+                  "columns and bootstraps the refit (docs/guide/inference.md); without it, report the "
+                  "DP coefficients with their privacy report (res.summary(), res.tidy(), res.privacy)")
 _FIT_STAT = ("it is a goodness-of-fit statistic of the private (training) data and is not released "
              "privately. To compare models, score them on public or held-out data with res.predict(newdata)")
 
@@ -77,8 +86,12 @@ WITHHELD = {
         "resid", "fittedvalues", "wresid", "resid_pearson", "resid_deviance", "resid_response",
         "resid_working", "resid_anscombe", "resid_generalized", "resid_dev", "mu",
         "influence", "get_influence", "outlier_test", "weights")},
+    **{name: _ASK_INFERENCE for name in ("bse", "conf_int", "pvalues", "tvalues", "cov_params")},
+    "selection_confidence": ("it is released only with dp_best_subset(..., inference=True) and "
+                             "method 'top_r' (or 'exponential'): a private lower confidence bound on "
+                             "the probability that the mechanism released the best-scoring support"),
     **{name: _NO_INFERENCE for name in (
-        "bse", "conf_int", "pvalues", "tvalues", "zvalues", "cov_params", "normalized_cov_params",
+        "zvalues", "normalized_cov_params",
         "cov_type", "HC0_se", "HC1_se", "HC2_se", "HC3_se", "t_test", "f_test", "wald_test",
         "wald_test_terms", "t_test_pairwise", "get_robustcov_results", "compare_f_test",
         "compare_lm_test", "compare_lr_test")},
@@ -205,6 +218,15 @@ class DPSubsetResults:
     loss_params : dict
         The loss's public parameters (``huber_h``, ``hinge_h``); a default Huber
         threshold computed from a response bound taken from the data is None.
+    inference : CoefficientInference or None
+        With ``inference=True`` (loss "squared" or "huber"): the private bootstrap
+        behind :attr:`bse`, :meth:`conf_int`, :attr:`tvalues`, :attr:`pvalues` and
+        :meth:`cov_params` (:mod:`dpsubset.inference.intervals`); None otherwise.
+    selection_confidence : SelectionConfidence
+        With ``inference=True`` (top-R): a private 95 % lower bound on the probability
+        that the mechanism released the best-scoring support, with its verdict in
+        words (``res.privacy.selection_confidence`` is the same); otherwise
+        NotReleasedError says how to get it.
 
     Notes
     -----
@@ -248,10 +270,14 @@ class DPSubsetResults:
     eps_refit: float | None = None
     bounds: dict | str | None = None
     r: float | None = None
+    #: the refit's radius (its default grows with eps_refit; dpsubset/defaults.py)
+    r_refit: float | None = None
     lam: float | None = None
     response_levels: tuple | None = None
     screened: list | None = None
     loss_params: dict = field(default_factory=dict)
+    inference: object = field(default=None, repr=False)
+    _selection_confidence: object = field(default=None, repr=False)
     _predictor: DesignSpec | None = field(default=None, repr=False)
     _coef_mapped: np.ndarray | None = field(default=None, repr=False)
     _used_columns: list = field(default_factory=list, repr=False)
@@ -326,6 +352,57 @@ class DPSubsetResults:
         if name in self.forced:
             return "forced"
         return "selected" if name in self.support else "not selected"
+
+    # ---- private inference (inference=True) -----------------------------------------
+    def _inference(self, name):
+        # a missing inference falls through to __getattr__, which says how to get it
+        if self.inference is None:
+            raise NotReleasedError(f"res.{name} is not released: {WITHHELD[name]}.")
+        return self.inference
+
+    def _over_terms(self, values):
+        """Values of the refit's columns over every term (NaN for terms not estimated)."""
+        return values.reindex(self.terms)
+
+    @property
+    def bse(self):
+        """Private standard errors (parametric bootstrap of the refit), NaN off the support.
+
+        Raises NotReleasedError unless the fit had ``inference=True``.
+        """
+        return self._over_terms(self._inference("bse").bse)
+
+    def conf_int(self, alpha=0.05):
+        """Private ``1 - alpha`` confidence intervals (columns 0 and 1, as statsmodels).
+
+        Basic bootstrap intervals from the parametric bootstrap of the refit, conditional
+        on the released support (or, with ``split=True``, from rows the selection did
+        not see). NaN for terms off the support. Raises NotReleasedError unless the fit
+        had ``inference=True``.
+        """
+        return self._inference("conf_int").conf_int(alpha).reindex(self.terms)
+
+    @property
+    def tvalues(self):
+        """``params / bse`` over the refit's columns (NaN off the support)."""
+        return self._over_terms(self._inference("tvalues").tvalues)
+
+    @property
+    def pvalues(self):
+        """Two-sided normal p-values of :attr:`tvalues` (NaN off the support)."""
+        return self._over_terms(self._inference("pvalues").pvalues)
+
+    def cov_params(self):
+        """The bootstrap covariance of the refit's coefficients (its columns only)."""
+        return self._inference("cov_params").cov_params()
+
+    @property
+    def selection_confidence(self):
+        """The selection confidence (``inference=True``, top-R); NotReleasedError otherwise."""
+        if self._selection_confidence is None:
+            raise NotReleasedError(f"res.selection_confidence is not released: "
+                                   f"{WITHHELD['selection_confidence']}.")
+        return self._selection_confidence
 
     # ---- predictions ---------------------------------------------------------------
     def predict(self, newdata=None, which=None):
@@ -517,6 +594,7 @@ class DPSubsetResults:
             gap_check_passed=rep.gap_check_passed,
             bounds_public=bool(rep.bounds_public),
             r=float("nan") if self.r is None else float(self.r),
+            r_refit=float("nan") if self.r_refit is None else float(self.r_refit),
             lam=float("nan") if self.lam is None else float(self.lam),
             formula=self.formula, response=self.response,
         )

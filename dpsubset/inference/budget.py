@@ -1,0 +1,65 @@
+"""The inference stages' parts of eps, from the public settings (before any data are read).
+
+``eps_inference`` (default :data:`DEFAULT_INFERENCE_SHARE` of eps) is shared between the
+two inference stages that apply: the second moments of the intervals (least squares and
+Huber) and the selection confidence (top-R and the exponential mechanism); when both apply
+the confidence takes :data:`CONFIDENCE_SHARE` of it.
+"""
+from __future__ import annotations
+
+from .._validation import check_positive
+
+__all__ = ["DEFAULT_INFERENCE_SHARE", "CONFIDENCE_SHARE", "INTERVAL_LOSSES", "CONFIDENCE_METHODS",
+           "inference_parts"]
+
+#: Share of the total eps spent on inference when ``eps_inference`` is not given. Chosen
+#: on the coverage benchmark (docs/benchmarks/coverage.md): the simulation model needs
+#: only rough moments, and the refit keeps the larger part of the budget.
+DEFAULT_INFERENCE_SHARE = 0.2
+#: Share of ``eps_inference`` for the selection confidence when the intervals run too. The
+#: noisy gap's margin grows with eps_select / eps_confidence (docs/methods/inference.md):
+#: at half of 0.2 eps against the default selection's 0.4 eps the margin is 4 noise
+#: scales, while the moments only steer the simulation and need less.
+CONFIDENCE_SHARE = 0.5
+#: Losses with private intervals (the parametric bootstrap of the refit).
+INTERVAL_LOSSES = ("squared", "huber")
+#: Selection methods with a selection confidence (their law is the exponential mechanism's).
+CONFIDENCE_METHODS = ("top_r", "exponential")
+
+
+def inference_parts(eps, eps_inference, *, loss, method, refit):
+    """(eps of the second moments, eps of the selection confidence) of one call.
+
+    Parameters
+    ----------
+    eps : float
+        Total budget.
+    eps_inference : float or None
+        The user's ``eps_inference`` (None: the default share).
+    loss, method : str
+    refit : bool
+
+    Returns
+    -------
+    (float, float)
+
+    Raises
+    ------
+    ValueError
+        When neither stage applies to the settings, naming what would.
+    """
+    intervals = refit and loss in INTERVAL_LOSSES
+    confidence = method in CONFIDENCE_METHODS
+    if not (intervals or confidence):
+        raise ValueError(
+            f"inference=True: no private inference is available for loss={loss!r}, method={method!r}"
+            f"{'' if refit else ', refit=False'}: intervals need refit=True and loss in "
+            f"{INTERVAL_LOSSES}, the selection confidence method in {CONFIDENCE_METHODS}")
+    total = (DEFAULT_INFERENCE_SHARE * eps if eps_inference is None
+             else check_positive("eps_inference", eps_inference))
+    if total >= eps:
+        raise ValueError(f"eps_inference = {total:g} must be smaller than eps = {eps:g} "
+                         f"(the selection and the refit need the rest)")
+    if intervals and confidence:
+        return total * (1.0 - CONFIDENCE_SHARE), total * CONFIDENCE_SHARE
+    return (total, 0.0) if intervals else (0.0, total)

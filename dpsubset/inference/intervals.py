@@ -1,0 +1,110 @@
+"""What the inference stage releases: standard errors, intervals and tests of the coefficients.
+
+:class:`CoefficientInference` keeps the bootstrap's errors ``theta* - theta~`` mapped to the
+user's units (post-processing of the noisy moments and public randomness; no row of the
+data), and answers in statsmodels' names: ``bse``, ``conf_int(alpha)``, ``tvalues``,
+``pvalues``, ``cov_params()``. The interval is the basic (pivotal) bootstrap interval
+``[b - q(1 - alpha/2), b - q(alpha/2)]`` of the errors, which also removes the bias the
+ball and the clipping put into the released coefficients (docs/methods/inference.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+__all__ = ["CoefficientInference", "to_user_units"]
+
+
+def to_user_units(spec, names, coef_mapped):
+    """The affine map of :meth:`DesignSpec.to_original_scale` applied to rows of draws.
+
+    Parameters
+    ----------
+    spec : DesignSpec
+    names : list of str
+    coef_mapped : ndarray, shape (B, d)
+
+    Returns
+    -------
+    ndarray, shape (B, d)
+    """
+    d = len(names)
+    shift = spec.to_original_scale(np.zeros(d), names).to_numpy()
+    L = np.column_stack([spec.to_original_scale(np.eye(d)[j], names).to_numpy() - shift
+                         for j in range(d)])
+    return np.asarray(coef_mapped, dtype=float) @ L.T + shift
+
+
+@dataclass(frozen=True, eq=False)
+class CoefficientInference:
+    """Private uncertainty of the released coefficients.
+
+    Attributes
+    ----------
+    names : list of str
+        The refit's columns (always-in, then the released support).
+    estimate : ndarray, shape (d,)
+        The released coefficients (user's units).
+    errors : ndarray, shape (B, d)
+        Bootstrap errors ``theta*_b - theta~`` in the user's units.
+    method : str
+        How the errors were made, in words (for the report and the summary).
+    eps : float
+        Budget of the noisy moments the simulation model came from.
+    mode : {"conditional", "split"}
+        Conditional on the released support (same rows), or refit on rows the
+        selection did not see.
+    """
+
+    names: list
+    estimate: np.ndarray
+    errors: np.ndarray = field(repr=False)
+    method: str = ""
+    eps: float = 0.0
+    mode: str = "conditional"
+
+    @property
+    def draws(self):
+        """Number of bootstrap refits."""
+        return int(self.errors.shape[0])
+
+    @property
+    def bse(self):
+        """Standard errors: the standard deviation of the bootstrap errors."""
+        return pd.Series(self.errors.std(axis=0, ddof=1), index=self.names)
+
+    def conf_int(self, alpha=0.05):
+        """Basic bootstrap intervals ``[b - q(1 - alpha/2), b - q(alpha/2)]``.
+
+        Parameters
+        ----------
+        alpha : float in (0, 1)
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns 0 (lower) and 1 (upper), as statsmodels returns them.
+        """
+        alpha = float(alpha)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        lo_q, hi_q = np.quantile(self.errors, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+        return pd.DataFrame({0: self.estimate - hi_q, 1: self.estimate - lo_q}, index=self.names)
+
+    @property
+    def tvalues(self):
+        """``estimate / bse`` (Wald statistics with the bootstrap standard error)."""
+        return pd.Series(self.estimate, index=self.names) / self.bse
+
+    @property
+    def pvalues(self):
+        """Two-sided p-values of the Wald statistics against the normal distribution."""
+        return pd.Series(2.0 * norm.sf(np.abs(self.tvalues.to_numpy())), index=self.names)
+
+    def cov_params(self):
+        """The bootstrap covariance of the coefficients (a d x d DataFrame)."""
+        C = np.atleast_2d(np.cov(self.errors, rowvar=False))
+        return pd.DataFrame(C, index=self.names, columns=self.names)

@@ -1,0 +1,216 @@
+"""The private second moments of the released support: Laplace noise on [X_S, y]'[X_S, y].
+
+The parametric bootstrap of :mod:`dpsubset.inference.bootstrap` needs a model to simulate
+from: the coefficients, the noise level and the spread of the columns. All three are
+functions of the second moments ``Z'Z`` of ``Z = [forced, X_S, y]`` (clipped and mapped),
+so the inference stage releases that one matrix by sufficient statistics perturbation
+(the mechanism of :mod:`dpsubset.refit.ssp`, on the augmented matrix) and everything
+after it is post-processing (Ferrando, Wang and Sheldon 2022, section 4; docs/methods/inference.md).
+
+Sensitivity (replace one row, public per-column bounds ``c_j`` of Z, the response's
+bound last): a diagonal entry ``z_j^2`` lies in ``[0, c_j^2]`` and moves by at most
+``c_j^2``; an off-diagonal ``z_j z_k`` lies in ``[-c_j c_k, c_j c_k]`` and moves by at
+most ``2 c_j c_k``; over the upper triangle the L1 sum is ``(sum_j c_j)^2``. The audit
+(tests/audit/test_inference_audit.py) checks it by brute force at the box's corners.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..refit.ssp import _ssp_sensitivity
+
+__all__ = ["NoisyMoments", "second_moment_sensitivity", "release_second_moments",
+           "SimulationModel", "simulation_model"]
+
+
+def second_moment_sensitivity(bounds, neighbour="replace-one"):
+    """L1 sensitivity of the upper triangle of ``Z'Z`` under per-column bounds.
+
+    Parameters
+    ----------
+    bounds : array_like, shape (m,)
+        Public bounds ``|z_j| <= c_j`` of every column of Z (the response last).
+    neighbour : {"replace-one", "add/remove"}
+
+    Returns
+    -------
+    float
+        ``(sum_j c_j)^2`` for replace-one.
+    """
+    c = np.asarray(bounds, dtype=float).ravel()
+    if c.size == 0 or not np.all(np.isfinite(c) & (c > 0)):
+        raise ValueError("bounds: every column of Z needs a finite public bound > 0")
+    # refit/ssp.py's count for (X'X, X'y) with b_y = 0 is exactly the upper triangle of Z'Z
+    return float(_ssp_sensitivity(c, 0.0, neighbour))
+
+
+@dataclass(frozen=True)
+class NoisyMoments:
+    """The released (noisy) second moments; public from here on.
+
+    Attributes
+    ----------
+    ZtZ : ndarray, shape (m, m)
+        Symmetric: the noisy upper triangle mirrored. The last row and column belong
+        to the response.
+    n : int
+        Number of rows (public).
+    eps : float
+        Budget of the release (pure eps-DP).
+    sensitivity : float
+        L1 sensitivity of the upper triangle (public).
+    """
+
+    ZtZ: np.ndarray
+    n: int
+    eps: float
+    sensitivity: float
+
+    @property
+    def scale(self):
+        """Scale of the Laplace noise on each entry of the upper triangle."""
+        return self.sensitivity / self.eps
+
+
+def release_second_moments(ZtZ, n, bounds, *, eps, rng):
+    """Pure eps-DP release of the upper triangle of ``Z'Z`` by Laplace noise.
+
+    Parameters
+    ----------
+    ZtZ : ndarray, shape (m, m)
+        Exact ``Z'Z`` of the clipped, mapped rows (``|z_ij| <= bounds[j]``).
+    n : int
+        Number of rows (public under replace-one).
+    bounds : array_like, shape (m,)
+        Public per-column bounds (1 for the intercept; the response's bound last).
+    eps : float
+        Budget (> 0).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    NoisyMoments
+    """
+    ZtZ = np.asarray(ZtZ, dtype=float)
+    m = ZtZ.shape[0]
+    sens = second_moment_sensitivity(bounds)
+    iu = np.triu_indices(m)
+    noisy = np.zeros((m, m))
+    noisy[iu] = ZtZ[iu] + rng.laplace(0.0, sens / eps, size=len(iu[0]))
+    noisy = noisy + np.triu(noisy, 1).T
+    return NoisyMoments(ZtZ=noisy, n=int(n), eps=float(eps), sensitivity=sens)
+
+
+@dataclass(frozen=True)
+class SimulationModel:
+    """The model the bootstrap simulates from (post-processing of released quantities).
+
+    Attributes
+    ----------
+    coef : ndarray, shape (d,)
+        The released coefficients (mapped units; the intercept first when there is one).
+    sigma2 : float
+        Error variance estimated from the noisy moments (may be below 0 at small eps).
+    sigma2_floor : float
+        Public floor of the variance the simulation uses, ``(b_y / 100)^2``.
+    rss_weights : ndarray
+        Weights of the noisy upper triangle in the residual sum of squares at ``coef``:
+        the noise of the variance estimate is ``rss_weights @ nu / (n - d)`` for the
+        Laplace noise vector ``nu`` (public law).
+    noise_scale : float
+        Scale of that Laplace noise.
+    dof : int
+        ``n - d``.
+    mean : ndarray, shape (d - k0,)
+        Means of the non-constant columns (0 without an intercept).
+    cov : ndarray
+        Their covariance (positive semi-definite).
+    intercept : bool
+        Whether column 0 is the constant 1.
+    """
+
+    coef: np.ndarray
+    sigma2: float
+    sigma2_floor: float
+    rss_weights: np.ndarray
+    noise_scale: float
+    dof: int
+    mean: np.ndarray
+    cov: np.ndarray
+    intercept: bool
+
+    def draw_sigma(self, rng):
+        """One error standard deviation for a bootstrap replicate.
+
+        The variance estimate carries Laplace noise of a public law; each replicate
+        subtracts a fresh draw of that noise from the estimate, so that the bootstrap
+        spreads over the variances the noisy moments leave plausible instead of
+        trusting one noisy value (docs/methods/inference.md, "The noise level").
+        """
+        nu = rng.laplace(0.0, self.noise_scale, size=len(self.rss_weights))
+        return float(np.sqrt(max(self.sigma2 - self.rss_weights @ nu / self.dof, self.sigma2_floor)))
+
+
+def _psd(A, floor=0.0):
+    """The nearest positive semi-definite matrix (eigenvalues clipped at ``floor``)."""
+    w, V = np.linalg.eigh(0.5 * (A + A.T))
+    return (V * np.maximum(w, floor)) @ V.T
+
+
+def _rss_weights(coef, intercept):
+    """Weights of the upper triangle of Z'Z in ``y'y - 2 coef'X'y + coef'X'X coef``."""
+    v = np.append(-np.asarray(coef, dtype=float), 1.0)  # Z v = y - X coef
+    m = len(v)
+    iu = np.triu_indices(m)
+    w = np.where(iu[0] == iu[1], 1.0, 2.0) * v[iu[0]] * v[iu[1]]
+    if intercept:
+        w[0] = 0.0  # the constant column's square is the public n, not a noisy entry
+    return w
+
+
+def simulation_model(moments, *, coef, intercept, x_bounds, b_y):
+    """Noise level and column spread from the noisy moments, around the released coefficients.
+
+    Parameters
+    ----------
+    moments : NoisyMoments
+    coef : ndarray, shape (d,)
+        The released coefficients (mapped units): the truth of the simulation. They are
+        private already and far less noisy than a least-squares fit to the moments.
+    intercept : bool
+        Column 0 of Z is the constant 1 (its noisy diagonal is replaced by the public n).
+    x_bounds : array_like, shape (d,)
+        Public bounds of the d model columns (mapped units); they floor the
+        variances so that a noisy matrix cannot give a degenerate design.
+    b_y : float
+        Public response bound.
+
+    Returns
+    -------
+    SimulationModel
+    """
+    n = moments.n
+    M = moments.ZtZ / n
+    d = M.shape[0] - 1
+    x_bounds = np.asarray(x_bounds, dtype=float)
+    coef = np.asarray(coef, dtype=float)
+    if intercept:
+        M = M.copy()
+        M[0, 0] = 1.0  # the constant column's square sums to n exactly: public
+    dof = max(n - d, 1)
+    v = np.append(-coef, 1.0)
+    sigma2 = float(v @ M @ v) * n / dof
+    # the variance floor of a column, (bound / 100)^2, keeps a noisy matrix from giving a
+    # degenerate design; it is far below the spread of any column worth selecting
+    floor = (x_bounds / 100.0) ** 2
+    if intercept:
+        mean = np.clip(M[0, 1:d], -x_bounds[1:], x_bounds[1:])
+        cov = _psd(M[1:d, 1:d] - np.outer(mean, mean)) + np.diag(floor[1:])
+    else:
+        mean = np.zeros(d)
+        cov = _psd(M[:d, :d]) + np.diag(floor)
+    return SimulationModel(coef=coef, sigma2=sigma2, sigma2_floor=(b_y / 100.0) ** 2,
+                           rss_weights=_rss_weights(coef, intercept), noise_scale=moments.scale,
+                           dof=dof, mean=mean, cov=cov, intercept=intercept)

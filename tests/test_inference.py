@@ -1,0 +1,218 @@
+"""Private inference (issue 26): intervals, split mode, selection confidence, what is withheld.
+
+Each test fails if its feature breaks: the bootstrap must rerun the refit (a stub that
+returns fixed numbers gives zero-width intervals and fails the coverage check), the
+budget must list the new stages, the split must halve the rows and report the larger
+part's eps, and the withheld attributes must say how to get them.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpsubset as dps
+from dpsubset.inference import inference_parts, split_rows
+from dpsubset.inference.confidence import lower_probability, selection_confidence
+from dpsubset.inference.moments import (release_second_moments, second_moment_sensitivity,
+                                        simulation_model)
+from dpsubset.inference.release import refit_callable
+from dpsubset.refit.objective import objective_perturbation
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpsubset.LowUtilityWarning")
+
+BETA = np.array([0.5, -0.5, 0.25])
+
+
+def _frame(n, p=6, seed=0, beta=BETA, noise=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    y = X[:, :len(beta)] @ beta + noise * rng.standard_normal(n)
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    df["y"] = y
+    return df
+
+
+@pytest.fixture(scope="module")
+def fit():
+    return dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
+                              random_state=5)
+
+
+def test_inference_releases_statsmodels_names_over_the_terms(fit):
+    terms = fit.terms
+    assert list(fit.bse.index) == terms and list(fit.tvalues.index) == terms
+    ci = fit.conf_int()
+    assert list(ci.columns) == [0, 1] and list(ci.index) == terms
+    on = ["Intercept"] + fit.support
+    off = [t for t in terms if t not in on]
+    assert (fit.bse[on] > 0).all() and fit.bse[off].isna().all() and ci.loc[off].isna().all().all()
+    assert (ci.loc[on, 0] < ci.loc[on, 1]).all()
+    # narrower at a larger alpha; p-values in (0, 1]; t = params / bse
+    ci80 = fit.conf_int(0.2)
+    assert ((ci80[1] - ci80[0])[on] < (ci[1] - ci[0])[on]).all()
+    assert ((fit.pvalues[on] > 0) & (fit.pvalues[on] <= 1)).all()
+    np.testing.assert_allclose(fit.tvalues[on], fit.params[on] / fit.bse[on])
+    assert fit.cov_params().shape == (len(on), len(on))
+    with pytest.raises(ValueError, match="alpha"):
+        fit.conf_int(1.5)
+
+
+def test_report_lists_the_inference_stages_with_the_default_share(fit):
+    stages = {st["stage"]: st["eps"] for st in fit.privacy.stages}
+    assert stages["inference: second moments"] == pytest.approx(8.0 * 0.2 * 0.5)
+    assert stages["inference: selection confidence"] == pytest.approx(8.0 * 0.2 * 0.5)
+    assert stages["selection"] == pytest.approx(stages["refit"]) == pytest.approx(0.4 * 8.0)
+    assert fit.privacy.eps == pytest.approx(8.0)
+    assert "selection confidence" in repr(fit.privacy)
+
+
+def test_without_inference_every_new_attribute_says_how_to_get_it():
+    res = dps.dp_best_subset("y ~ .", _frame(500), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
+    for name in ("bse", "tvalues", "pvalues", "selection_confidence"):
+        with pytest.raises(dps.NotReleasedError, match="inference=True"):
+            getattr(res, name)
+        assert not hasattr(res, name)
+    for name in ("conf_int", "cov_params"):
+        with pytest.raises(dps.NotReleasedError, match="inference=True"):
+            getattr(res, name)()
+
+
+def test_inference_off_leaves_the_release_unchanged():
+    df = _frame(800, seed=3)
+    a = dps.dp_best_subset("y ~ .", df, eps=4.0, s=3, bounds=(1.0, 3.0), random_state=11)
+    b = dps.dp_best_subset("y ~ .", df, eps=4.0, s=3, bounds=(1.0, 3.0), random_state=11,
+                           inference=False, split=False)
+    assert a.support == b.support
+    pd.testing.assert_series_equal(a.params, b.params)
+
+
+def test_settings_are_checked_before_the_data():
+    df = _frame(200)
+    with pytest.raises(ValueError, match="eps_inference was given but inference=False"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), eps_inference=0.5)
+    with pytest.raises(ValueError, match="eps_inference"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference=True, eps_inference=2.0)
+    with pytest.raises(TypeError, match="inference must be True or False"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference="yes")
+    with pytest.raises(ValueError, match="no private inference is available"):
+        inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True)
+    # logistic with top-R: the selection confidence only
+    assert inference_parts(2.0, None, loss="logistic", method="top_r", refit=True) == (0.0, pytest.approx(0.4))
+    assert inference_parts(2.0, 1.0, loss="squared", method="top_r", refit=True) == (0.5, 0.5)
+
+
+def test_split_halves_the_rows_and_reports_the_larger_part():
+    res = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), inference=True,
+                             split=True, random_state=2)
+    assert res.privacy.split == (500, 500)
+    parts = {}
+    for st in res.privacy.stages:
+        side = "A" if st["stage"] in ("selection", "inference: selection confidence") else "B"
+        parts[side] = parts.get(side, 0.0) + st["eps"]
+    assert parts["A"] == pytest.approx(4.0) and parts["B"] == pytest.approx(4.0)
+    assert res.privacy.eps == pytest.approx(4.0)      # max, not the sum 8
+    assert "parallel composition" in res.privacy.statement
+    assert res.inference.mode == "split" and res.bse[res.support].notna().all()
+    # the split itself: a partition, independent of the data (only n and the generator)
+    a, b = split_rows(11, np.random.default_rng(0))
+    assert sorted(np.concatenate([a, b]).tolist()) == list(range(11)) and len(a) == 6
+    with pytest.raises(ValueError, match="split=True needs at least 2 rows"):
+        split_rows(3, np.random.default_rng(0))
+
+
+def test_moment_sensitivity_and_release():
+    assert second_moment_sensitivity([1.0, 1.0, 3.0]) == pytest.approx(25.0)
+    Z = np.ones((4, 2))
+    mom = release_second_moments(Z.T @ Z, 4, [1.0, 1.0], eps=1e9, rng=np.random.default_rng(0))
+    np.testing.assert_allclose(mom.ZtZ, Z.T @ Z, atol=1e-6)
+    assert np.allclose(mom.ZtZ, mom.ZtZ.T) and mom.scale == pytest.approx(4.0 / 1e9)
+
+
+def test_simulation_model_recovers_the_noise_level_at_large_eps():
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = np.hstack([np.ones((n, 1)), rng.uniform(-1, 1, (n, 2))])
+    y = np.clip(X @ [0.1, 0.5, -0.5] + 0.4 * rng.standard_normal(n), -3, 3)
+    Z = np.hstack([X, y[:, None]])
+    mom = release_second_moments(Z.T @ Z, n, [1, 1, 1, 3], eps=1e6, rng=rng)
+    model = simulation_model(mom, coef=np.array([0.1, 0.5, -0.5]), intercept=True,
+                             x_bounds=np.ones(3), b_y=3.0)
+    assert np.sqrt(model.sigma2) == pytest.approx(0.4, rel=0.05)
+    np.testing.assert_allclose(np.diag(model.cov), 1 / 3, rtol=0.1)
+
+
+def test_the_bootstrap_reruns_the_release_mechanism():
+    """The squared-loss refit of the bootstrap is objective perturbation itself: the same
+    draws from the same generator give the same coefficients as the matrix route."""
+    rng = np.random.default_rng(4)
+    A = np.hstack([np.ones((300, 1)), rng.uniform(-1, 1, (300, 2))])
+    y = np.clip(A @ [0.0, 0.5, -0.5] + 0.3 * rng.standard_normal(300), -3, 3)
+    refit = refit_callable(loss="squared", n=300, eps=2.0, row_bound=np.sqrt(3), b_y=3.0, r=1.0,
+                           delta=0.0, loss_options={})
+    got = refit(A, y, np.random.default_rng(9))
+    want = objective_perturbation(A, y, loss="squared", eps=2.0, row_bound=np.sqrt(3), b_y=3.0, r=1.0,
+                                  rng=np.random.default_rng(9)).coef
+    np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+def test_huber_intervals():
+    res = dps.dp_best_subset("y ~ .", _frame(1500, seed=6), eps=8.0, s=3, bounds=(1.0, 3.0),
+                             loss="huber", inference=True, random_state=3)
+    on = ["Intercept"] + res.support
+    assert (res.bse[on] > 0).all() and res.inference.draws == 500
+
+
+def test_conditional_intervals_cover_in_a_small_monte_carlo():
+    """30 data sets, strong signal: among those where the released support is the true one
+    (the conditional intervals' case), at least 85 % of each slope's intervals cover. A
+    95 % interval falls below that with probability < 0.01 at 20 or more data sets; a
+    bootstrap that ignored the privacy noise or the sampling noise covers far less."""
+    hits, right = np.zeros(3), 0
+    for seed in range(30):
+        res = dps.dp_best_subset("y ~ .", _frame(4000, p=5, seed=100 + seed), eps=8.0, s=3,
+                                 bounds=(1.0, 3.0), inference=True, random_state=seed)
+        if sorted(res.support) != ["x0", "x1", "x2"]:
+            continue
+        right += 1
+        ci = res.conf_int().loc[["x0", "x1", "x2"]].to_numpy()
+        hits += (ci[:, 0] <= BETA) & (BETA <= ci[:, 1])
+    assert right >= 20
+    assert (hits >= 0.85 * right).all(), (hits, right)
+
+
+def test_selection_confidence_bound():
+    # a large gap against Delta: the best support is released with high probability
+    big = selection_confidence([0.0, 1.0], eps_mech=4.0, Delta=0.001, p=10, s=3, eps=1.0,
+                               rng=np.random.default_rng(0))
+    assert big.prob_lower > 0.99 and "can be trusted" in big.statement
+    small = selection_confidence([0.0, 0.001], eps_mech=1.0, Delta=0.01, p=10, s=3, eps=0.1,
+                                 rng=np.random.default_rng(0))
+    assert small.prob_lower < 0.5 and "NOT to be trusted" in small.statement
+    # the bound is the exponential mechanism's probability when every other support has the gap
+    assert lower_probability(0.0, eps_mech=1.0, Delta=1.0, p=5, s=2) == pytest.approx(1 / 10)
+
+
+def test_hitters_readme_example_is_not_to_be_trusted():
+    hitters = dps.load_hitters().dropna(subset=["Salary"]).drop(columns=["Player"])
+    bounds = dps.hitters_bounds()
+    salary = bounds.pop("Salary")
+    res = dps.dp_best_subset("Salary ~ .", hitters, eps=2.0, s=5, bounds=dps.Bounds(x=bounds, y=salary),
+                             inference=True, random_state=2026)
+    assert "NOT to be trusted" in str(res.selection_confidence)
+    assert res.privacy.selection_confidence is res.selection_confidence
+
+
+def test_many_rows_strong_signal_is_trusted():
+    # refit=False: the selection confidence alone (it takes all of eps_inference); the
+    # Gram route serves these 200,000 rows
+    res = dps.dp_best_subset("y ~ .", _frame(200000, p=6, seed=8), eps=4.0, s=3, bounds=(1.0, 3.0),
+                             inference=True, refit=False, random_state=8)
+    assert "can be trusted" in str(res.selection_confidence)
+    assert [st["stage"] for st in res.privacy.stages] == ["selection", "inference: selection confidence"]
+    with pytest.raises(dps.NotReleasedError, match="inference=True"):
+        res.bse
+
+
+def test_gram_route_intervals():
+    res = dps.dp_best_subset("y ~ .", _frame(6000, p=5, seed=9), eps=8.0, s=3, bounds=(1.0, 3.0),
+                             inference=True, random_state=9)
+    assert res.bse[res.support].notna().all() and (res.bse[res.support] < 0.2).all()
