@@ -24,20 +24,23 @@ import traceback
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
-# A fenced directive block of sphinx.ext.doctest: its kind, its option lines, its body.
-BLOCK = re.compile(r"^```\{(testsetup|testcode|testoutput|testcleanup)\}[^\n]*\n(.*?)^```[ \t]*$",
+# A fenced directive block of sphinx.ext.doctest (indented too, as in a list item): its
+# indentation, its kind, and its body (option lines, then the content).
+BLOCK = re.compile(r"^([ \t]*)```\{(testsetup|testcode|testoutput|testcleanup)\}[^\n]*\n(.*?)^\1```[ \t]*$",
                    re.S | re.M)
 
 
-def _split_options(body):
-    """(option lines with the blank line after them, content) of a MyST directive body."""
+def _split_options(body, indent):
+    """(option lines with the blank line after them, content without the indentation)
+    of a MyST directive body."""
     lines = body.splitlines(keepends=True)
     i = 0
-    while i < len(lines) and lines[i].startswith(":"):
+    while i < len(lines) and lines[i][len(indent):].startswith(":"):
         i += 1
     if i and i < len(lines) and not lines[i].strip():
         i += 1
-    return "".join(lines[:i]), "".join(lines[i:])
+    content = "".join(line[len(indent):] if line.startswith(indent) else line for line in lines[i:])
+    return "".join(lines[:i]), content
 
 
 def _run(code, namespace, page):
@@ -61,15 +64,16 @@ def updated(page):
         os.chdir(scratch)
         try:
             for m in BLOCK.finditer(text):
-                kind, body = m.group(1), m.group(2)
-                options, content = _split_options(body)
+                indent, kind, body = m.group(1), m.group(2), m.group(3)
+                options, content = _split_options(body, indent)
                 if kind == "testoutput":
                     if printed is None:
                         raise SystemExit(f"{page}: a testoutput block follows no testcode block")
-                    start = m.start(2) + len(options)
+                    start = m.start(3) + len(options)
                     pieces.append(text[last:start])
-                    pieces.append(printed + "\n" if printed else "")
-                    last, printed = m.end(2), None
+                    pieces.append("".join(f"{indent}{line}\n" if line else "\n"
+                                          for line in printed.split("\n")) if printed else "")
+                    last, printed = m.end(3), None
                 else:
                     if printed:
                         raise SystemExit(f"{page}: a testcode block prints output that no "
