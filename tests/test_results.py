@@ -252,6 +252,13 @@ def test_predict_outside_the_bounds_warns_with_columns_and_count_not_values():
     with warnings.catch_warnings():   # rows inside the box (edges included): no warning
         warnings.simplefilter("error", dps.PredictionClippedWarning)
         res.predict(new.iloc[[1, 3]])
+    # a term the codebook bounds itself, more tightly than its variables' box, is counted too
+    tight = dps.Bounds(x={"wt": (1, 6), "hp": (40, 400), "I(wt ** 2)": (1, 20)}, y=(5, 50))
+    res = dps.dp_best_subset("mpg ~ wt + I(wt**2) + hp", df, eps=6, s=1, bounds=tight, random_state=1)
+    with pytest.warns(dps.PredictionClippedWarning) as rec:
+        res.predict(pd.DataFrame({"wt": [5.0, 3.0, 7.0], "hp": [100.0, 100.0, 100.0]}))
+    msg = str(rec[0].message)
+    assert "2 of 3 row(s)" in msg and "wt (1 row)" in msg and "I(wt ** 2) (2 rows)" in msg, msg
     # bounds taken from the data are never compared with (they are statistics of the data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

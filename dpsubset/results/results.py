@@ -39,11 +39,12 @@ def _clipped_rows(spec, frame):
 
     A data column is clipped to its raw interval (the codebook's entry for a column
     that a transform reads, ``raw_limits``) or, when it is itself a model column, to
-    its clip interval. Derived columns (``I(wt ** 2)``, ``wt:hp``) get intervals from
-    interval arithmetic on the raw ones, so after the raw clip they are inside theirs
-    (a term the codebook bounds itself, more tightly, is clipped without being counted).
-    Intervals taken from the data are infinite in a result's spec: nothing is counted
-    against them, so the count says nothing about the training data.
+    its clip interval. A derived column (``I(wt ** 2)``, ``wt:hp``) is then clipped to
+    its own interval: from interval arithmetic on the raw ones it holds the raw-clipped
+    values already, but a tighter interval the codebook gives the term itself can clip
+    more (:func:`_derived_outside`). Intervals taken from the data are infinite in a
+    result's spec: nothing is counted against them, so the count says nothing about the
+    training data.
     """
     limits = {}
     for name in spec.rhs_variables:   # in the formula's order
@@ -59,7 +60,43 @@ def _clipped_rows(spec, frame):
         if off.any():
             counts[name] = int(off.sum())
             outside |= off
+    for name, off in _derived_outside(spec, frame).items():
+        counts[name] = int(off.sum())
+        outside |= off
     return counts, int(outside.sum())
+
+
+def _derived_outside(spec, frame):
+    """{derived column: rows outside its interval}, computed on the raw-clipped data.
+
+    The model matrix is built once more with the same spec but open intervals and no
+    map (so nothing is clipped after the raw clip). A transform undefined on some row
+    (its value is placed in the interval, not clipped) makes that build refuse: then
+    no derived column is counted.
+    """
+    import math
+    from dataclasses import replace
+
+    names = spec.forced_names + spec.candidate_names
+    derived = [j for j, nm in enumerate(names) if nm not in spec.rhs_variables and nm != "Intercept"
+               and any(math.isfinite(v) for v in spec.clip_limits.get(nm, (-np.inf, np.inf)))]
+    if spec.model_spec is None or not derived or len(frame) == 0:
+        return {}
+    opened = replace(spec, clip_limits={k: (-np.inf, np.inf) for k in spec.clip_limits},
+                     column_maps={k: (0.0, 1.0) for k in spec.column_maps})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            M = opened.transform_new(frame)
+    except ValueError:
+        return {}
+    out = {}
+    for j in derived:
+        lo, hi = spec.clip_limits[names[j]]
+        off = (M[:, j] < lo) | (M[:, j] > hi)
+        if off.any():
+            out[names[j]] = off
+    return out
 
 
 _FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
