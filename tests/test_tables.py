@@ -129,7 +129,7 @@ def test_coef_map_reorders_renames_and_drops_rows(fits):
         dps.summary_table(list(fits), coef_map={"Hitz": "Hits"})
     with pytest.raises(TypeError, match="coef_map"):
         dps.summary_table(list(fits), coef_map={"Hits": "H"}, labels={"Hits": "H"})
-    with pytest.raises(ValueError, match="same label"):
+    with pytest.raises(ValueError, match="one fit has two of them"):
         dps.summary_table(list(fits), coef_map={"Intercept": "x", "CAtBat": "x"})
 
 
@@ -193,6 +193,18 @@ def test_a_non_private_baseline_beside_the_private_fits(fits, ols):
     assert "90% confidence intervals in brackets" in text
     assert "No confidence intervals for the private fits: none is released privately." in text
     assert "CAtBat (std. error)" not in dps.summary_table([fits[0], ols], fmt="frame", statistic=None).index
+    # statsmodels on numpy arrays: 'const', x1, ... (standard errors matched by position);
+    # coef_map puts its const on the private fits' Intercept row
+    import statsmodels.api as sm
+    frame = ols.model.data.frame
+    X = sm.add_constant(frame[["CAtBat", "PutOuts"]].to_numpy())
+    bare = sm.OLS(frame["Salary"].to_numpy(), X).fit()
+    merged = dps.summary_table([fits[0], bare], fmt="frame",
+                               coef_map={"Intercept": "Constant", "const": "Constant", "x1": "CAtBat (OLS)"})
+    assert merged.loc["Constant", "(1)"] == dps.results.summary._num(fits[0].params["Intercept"])
+    assert merged.loc["Constant", "(2)"] == dps.results.summary._num(bare.params[0])
+    assert merged.loc["Constant (std. error)", "(2)"] == f"({dps.results.summary._num(bare.bse[0])})"
+    assert merged.loc["CAtBat (OLS) (std. error)", "(2)"] == f"({dps.results.summary._num(bare.bse[1])})"
     # the exact non-private best subset is a baseline too
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -49,22 +49,25 @@ def _series(values, index):
         return None
 
 
-def _released(res, what, alpha):
+def _released(res, what, alpha, names):
     """Standard errors (``"std_error"``) or intervals (``"conf_int"``) of ``res``, or None.
 
     A private fit that releases none raises NotReleasedError: the column then shows
-    none (and the table's note says so). No value is made up here.
+    none (and the table's note says so). No value is made up here. Arrays without an
+    index (statsmodels on numpy arrays) are in the order of the coefficients, ``names``.
     """
     try:
-        if what == "std_error":
-            out = res.bse
-            return None if out is None else pd.Series(out, index=getattr(out, "index", None), dtype=float)
-        out = res.conf_int(alpha=alpha)
+        out = res.bse if what == "std_error" else res.conf_int(alpha=alpha)
     except (NotReleasedError, AttributeError, NotImplementedError):
         return None
     if out is None:
         return None
-    frame = pd.DataFrame(out)
+    index = getattr(out, "index", None)
+    if index is None and len(out) == len(names):
+        index = names
+    if what == "std_error":
+        return pd.Series(list(out), index=index, dtype=float)
+    frame = pd.DataFrame(out, index=index) if not isinstance(out, pd.DataFrame) else out
     if frame.shape[1] != 2:
         return None
     return frame.set_axis(["lo", "hi"], axis=1)
@@ -118,7 +121,8 @@ class Column:
             return ""
         key = (statistic, conf_level)
         if key not in self._stats:
-            self._stats[key] = _released(self.result, statistic, 1 - conf_level)
+            names = list(self.coef.index) if self.coef is not None else self.forced + self.candidates
+            self._stats[key] = _released(self.result, statistic, 1 - conf_level, names)
         stats = self._stats[key]
         if stats is None or term not in stats.index:
             return ""

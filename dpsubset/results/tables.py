@@ -143,12 +143,17 @@ def _check_coef_map(coef_map, columns, responses):
     if unknown:
         raise ValueError(f"coef_map: {unknown} are not terms of any of the fits; terms are named as in "
                          "res.terms (e.g. 'League[T.N]', 'I(Hits ** 2)')")
-    terms = [t for t, _ in pairs if t in known]
-    shown = [v for t, v in pairs if t in known]
-    dup = sorted({x for x in shown if shown.count(x) > 1})
-    if dup:
-        raise ValueError(f"coef_map: two terms would have the same label {dup}; give distinct labels")
-    return terms, dict(pairs)
+    # terms given one label share a row (modelsummary's merge: 'const' of a baseline and
+    # 'Intercept'), as long as no fit has two of them
+    rows = {}
+    for t, v in pairs:
+        if t in known:
+            rows.setdefault(v, []).append(t)
+    for v, ts in rows.items():
+        if any(sum(col.has(t) for t in ts) > 1 for col in columns):
+            raise ValueError(f"coef_map: {ts} would share the row {v!r}, but one fit has two of them; "
+                             "give them distinct labels")
+    return list(rows.items()), dict(pairs)
 
 
 def _check_privacy_rows(rows):
@@ -184,12 +189,17 @@ def _groups(heads):
     return out
 
 
-def _body(columns, terms, shown, fmt_num, statistic, conf_level, privacy_rows, internal_names):
-    """(kind, stub, cells) rows: a term's estimates, its standard errors (if any), the accounting."""
+def _body(columns, terms, fmt_num, statistic, conf_level, privacy_rows, internal_names):
+    """(kind, stub, cells) rows: a term's estimates, its standard errors (if any), the accounting.
+
+    ``terms`` is a list of (label, [term, ...]): a row shows, in each column, the first
+    of its terms that the column's fit has.
+    """
     rows = []
-    for t in terms:
-        rows.append(("coef", shown.get(t, t), [col.cell(t, fmt_num) for col in columns]))
-        stats = [col.uncertainty(t, statistic, conf_level, fmt_num) for col in columns]
+    for label, group in terms:
+        pick = [next((t for t in group if col.has(t)), group[0]) for col in columns]
+        rows.append(("coef", label, [col.cell(t, fmt_num) for col, t in zip(columns, pick)]))
+        stats = [col.uncertainty(t, statistic, conf_level, fmt_num) for col, t in zip(columns, pick)]
         if any(stats):
             rows.append(("stat", "", stats))
     accounts = [col.privacy_cells(internal_names) for col in columns]
@@ -289,8 +299,11 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
     coef_map : dict or list, optional
         The term rows to show, in this order, with these labels (modelsummary's
         ``coef_map``): ``{"Intercept": "Constant", "Hits": "Hits (1986)"}``; terms not
-        named are dropped. A list of terms keeps their names. An entry for the
-        response renames it in the header and the notes. Not with ``labels``.
+        named are dropped. A list of terms keeps their names. Terms given the same
+        label share a row when no fit has two of them (``{"Intercept": "Constant",
+        "const": "Constant"}`` puts a baseline's ``const`` beside the private
+        intercepts). An entry for the response renames it in the header and the
+        notes. Not with ``labels``.
     labels : dict or callable, optional
         Display names of terms (and of the response), ``{"Hits": "Hits (1986)"}``
         (modelsummary's ``coef_rename``); terms not named keep their names and
@@ -405,10 +418,11 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
             raise TypeError("coef_map: give coef_map (rows, order and names) or labels (names only), not both")
         terms, shown = _check_coef_map(coef_map, columns, responses)
     else:
-        terms = _rows(columns, all_terms)
-        shown = _check_labels(labels, terms, responses)
+        plain = _rows(columns, all_terms)
+        shown = _check_labels(labels, plain, responses)
+        terms = [(shown.get(t, t), [t]) for t in plain]
     heads = [shown.get(c.response, c.response) for c in columns]
-    rows = _body(columns, terms, shown, fmt_num, statistic, conf_level, rows_shown, internal_names)
+    rows = _body(columns, terms, fmt_num, statistic, conf_level, rows_shown, internal_names)
     if fmt == "frame":
         # a row of standard errors is named after its term, so that the index stays unique
         index, term = [], None
