@@ -74,7 +74,8 @@
 #' Quantities a private fit does not release
 #'
 #' `residuals()`, `fitted()`, `deviance()`, `vcov()`, `confint()`, `sigma()`,
-#' `df.residual()`, `logLik()`, `AIC()`, `BIC()` and `anova()` of a
+#' `df.residual()`, `logLik()`, `AIC()`, `BIC()`, `anova()`, `hatvalues()`,
+#' `cooks.distance()`, `rstandard()`, `rstudent()`, `model.frame()` and `model.matrix()` of a
 #' `"dpsubset"` fit, the fields of an lm or glm fit that it does not have
 #' (`fit$residuals`, `fit$fitted.values`, `fit$df.residual`, `fit$model`, ...)
 #' and those of an lm summary (`summary(fit)$r.squared`, `$sigma`,
@@ -100,7 +101,9 @@
 #' @return The quantity, where the Python package releases it privately;
 #'   otherwise each signals an error of class `"dpsubset_not_released"`.
 #' @name dpsubset-not-released
+#' @param model A `"dpsubset"` fit (for the influence measures).
 #' @importFrom stats residuals fitted deviance vcov confint logLik AIC BIC anova sigma df.residual
+#' @importFrom stats hatvalues cooks.distance rstandard rstudent terms model.frame model.matrix
 #' @examplesIf dpsubset_available()
 #' fit <- dp_best_subset(mpg ~ wt + hp + qsec, data = mtcars, eps = 1, s = 1,
 #'                       bounds = dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), qsec = c(12, 25)),
@@ -176,6 +179,34 @@ BIC.dpsubset <- function(object, ...) .released(object, "bic", "BIC()", "fit_sta
 #' @export
 anova.dpsubset <- function(object, ...) .released(object, "anova", "anova()", "inference")
 
+#' @rdname dpsubset-not-released
+#' @export
+hatvalues.dpsubset <- function(model, ...) .released(model, "get_influence", "hatvalues()", "from_data")
+
+#' @rdname dpsubset-not-released
+#' @export
+cooks.distance.dpsubset <- function(model, ...) .released(model, "get_influence", "cooks.distance()", "from_data")
+
+#' @rdname dpsubset-not-released
+#' @export
+rstandard.dpsubset <- function(model, ...) .released(model, "resid_pearson", "rstandard()", "from_data")
+
+#' @rdname dpsubset-not-released
+#' @export
+rstudent.dpsubset <- function(model, ...) .released(model, "get_influence", "rstudent()", "from_data")
+
+#' @rdname dpsubset-not-released
+#' @param formula A `"dpsubset"` fit (for `model.frame()`).
+#' @export
+model.frame.dpsubset <- function(formula, ...) .released(formula, "model_frame", "model.frame()", "from_data")
+
+#' @rdname dpsubset-not-released
+#' @export
+model.matrix.dpsubset <- function(object, ...) .released(object, "exog", "model.matrix()", "from_data")
+
+#' @export
+terms.dpsubset <- function(x, ...) stats::terms(.subset2(x, "formula"))
+
 # Fields of lm and glm fits (and of their summaries) that a "dpsubset" object does
 # not hold: name -> c(statsmodels' name of the quantity, reason when Python has none).
 .fit_fields <- list(
@@ -202,6 +233,8 @@ anova.dpsubset <- function(object, ...) .released(object, "anova", "anova()", "i
 .dollar <- function(x, name, fields, prefix) {
   own <- names(unclass(x))
   if (name %in% own) return(.subset2(x, name))
+  # lm's terms object (public: the formula's), not a partial match of terms_python
+  if (identical(name, "terms") && "formula" %in% own) return(stats::terms(.subset2(x, "formula")))
   hit <- pmatch(name, own)
   if (!is.na(hit)) return(.subset2(x, hit))
   f <- pmatch(name, names(fields))

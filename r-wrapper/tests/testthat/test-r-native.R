@@ -282,3 +282,14 @@ test_that("the numbers ?dp_best_subset quotes for settings that cannot beat chan
   expect_match(txt, "eps = 1 warns that about 2.39 times the selection budget would help, eps = 2.5 does not warn",
                fixed = TRUE)
 })
+
+test_that("influence measures are refused with the reason, and terms() is the formula's", {
+  skip_if_no_python()
+  fit <- dp_best_subset(mpg ~ wt + hp, mtcars, eps = 6, s = 1, bounds = mt_box(), random_state = 1)
+  for (f in list(hatvalues, cooks.distance, rstandard, rstudent, model.frame, model.matrix)) {
+    err <- expect_error(f(fit), class = "dpsubset_not_released")
+    expect_match(conditionMessage(err), "private (training) data", fixed = TRUE)
+  }
+  expect_equal(attr(terms(fit), "term.labels"), c("wt", "hp"))
+  expect_equal(attr(fit$terms, "term.labels"), c("wt", "hp"))
+})
