@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..refit.objective import objective_perturbation, objective_perturbation_gram
-from .bootstrap import DEFAULT_DRAWS, bootstrap_refits
+from . import bootstrap
+from .bootstrap import bootstrap_refits
 from .confidence import selection_confidence
 from .intervals import CoefficientInference, to_user_units
 from .moments import release_second_moments, simulation_model
@@ -58,7 +59,7 @@ def support_moments(design, support_idx):
 
 def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode="conditional",
-                          draws=DEFAULT_DRAWS):
+                          draws=None):
     """Private standard errors and intervals of the released coefficients.
 
     Parameters
@@ -79,12 +80,15 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     rng : numpy.random.Generator
     ledger : BudgetLedger
     mode : {"conditional", "split"}
-    draws : int
+    draws : int, optional
+        Bootstrap refits; default :data:`dpsubset.inference.bootstrap.DEFAULT_DRAWS`,
+        read at call time (bench/coverage.py sets it to state a cheaper run).
 
     Returns
     -------
     CoefficientInference
     """
+    draws = bootstrap.DEFAULT_DRAWS if draws is None else int(draws)
     ZtZ, bounds = support_moments(design, support_idx)
     moments = release_second_moments(ZtZ, design.n, bounds, eps=eps, rng=rng)
     ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps, 0.0)
