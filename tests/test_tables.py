@@ -278,3 +278,18 @@ def test_new_arguments_are_checked(fits, kw, exc, msg):
 def test_a_baseline_without_coefficients_is_refused(fits):
     with pytest.raises(TypeError, match=r"results\[1\].*non-private baseline"):
         dps.summary_table([fits[0], object()])
+
+
+def test_private_inference_shows_its_standard_errors_and_its_eps(fits):
+    """With inference=True (issue 26) the private standard errors appear under the DP
+    coefficients and the eps they cost gets its row; without it neither does."""
+    from dpsubset.studies.simulate import make_regression
+    df, _ = make_regression(2000, 8, s=2, random_state=0, as_frame=True)
+    res = dps.dp_best_subset("y ~ .", df, eps=4, s=2, bounds=(0.5, 0.5), random_state=1, inference=True)
+    frame = dps.summary_table([res], fmt="frame")
+    spent = sum(st["eps"] for st in res.privacy.stages if st["stage"].startswith("inference"))
+    assert spent > 0 and frame.loc["eps (inference)", "(1)"] == f"{spent:.4g}"
+    for term in res.support:
+        assert frame.loc[f"{term} (std. error)", "(1)"] == f"({dps.results.summary._num(res.bse[term])})"
+    assert "eps (inference)" not in dps.summary_table(list(fits), fmt="frame").index
+    assert r"$\varepsilon$ (inference)" in dps.summary_table([res, fits[0]], fmt="latex")

@@ -22,11 +22,13 @@ import pandas as pd
 from ..privacy.leaks import NotReleasedError
 from ..privacy.report import PrivacyReport
 
-__all__ = ["Column", "as_column", "METHOD_NAMES", "PRIVACY_ROWS", "INTERCEPTS"]
+__all__ = ["Column", "as_column", "METHOD_NAMES", "PRIVACY_ROWS", "OPTIONAL_ROWS", "INTERCEPTS"]
 
 #: The accounting rows under the coefficients, in order.
 PRIVACY_ROWS = ("Method", "Loss", "Refit", "s", "p", "N", "eps", "eps (select + refit)",
-                "delta", "Guarantee", "Seeded", "Certificates")
+                "eps (inference)", "delta", "Guarantee", "Seeded", "Certificates")
+#: Rows shown by default only when a column has a value in them.
+OPTIONAL_ROWS = ("eps (inference)",)
 #: Names of the selection methods in a table (``internal_names=False``), as the
 #: papers name them (docs/methods/); a method registered from outside keeps its name.
 METHOD_NAMES = {"top_r": "top-R", "mistakes": "mistakes", "samp_agg": "subsample and aggregate",
@@ -146,13 +148,16 @@ class Column:
             method = type(model).__name__ if model is not None else "best subset"
             nobs = getattr(res, "nobs", None)
             nobs = "" if nobs is None else str(int(nobs))
-            return [method, "", "", "", "", nobs, "", "", "", "none", "", ""]
+            return [method, "", "", "", "", nobs, "", "", "", "", "none", "", ""]
         rep = res.privacy
         es = "" if res.eps_select is None else f"{res.eps_select:.4g}"
         er = "" if res.eps_refit is None else f"{res.eps_refit:.4g}"
         method = res.method if internal_names else METHOD_NAMES.get(res.method, res.method)
+        # private inference (issue 26) spends its own part of eps, in stages "inference: ..."
+        inf = sum(st["eps"] for st in rep.stages if str(st.get("stage", "")).startswith("inference"))
         return [method, res.loss, (res.refit_mechanism or "none").split(" (")[0], str(res.s),
-                str(res.p), str(res.nobs), f"{rep.eps:.4g}", f"{es} + {er}", f"{rep.delta:.3g}",
+                str(res.p), str(res.nobs), f"{rep.eps:.4g}", f"{es} + {er}", f"{inf:.4g}" if inf else "",
+                f"{rep.delta:.3g}",
                 rep.guarantee, "yes" if rep.seeded else "no",
                 # the same words for every release of the method: no count of the solves
                 "all certified" if rep.exact_search else "not needed"]

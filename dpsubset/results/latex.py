@@ -25,6 +25,7 @@ LATEX_PACKAGES_PLAIN = ("booktabs", "threeparttable")
 
 # Stubs of the privacy rows in LaTeX (math for the symbols).
 _STUBS = {"eps": r"$\varepsilon$", "eps (select + refit)": r"$\varepsilon$ (select + refit)",
+          "eps (inference)": r"$\varepsilon$ (inference)",
           "delta": r"$\delta$", "s": "$s$", "p": "$p$", "N": "$N$"}
 # Short names of the refit mechanisms (a three-fit table must fit a page), with the note.
 _SHORT = {"objective perturbation": r"obj.\ pert."}

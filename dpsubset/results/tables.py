@@ -23,7 +23,7 @@ import os
 
 import pandas as pd
 
-from .columns import FORCED_NO_COEF, NOT_SELECTED, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
+from .columns import FORCED_NO_COEF, NOT_SELECTED, OPTIONAL_ROWS, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
 from .latex import LATEX_PACKAGES, render_latex
 from .summary import DPSummary, _latex_escape, _num
 
@@ -156,9 +156,11 @@ def _check_coef_map(coef_map, columns, responses):
     return list(rows.items()), dict(pairs)
 
 
-def _check_privacy_rows(rows):
-    if rows is None:
-        return list(PRIVACY_ROWS)
+def _check_privacy_rows(rows, columns, internal_names):
+    if rows is None:   # every row, and an optional one only when a column fills it
+        accounts = [col.privacy_cells(internal_names) for col in columns]
+        return [r for j, r in enumerate(PRIVACY_ROWS)
+                if r not in OPTIONAL_ROWS or any(a[j] for a in accounts)]
     if isinstance(rows, str) or not hasattr(rows, "__iter__"):
         raise TypeError(f"privacy_rows: expected a list of row names from {PRIVACY_ROWS}; got {rows!r}")
     rows = list(rows)
@@ -320,7 +322,8 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
         label), one heading over each run of columns that share it.
     privacy_rows : list of str, optional
         The accounting rows to show, in this order (modelsummary's ``gof_map``), from
-        ``PRIVACY_ROWS``; default all; ``[]`` shows none.
+        ``PRIVACY_ROWS``; default all (``eps (inference)``, the part of eps spent on
+        private standard errors, only when a fit spent some); ``[]`` shows none.
     internal_names : bool, default False
         Show the package's method names (``top_r``) instead of the papers' (``top-R``).
     title : str, optional
@@ -411,7 +414,7 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
         raise ValueError(f"conf_level: expected a number between 0 and 1, e.g. 0.95; got {conf_level!r}")
     extra_notes = _check_notes(notes)
     fmt_num = _formatter(digits)
-    rows_shown = _check_privacy_rows(privacy_rows)
+    rows_shown = _check_privacy_rows(privacy_rows, columns, internal_names)
     responses = [c.response for c in columns if c.response]
     if coef_map is not None:
         if labels is not None:
@@ -479,7 +482,8 @@ def _markdown(rows, names, groups, title, notes):
 
 
 # Stubs of the privacy rows in HTML (the symbols).
-_HTML_STUBS = {"eps": "\u03b5", "eps (select + refit)": "\u03b5 (select + refit)", "delta": "\u03b4"}
+_HTML_STUBS = {"eps": "\u03b5", "eps (select + refit)": "\u03b5 (select + refit)",
+               "eps (inference)": "\u03b5 (inference)", "delta": "\u03b4"}
 
 
 def _html(rows, names, groups, title, notes, escape):
