@@ -81,7 +81,9 @@ def test_dp_best_subset_progress(verbose, capsys):
 
 # --- verbose=None (the default): a bar for the whole call, after a delay, on a terminal ---
 
+import contextlib  # noqa: E402
 import io  # noqa: E402
+import os  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -204,3 +206,24 @@ def test_the_bar_goes_when_its_call_ends_without_close(monkeypatch):
     bar = call_that_fails()
     bar._thread.join(timeout=5)
     assert not bar._thread.is_alive() and bar._bar is None
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_the_bar_shows_on_a_terminal_that_does_not_say_its_size(monkeypatch):
+    # A pseudo-terminal without a size (0 x 0, as under script(1) or some CI runners):
+    # tqdm left to itself hides the bar there.
+    monkeypatch.setattr(prog, "PROGRESS_DELAY", 0.0)
+    master, slave = os.openpty()
+    with os.fdopen(slave, "w", encoding="utf-8") as tty:
+        assert tty.isatty() and os.get_terminal_size(slave).columns == 0
+        bar = prog.call_progress(None, Deadline(600), file=tty)
+        bar.set_description("selection (top_r)")
+        bar.close()
+        tty.flush()
+    os.set_blocking(master, False)
+    seen = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(master, 65536):
+            seen += chunk
+    os.close(master)
+    assert b"dp_best_subset: selection (top_r) |" in seen

@@ -17,6 +17,7 @@ data: see docs/guide/reading-the-report.md, on the exact search's line).
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -79,6 +80,17 @@ def _on_terminal(stream):
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream
         return False
+
+
+def _sized(stream):
+    """Whether the terminal says its size: a pseudo-terminal without one (under
+    ``script``, some CI runners) says 0 x 0, and tqdm then hides its bar (position 0
+    is outside 0 rows) unless it is given a size."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return False
+    return size.columns > 0 and size.lines > 0
 
 
 def call_progress(verbose, clock, *, stages=3, file=None):
@@ -168,8 +180,10 @@ class CallProgress:
             if self._bar is None:
                 from tqdm.auto import tqdm
                 # the text in the constructor: its first draw shows it too
+                sized = _sized(self._file)  # else a fixed size: 0 x 0 would hide the bar
                 self._bar = tqdm(total=self._stages, initial=self._done, file=self._file,
-                                 leave=False, dynamic_ncols=True, desc=text,
+                                 leave=False, dynamic_ncols=sized, ncols=None if sized else 100,
+                                 nrows=None if sized else 24, desc=text,
                                  bar_format="{desc} |{bar}| {n_fmt}/{total_fmt} stages")
             self._bar.set_description_str(text, refresh=False)
             self._bar.n = self._done
