@@ -92,7 +92,8 @@ vignettes: $(RSTAMP)
 # doctest builder runs every ```{testcode} block of the pages and compares what it
 # prints with the ```{testoutput} block under it, so a page whose printed numbers
 # have drifted from the code fails the build (docs/conf.py); the HTML build then
-# reuses the parsed pages (-d).
+# reuses the parsed pages (-d); last, tests/test_docs_drift.py shows on copies of
+# the pages that a drifted number or an exception does fail that check.
 DOCS_STAMP := $(VENV)/.installed-docs
 
 $(DOCS_STAMP): $(BASE_STAMP) pyproject.toml
@@ -104,6 +105,7 @@ docs: $(DOCS_STAMP)
 	  || { cat docs/_build/doctest/output.txt; echo "make docs: a page's printed output no longer matches the code (above);" \
 	       "if the code changed on purpose: $(PY) docs/update_outputs.py, then review git diff docs/"; exit 1; }
 	$(PY) -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_drift.py
 	@echo "docs built: docs/_build/html/index.html"
 
 clean:
