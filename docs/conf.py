@@ -65,11 +65,13 @@ html_theme_options = {"description": "Differentially private best subset selecti
 # pages run: ">>>" lines in docstrings are examples, not checks (the test suite
 # covers the API).
 doctest_global_setup = """
-import os as _os, tempfile as _tempfile
+import os as _os, shutil as _shutil, tempfile as _tempfile
 _docs_cwd = _os.getcwd()
-_os.chdir(_tempfile.mkdtemp(prefix="dpsubset-docs-"))
+_docs_scratch = _tempfile.mkdtemp(prefix="dpsubset-docs-")
+_os.chdir(_docs_scratch)
 """
 doctest_global_cleanup = """
 _os.chdir(_docs_cwd)
+_shutil.rmtree(_docs_scratch, ignore_errors=True)
 """
 doctest_test_doctest_blocks = ""
