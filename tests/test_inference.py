@@ -216,3 +216,13 @@ def test_gram_route_intervals():
     res = dps.dp_best_subset("y ~ .", _frame(6000, p=5, seed=9), eps=8.0, s=3, bounds=(1.0, 3.0),
                              inference=True, random_state=9)
     assert res.bse[res.support].notna().all() and (res.bse[res.support] < 0.2).all()
+
+
+def test_summary_shows_std_err_intervals_and_the_selection_confidence(fit):
+    text = fit.summary().as_text()
+    assert "std err" in text and "[0.025" in text and "0.975]" in text
+    assert "Selection confidence: P(best-scoring support released) >=" in text
+    assert "eps second moments" in text and "parametric bootstrap" in text
+    plain = dps.dp_best_subset("y ~ .", _frame(400), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
+    text = plain.summary().as_text()
+    assert "std err" not in text and "inference=True" in text

@@ -409,15 +409,21 @@ class DPSubsetResults:
         """
         return self._over_terms(self._inference("bse").bse)
 
-    def conf_int(self, alpha=0.05):
-        """Private ``1 - alpha`` confidence intervals (columns 0 and 1, as statsmodels).
+    @property
+    def conf_int(self):
+        """``conf_int(alpha=0.05)``: private ``1 - alpha`` confidence intervals (columns 0 and 1).
 
         Basic bootstrap intervals from the parametric bootstrap of the refit, conditional
         on the released support (or, with ``split=True``, from rows the selection did
-        not see). NaN for terms off the support. Raises NotReleasedError unless the fit
-        had ``inference=True``.
+        not see); NaN for terms off the support. A property that returns the method, so
+        that without ``inference=True`` the attribute itself raises NotReleasedError
+        (``hasattr(res, "conf_int")`` is then False, as for every withheld name).
         """
-        return self._inference("conf_int").conf_int(alpha).reindex(self.terms)
+        inf = self._inference("conf_int")
+
+        def conf_int(alpha=0.05):
+            return inf.conf_int(alpha).reindex(self.terms)
+        return conf_int
 
     @property
     def tvalues(self):
@@ -430,8 +436,9 @@ class DPSubsetResults:
         return self._over_terms(self._inference("pvalues").pvalues)
 
     def cov_params(self):
-        """The bootstrap covariance of the refit's coefficients (its columns only)."""
-        return self._inference("cov_params").cov_params()
+        """``cov_params()``: the bootstrap covariance of the refit's coefficients (its columns
+        only); the attribute raises NotReleasedError without ``inference=True``."""
+        return self._inference("cov_params").cov_params
 
     @property
     def selection_confidence(self):

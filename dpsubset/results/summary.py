@@ -125,7 +125,8 @@ def header_rows(res):
     cert = "all certified" if rep.exact_search else "not needed"
     right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
     for st in rep.stages:
-        right.append((f"eps {st['stage'].replace('selection: ', '')}:", f"{st['eps']:.4g}"))
+        label = st['stage'].replace('selection: ', '').replace('inference: ', '')
+        right.append((f"eps {label}:", f"{st['eps']:.4g}"))
     right += [("delta:", f"{rep.delta:.3g}"),
               ("Bounds:", "public" if isinstance(res.bounds, dict) else
                ("from data" if res.bounds == BOUNDS_FROM_DATA else "not recorded")),
@@ -145,8 +146,11 @@ def notes_text(res):
                      "released support only.")
     else:
         notes.append(f"DP coefficients in the units of the data: {res.refit_mechanism or 'refit'} "
-                     "on the released support. Terms not selected have coefficient 0. No standard "
-                     "errors or p-values: none is released privately.")
+                     "on the released support. Terms not selected have coefficient 0. "
+                     + _inference_note(res))
+    conf = getattr(res, "_selection_confidence", None)
+    if conf is not None:
+        notes.append(f"Selection confidence: {conf}.")
     notes.append("No fitted values or residuals: they would be computed from the private data. "
                  "Use predict() on data you may use.")
     levels = res.response_levels   # set by the API for two-class losses
@@ -180,6 +184,18 @@ def notes_text(res):
     return "Notes:\n" + "\n".join(f"[{i}] {t}" for i, t in enumerate(notes, 1))
 
 
+def _inference_note(res):
+    """What the std err and interval columns are, or how to get them."""
+    inf = getattr(res, "inference", None)
+    if inf is None:
+        return ("No standard errors or p-values: none was requested (dp_best_subset(..., "
+                "inference=True) releases them privately).")
+    where = ("on rows the selection did not see (split=True)" if inf.mode == "split"
+             else "conditional on the released support")
+    return (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
+            f"and the privacy noise of the refit (docs/guide/inference.md).")
+
+
 def build_summary(res, title=None, latex_table=None):
     """The statsmodels summary of ``res`` (:meth:`DPSubsetResults.summary`).
 
@@ -207,6 +223,8 @@ def build_summary(res, title=None, latex_table=None):
                          title=title or "Differentially Private Best Subset Selection")
     rows, stubs = [], []
     bnd = res.bounds if isinstance(res.bounds, dict) else {}
+    inf = getattr(res, "inference", None)
+    ci = None if inf is None else inf.conf_int(0.05)
     for name in res.terms:
         if name not in res.forced and name not in res.support:
             continue
@@ -214,8 +232,14 @@ def build_summary(res, title=None, latex_table=None):
         clip = _interval(bnd[name]) if name in bnd else ("" if name == "Intercept" or not bnd
                                                          else "")
         stubs.append(name)
-        rows.append([coef, res._status(name), clip])
-    headers = ["DP coef", "status", "clip interval"]
+        if inf is None:
+            rows.append([coef, res._status(name), clip])
+        else:  # the private std err and interval of the refit's columns (inference=True)
+            se, lo, hi = ((_num(inf.bse[name]), _num(ci.loc[name, 0]), _num(ci.loc[name, 1]))
+                          if name in ci.index else ("", "", ""))
+            rows.append([coef, se, lo, hi, res._status(name), clip])
+    headers = (["DP coef", "status", "clip interval"] if inf is None
+               else ["DP coef", "std err", "[0.025", "0.975]", "status", "clip interval"])
     table = SimpleTable(rows, headers, stubs, txt_fmt=fmt_params)
     # widen the data columns so that the table is as wide as the header
     target = len(smry.tables[0].as_text().splitlines()[-1])
