@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
-from .defaults import DEFAULT_LAM, default_radius, largest_row_norm
+from .defaults import default_lam, default_radius, largest_row_norm
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.frames import _as_frame
 from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
@@ -462,6 +462,7 @@ class _FitSettings:
     r: float
     lam: float
     loss_options: dict
+    r_refit: float = None  # the refit's radius (None: the selection's r)
 
 
 def _check_design(design, cfg, plan, options):
@@ -489,8 +490,11 @@ def _check_design(design, cfg, plan, options):
     # radius and ridge from eps_select, the refit's radius from eps_refit.
     r = r_refit = cfg.r
     if r is None:
-        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss)
-    lam = DEFAULT_LAM if cfg.lam is None else cfg.lam
+        r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
+                           n=n, eps=plan.eps_select)
+        r_refit = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
+                                 n=n, eps=plan.eps_refit) if plan.eps_refit > 0 else r
+    lam = default_lam(n, plan.eps_select, cfg.loss) if cfg.lam is None else cfg.lam
     # public sizes and the floating-point range, before any search (dpsubset/_validation.py)
     check_sizes(n, p, s)
     if cfg.method in ("top_r", "mistakes"):
@@ -499,14 +503,14 @@ def _check_design(design, cfg, plan, options):
     check_refit_representable(
         eps_refit=plan.eps_refit, refit=cfg.refit, loss=cfg.loss, dim=len(design.forced_names) + s,
         row_bound=largest_row_norm(design.x_bounds, s, design.forced_bounds),
-        b_y=design.b_y, r=r, refit_delta=cfg.refit_delta or 0.0, loss_options=loss_options,
+        b_y=design.b_y, r=r_refit, refit_delta=cfg.refit_delta or 0.0, loss_options=loss_options,
         bounds_public=design.bounds_public)
     # settings under which no data could make the release useful (public inputs only)
     for msg in release_warnings(design, s=s, loss=cfg.loss, loss_options=loss_options, r=r,
                                 method=cfg.method, eps_select=plan.eps_select, eps_refit=plan.eps_refit,
                                 refit=cfg.refit, refit_delta=cfg.refit_delta):
         warnings.warn(msg, LowUtilityWarning, stacklevel=3)
-    return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options)
+    return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options, r_refit=r_refit)
 
 
 def _select(design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar):
@@ -549,11 +553,11 @@ def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
     row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
     if design.gram is not None:
         fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
-                              r=fit_cfg.r, rng=rng, delta=cfg.refit_delta or 0.0)
+                              r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0)
     else:
         A = np.hstack([design.forced, design.X[:, support_idx]])
         fit = objective_perturbation(A, design.y, loss=cfg.loss, eps=plan.eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=fit_cfg.r, rng=rng, delta=cfg.refit_delta or 0.0,
+                                     b_y=design.b_y, r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0,
                                      **fit_cfg.loss_options)
     ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
@@ -562,10 +566,6 @@ def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
     return params, coef_mapped
 
 
-def _public_loss_params(loss_options, cfg, design):
-    """The loss's parameters as the result shows them (public facts of the loss)."""
-    out = dict(loss_options)
-    if cfg.huber_h is None and "huber_h" in out and design.bounds_from_data:
 def _inference_settings(cfg, inference, eps_inference, split):
     """Step 1 for ``inference=``, ``eps_inference=`` and ``split=``: the inference stages' eps."""
     validate_params(dict(inference=inference, split=split, eps_inference=eps_inference), PARAMETER_RULES)
@@ -614,6 +614,10 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
     return conf, coef_inf
 
 
+def _public_loss_params(loss_options, cfg, design):
+    """The loss's parameters as the result shows them (public facts of the loss)."""
+    out = dict(loss_options)
+    if cfg.huber_h is None and "huber_h" in out and design.bounds_from_data:
         # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
         out["huber_h"] = None
     return out

@@ -194,7 +194,11 @@ def test_result_and_its_renderings_hold_no_data(sim):
             "privacy", "loss", "s", "eps_select", "eps_refit", "bounds", "r", "lam", "_predictor",
             "_coef_mapped", "_used_columns",
             "response_levels", "loss_params",   # public facts of the loss (classification levels, h)
-            "screened"}   # the private screen's release (screen=), None without one
+            "screened",   # the private screen's release (screen=), None without one
+            "r_refit",    # the refit's radius: public, from the bounds, s, n and eps_refit
+            # inference=True's private releases (noisy moments -> intervals; the noisy
+            # selection confidence), each spent from the ledger; None without it
+            "inference", "_selection_confidence"}
         assert set(vars(r)) <= reviewed, set(vars(r)) - reviewed
         sizes = [a.shape for a in _arrays_in(r)]
         assert all(len(sh) == 0 or max(sh) < n for sh in sizes), sizes

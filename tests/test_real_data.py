@@ -4,8 +4,8 @@
 leaps' exhaustive search finds (tests/test_leaps.py ties the package's non-private search to
 leaps). A release is near-best when its residual sum of squares is within 0.1 % of the best.
 
-* The default rule: unchanged below n eps = 10,000; above, A and r grow like (n eps)^(1/4)
-  and the ridge falls to 0.01; public numbers only; one radius per stage.
+* The default rule: unchanged below n eps = 10,000; above, the ridge falls to 0.01 and
+  (from 20,000) A and r grow like (n eps)^(1/3); public numbers only; one radius per stage.
 * Synthetic data with the failure modes of the fixed rule: a count response far below the
   centre of its interval, a 99 %-zero dummy that acted as a second intercept, a log-normal
   response. At a large eps the release is the OLS best subset; the fixed rule's is not
@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 import dpsubset as dps
-from dpsubset.defaults import (LAM_FLOOR, ROWS_EPS_SCALE, default_lam, default_radius,
+from dpsubset.defaults import (LAM_FLOOR, RADIUS_GROWTH_START, RIDGE_DECAY_START, default_lam, default_radius,
                                largest_row_norm)
 from dpsubset.design.build import build_design
 from dpsubset.studies.real_data import load_real_data, real_data_names
@@ -42,9 +42,13 @@ def test_below_the_scale_nothing_changes():
 def test_above_the_scale_the_ball_grows_and_the_ridge_falls():
     base = default_radius([1.0] * 10, 1.0, 3, [1.0])
     for growth in (2.0, 16.0, 1e4):
-        n, eps = 1000, growth * ROWS_EPS_SCALE / 1000
-        assert default_radius([1.0] * 10, 1.0, 3, [1.0], n=n, eps=eps) == pytest.approx(base * growth ** 0.25)
+        n, eps = 1000, growth * RADIUS_GROWTH_START / 1000
+        assert default_radius([1.0] * 10, 1.0, 3, [1.0], n=n, eps=eps) == pytest.approx(base * growth ** (1 / 3))
+        n, eps = 1000, growth * RIDGE_DECAY_START / 1000
         assert default_lam(n, eps) == pytest.approx(max(LAM_FLOOR, 1.0 / growth))
+    # between the two starts only the ridge moves
+    assert default_radius([1.0] * 10, 1.0, 3, [1.0], n=1000, eps=15.0) == base
+    assert default_lam(1000, 15.0) == pytest.approx(1 / 1.5)
     # monotone in n eps
     rs = [default_radius([1.0] * 10, 1.0, 3, [1.0], n=1000, eps=e) for e in (1, 10, 100, 1000)]
     assert rs == sorted(rs)

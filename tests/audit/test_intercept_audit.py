@@ -1,7 +1,7 @@
 """Audit of the defaults that grow with n eps (issue 25, dpsubset/defaults.py).
 
-Above n eps = 10,000 the default ball is larger (A = b_y (n eps / 10^4)^(1/4)) and the ridge
-smaller. The sensitivity Delta = (b_y + r sqrt(B_s))^2 / (2n) is the same formula at every
+Above n eps = 20,000 the default ball is larger (A = b_y (n eps / 20,000)^(1/3)), and above
+10,000 the ridge is smaller. The sensitivity Delta = (b_y + r sqrt(B_s))^2 / (2n) is the same formula at every
 radius, so these tests check it where the new defaults put the data: a response far from the
 centre of its interval (the intercept near -b_y, the case that the fixed ball could not fit)
 with the radius and ridge of a large budget.
@@ -78,8 +78,8 @@ def score_shift(base, nb):
 def test_the_grown_defaults_are_in_force():
     st = grown_setting()
     fixed = default_radius([1.0] * P, 1.0, S, forced_bounds=[1.0])
-    # N eps / 10^4 = 20: A and r grow by 20^(1/4), the ridge falls to 1/20
-    assert st.r == pytest.approx(fixed * 20 ** 0.25)
+    # N eps = 200,000: A and r grow by 10^(1/3), the ridge falls to 1/20
+    assert st.r == pytest.approx(fixed * 10 ** (1 / 3))
     assert st.lam == pytest.approx(0.05)
 
 
