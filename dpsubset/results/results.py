@@ -435,6 +435,7 @@ class DPSubsetResults:
         """Two-sided normal p-values of :attr:`tvalues` (NaN off the support)."""
         return self._over_terms(self._inference("pvalues").pvalues)
 
+    @property
     def cov_params(self):
         """``cov_params()``: the bootstrap covariance of the refit's coefficients (its columns
         only); the attribute raises NotReleasedError without ``inference=True``."""
