@@ -78,13 +78,13 @@ test-r: $(RSTAMP)
 test: $(STAMP) test-r tex-system
 	$(R_ENV) DPSUBSET_REQUIRE_R=true DPSUBSET_REQUIRE_LATEX=true $(PY) -m pytest -n 2 -q
 
-# The four vignettes at full size, rendered to vignettes/rendered/ (Markdown + PNG).
+# The five vignettes at full size, rendered to vignettes/rendered/ (Markdown + PNG).
 # Needs only matplotlib beyond the package (the `vignettes` extra, also in `test`)
 # and, for the R one, knitr and the installed wrapper. vignettes/ is also a folder,
 # hence .PHONY.
 .PHONY: vignettes
 vignettes: $(RSTAMP)
-	$(PY) vignettes/render.py vignettes/01_hitters.py vignettes/02_paper_comparison.py vignettes/03_hinge_classification.py
+	$(PY) vignettes/render.py vignettes/01_hitters.py vignettes/02_paper_comparison.py vignettes/03_hinge_classification.py vignettes/05_real_data.py
 	$(R_ENV) Rscript vignettes/render_r.R vignettes/04_dpsubset_from_r.Rmd vignettes/rendered
 
 # The documentation site (Sphinx, MyST Markdown pages, numpydoc API reference):
