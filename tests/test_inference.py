@@ -226,3 +226,21 @@ def test_summary_shows_std_err_intervals_and_the_selection_confidence(fit):
     plain = dps.dp_best_subset("y ~ .", _frame(400), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
     text = plain.summary().as_text()
     assert "std err" not in text and "inference=True" in text
+
+
+def test_plan_from_public_inputs():
+    pl = dps.plan(p=8, s=2, effect=0.5, noise=0.5, eps=4.0, target_prob=0.9, trials=2,
+                  n_grid=[200, 1000, 5000])
+    probs = pl.table["p_true_support"].to_numpy()
+    assert pl.n_needed is not None and probs[-1] >= 0.9 and (np.diff(probs) > -0.05).all()
+    assert pl.n_needed == pl.table.loc[pl.table["p_true_support"] >= 0.9, "n"].min()
+    by_eps = dps.plan(p=8, s=2, effect=0.5, r2=0.5, n=1000, trials=2, eps_grid=[0.5, 2.0, 8.0, 32.0])
+    assert list(by_eps.table["eps"]) == [0.5, 2.0, 8.0, 32.0]
+    assert by_eps.table["p_true_support"].iloc[-1] > by_eps.table["p_true_support"].iloc[0]
+    widths = dps.plan(p=8, s=2, effect=0.5, noise=0.5, eps=8.0, target_width=10.0, trials=1,
+                      n_grid=[500, 4000])
+    assert widths.table["median_width"].iloc[0] > widths.table["median_width"].iloc[-1] > 0
+    with pytest.raises(ValueError, match="give eps"):
+        dps.plan(p=8, s=2, effect=0.5, noise=0.5)
+    with pytest.raises(ValueError, match="noise sd or the assumed r2"):
+        dps.plan(p=8, s=2, effect=0.5, eps=1.0)
