@@ -164,8 +164,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     inference : bool
         Release private uncertainty too (docs/guide/inference.md): standard errors,
         confidence intervals, t statistics and p-values of the coefficients
-        (``res.bse``, ``res.conf_int()``, ``res.tvalues``, ``res.pvalues``;
-        ``loss`` "squared" or "huber"), by a parametric bootstrap of the refit on
+        (``res.bse``, ``res.conf_int()``, ``res.tvalues``, ``res.pvalues``; ``loss``
+        "squared", "huber" or "logistic"), by a parametric bootstrap of the refit on
         privately released second moments (Ferrando, Wang and Sheldon 2022); and a
         selection confidence (``res.selection_confidence``; ``method`` "top_r" or
         "exponential"): a private 95 % lower bound on the probability that the

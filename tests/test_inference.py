@@ -94,9 +94,11 @@ def test_settings_are_checked_before_the_data():
     with pytest.raises(TypeError, match="inference must be True or False"):
         dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference="yes")
     with pytest.raises(ValueError, match="no private inference is available"):
-        inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True)
-    # logistic with top-R: the selection confidence only
-    assert inference_parts(2.0, None, loss="logistic", method="top_r", refit=True) == (0.0, pytest.approx(0.4))
+        inference_parts(2.0, None, loss="hinge", method="mistakes", refit=True)
+    # the hinge with top-R: the selection confidence only (no model of y to simulate from)
+    assert inference_parts(2.0, None, loss="hinge", method="top_r", refit=True) == (0.0, pytest.approx(0.4))
+    # logistic with the mistakes mechanism: the intervals only
+    assert inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True) == (pytest.approx(0.4), 0.0)
     assert inference_parts(2.0, 1.0, loss="squared", method="top_r", refit=True) == (0.5, 0.5)
 
 
@@ -244,3 +246,23 @@ def test_plan_from_public_inputs():
         dps.plan(p=8, s=2, effect=0.5, noise=0.5)
     with pytest.raises(ValueError, match="noise sd or the assumed r2"):
         dps.plan(p=8, s=2, effect=0.5, eps=1.0)
+
+
+def test_logistic_intervals_by_parametric_bootstrap():
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, (3000, 5))
+    eta = X[:, :3] @ [1.5, -1.5, 1.0]
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    df["y"] = (rng.random(3000) < 1 / (1 + np.exp(-eta))).astype(int)
+    res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="logistic",
+                             bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
+                             random_state=12)
+    assert res.inference.draws == 500 and sorted(res.support) == ["x0", "x1", "x2"]
+    ci = res.conf_int().loc[["x0", "x1", "x2"]]
+    assert ((ci[1] - ci[0]) > 0.1).all() and ((ci[1] - ci[0]) < 1.5).all()
+    hinge = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="hinge",
+                               bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
+                               random_state=12)
+    with pytest.raises(dps.NotReleasedError, match="inference=True"):
+        hinge.bse
+    assert hinge.selection_confidence.prob_lower >= 0

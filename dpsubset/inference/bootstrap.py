@@ -44,7 +44,7 @@ def simulate_rows(model, n, col_bounds, b_y, rng):
     A = np.hstack([np.ones((n, 1)), Z]) if model.intercept else Z
     # the design clips every column to its public box before the refit: so does the simulation
     A = np.clip(A, -col_bounds, col_bounds)
-    y = A @ model.coef + model.draw_sigma(rng) * rng.standard_normal(n)
+    y = model.draw_response(A, rng)
     return A, np.clip(y, -b_y, b_y)
 
 

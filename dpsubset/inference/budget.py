@@ -21,8 +21,9 @@ DEFAULT_INFERENCE_SHARE = 0.2
 #: at half of 0.2 eps against the default selection's 0.4 eps the margin is 4 noise
 #: scales, while the moments only steer the simulation and need less.
 CONFIDENCE_SHARE = 0.5
-#: Losses with private intervals (the parametric bootstrap of the refit).
-INTERVAL_LOSSES = ("squared", "huber")
+#: Losses with private intervals (the parametric bootstrap of the refit). Not the hinge:
+#: its smoothed loss has no model of y given x to simulate from (docs/methods/inference.md).
+INTERVAL_LOSSES = ("squared", "huber", "logistic")
 #: Selection methods with a selection confidence (their law is the exponential mechanism's).
 CONFIDENCE_METHODS = ("top_r", "exponential")
 

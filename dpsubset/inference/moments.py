@@ -129,6 +129,9 @@ class SimulationModel:
         Their covariance (positive semi-definite).
     intercept : bool
         Whether column 0 is the constant 1.
+    response : {"gaussian", "binary"}
+        ``"gaussian"``: y = x'coef + normal errors (least squares, Huber);
+        ``"binary"``: y = +1 with probability 1 / (1 + exp(-x'coef)), else -1 (logistic).
     """
 
     coef: np.ndarray
@@ -140,6 +143,14 @@ class SimulationModel:
     mean: np.ndarray
     cov: np.ndarray
     intercept: bool
+    response: str = "gaussian"
+
+    def draw_response(self, A, rng):
+        """The response of simulated rows A under the model (before the response's clipping)."""
+        eta = A @ self.coef
+        if self.response == "binary":
+            return np.where(rng.random(len(eta)) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
+        return eta + self.draw_sigma(rng) * rng.standard_normal(len(eta))
 
     def draw_sigma(self, rng):
         """One error standard deviation for a bootstrap replicate.
@@ -170,7 +181,7 @@ def _rss_weights(coef, intercept):
     return w
 
 
-def simulation_model(moments, *, coef, intercept, x_bounds, b_y):
+def simulation_model(moments, *, coef, intercept, x_bounds, b_y, response="gaussian"):
     """Noise level and column spread from the noisy moments, around the released coefficients.
 
     Parameters
@@ -186,6 +197,9 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y):
         variances so that a noisy matrix cannot give a degenerate design.
     b_y : float
         Public response bound.
+    response : {"gaussian", "binary"}
+        The response model (``"binary"`` for the logistic loss: the noise level is then
+        not used).
 
     Returns
     -------
@@ -213,4 +227,4 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y):
         cov = _psd(M[:d, :d]) + np.diag(floor)
     return SimulationModel(coef=coef, sigma2=sigma2, sigma2_floor=(b_y / 100.0) ** 2,
                            rss_weights=_rss_weights(coef, intercept), noise_scale=moments.scale,
-                           dof=dof, mean=mean, cov=cov, intercept=intercept)
+                           dof=dof, mean=mean, cov=cov, intercept=intercept, response=response)

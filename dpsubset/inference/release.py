@@ -95,7 +95,8 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     # post-processing only from here on
     spec = design.spec
     model = simulation_model(moments, coef=coef_mapped, intercept=bool(spec.has_intercept),
-                             x_bounds=bounds[:-1], b_y=design.b_y)
+                             x_bounds=bounds[:-1], b_y=design.b_y,
+                             response="binary" if loss == "logistic" else "gaussian")
     refit = refit_callable(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
                            r=r, delta=refit_delta, loss_options=loss_options)
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng)

@@ -103,17 +103,18 @@ _FROM_DATA = ("it would be computed from the private (training) data and is not 
               "privacy guarantee. Use res.predict(newdata) on data you may use (public or held-out "
               "rows) and compare with their response there")
 _NO_INFERENCE = ("dpsubset releases no robust standard errors, covariances or test families: none is "
-                 "computed privately, and a non-private one would leak the data. Private standard errors, "
-                 "confidence intervals and Wald tests come with dp_best_subset(..., inference=True) "
-                 "(loss 'squared' or 'huber') as res.bse, res.conf_int(), res.tvalues, res.pvalues "
-                 "and res.cov_params(), and res.summary() shows them")
+                 "computed privately, and a non-private one would leak the data. Private standard "
+                 "errors, confidence intervals and Wald tests come with dp_best_subset(..., "
+                 "inference=True) (loss 'squared', 'huber' or 'logistic') as res.bse, res.conf_int(), "
+                 "res.tvalues, res.pvalues and res.cov_params(), and res.summary() shows them")
 #: Why the private inference attributes are missing, and how to get them.
 _ASK_INFERENCE = ("private standard errors, covariances, confidence intervals and tests of the "
                   "coefficients are released only when the fit asks for them: call "
-                  "dp_best_subset(..., inference=True) (loss 'squared' or 'huber', refit=True), which "
-                  "spends eps_inference (default 0.2 * eps) on private second moments of the released "
-                  "columns and bootstraps the refit (docs/guide/inference.md); without it, report the "
-                  "DP coefficients with their privacy report (res.summary(), res.tidy(), res.privacy)")
+                  "dp_best_subset(..., inference=True) (loss 'squared', 'huber' or 'logistic', "
+                  "refit=True), which spends eps_inference (default 0.2 * eps) on private second "
+                  "moments of the released columns and bootstraps the refit "
+                  "(docs/guide/inference.md); without it, report the DP coefficients with their "
+                  "privacy report (res.summary(), res.tidy(), res.privacy)")
 _FIT_STAT = ("it is a goodness-of-fit statistic of the private (training) data and is not released "
              "privately. To compare models, score them on public or held-out data with res.predict(newdata)")
 
@@ -256,7 +257,7 @@ class DPSubsetResults:
         The loss's public parameters (``huber_h``, ``hinge_h``); a default Huber
         threshold computed from a response bound taken from the data is None.
     inference : CoefficientInference or None
-        With ``inference=True`` (loss "squared" or "huber"): the private bootstrap
+        With ``inference=True`` (loss "squared", "huber" or "logistic"): the private bootstrap
         behind :attr:`bse`, :meth:`conf_int`, :attr:`tvalues`, :attr:`pvalues` and
         :meth:`cov_params` (:mod:`dpsubset.inference.intervals`); None otherwise.
     selection_confidence : SelectionConfidence
