@@ -157,4 +157,4 @@ fig.tight_layout()
 #   data sets, the Wage rows among them.
 # * Hitters (263 rows; vignette 1) is the opposite case: at eps = 2 its releases are
 #   no better than chance (docs/benchmarks/real-data.md: 0 of 5 near-best at s = 2
-#   and 3, with a mean excess RSS of 17 and 33 %).
+#   and 3, with a mean excess RSS of 22 and 31 %).
