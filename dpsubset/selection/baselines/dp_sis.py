@@ -71,8 +71,6 @@ budgets then add up: eps_screen + eps_select).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..._validation import is_real

@@ -337,7 +337,7 @@ def _validate(options, *, s, eps, loss):
 
 def _select(req) -> Selection:
     d = req.design
-    n, p, s = d.n, req.p, req.s
+    n, s = d.n, req.s
     m = n_blocks(n) if req.options["blocks"] is None else req.options["blocks"]
     if m > n:
         raise ValueError(f"method_options['blocks'] = {m} exceeds the number of rows ({n})")
