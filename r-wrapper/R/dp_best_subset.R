@@ -106,9 +106,12 @@
 #' @param bounds Public bounds: `NULL`, `c(b_x, b_y)`, or [dpsubset_bounds()] /
 #'   a list with elements among `x`, `y`, `default` (see Bounds).
 #' @param r Radius of the coefficient ball (in mapped units) of the scores and the refit;
-#'   `NULL` means the public default `b_y / sqrt(B_s)` (the largest prediction equals the
-#'   response bound; see the Python package's `dp_best_subset`).
-#' @param lam Ridge parameter of the scores (> 0); `NULL` means 1.
+#'   `NULL` means the public default `A / sqrt(B_s)`: the largest prediction `A` equals the
+#'   response bound up to `n * eps = 20000` and grows like `(n * eps / 20000)^(1/3)` above,
+#'   the selection's from its eps and the refit's (`glance(fit)$r_refit`) from its own (see the
+#'   Python package's docs/guide/choosing-settings.md). Also used by the refit when given.
+#' @param lam Ridge parameter of the scores (> 0); `NULL` means 1 up to `n * eps = 10000`
+#'   and `max(0.01, 10000 / (n * eps))` above.
 #' @param R Length of the top-R list, fixed in advance; `NULL` means `2 + (p - s) s`.
 #' @param gap_check For `method = "mistakes"`: `"ptr"` (a private test of the
 #'   score gap, (eps, delta)-DP unconditionally) or `"assume"` (the paper's
