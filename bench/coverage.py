@@ -59,12 +59,13 @@ def make_data(n, beta, rng, loss="squared"):
     return df, full
 
 
-def one_release(df, full, *, loss, eps, split, seed):
+def one_release(df, full, *, loss, eps, split, seed, share=None):
     """(right support?, [(covered, width, ols_width) per released slope])."""
     bounds = (dps.Bounds(x={f"x{j}": (-B_X, B_X) for j in range(P)}) if loss == "logistic"
               else (B_X, B_Y))
     res = dps.dp_best_subset("y ~ .", df, eps=eps, s=S, bounds=bounds, loss=loss, inference=True,
-                             split=split, random_state=seed)
+                             split=split, random_state=seed,
+                             eps_inference=None if share is None else share * eps)
     ci = res.conf_int()
     cols = list(res.support)
     model = sm.Logit if loss == "logistic" else sm.OLS
@@ -78,14 +79,15 @@ def one_release(df, full, *, loss, eps, split, seed):
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 
 
-def run_cell(loss, n, eps, mode, reps, signal, seed0):
+def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None):
     beta = (LOGIT_BETAS if loss == "logistic" else BETAS)[signal]
     right, cov_all, cov_right, widths, ratios = 0, [], [], [], []
     t0 = time.time()
     for rep in range(reps):
         rng = np.random.default_rng(seed0 + rep)
         df, full = make_data(n, beta, rng, loss)
-        ok, rows = one_release(df, full, loss=loss, eps=eps, split=mode == "split", seed=seed0 + rep)
+        ok, rows = one_release(df, full, loss=loss, eps=eps, split=mode == "split", seed=seed0 + rep,
+                               share=share)
         right += ok
         for covered, w, w_ols in rows:
             if ok or loss != "logistic":  # a logistic sub-model's coefficients are not beta_j
@@ -94,7 +96,7 @@ def run_cell(loss, n, eps, mode, reps, signal, seed0):
                 cov_right.append(covered)
             widths.append(w)
             ratios.append(w / w_ols)
-    return dict(loss=loss, n=n, eps=eps, mode=mode, signal=signal, reps=reps,
+    return dict(loss=loss, n=n, eps=eps, mode=mode, signal=signal, reps=reps, share=share,
                 right_support=right / reps,
                 coverage_all=float(np.mean(cov_all)) if cov_all else float("nan"),
                 coverage_right=float(np.mean(cov_right)) if cov_right else float("nan"),
@@ -112,6 +114,8 @@ def main(argv=None):
     ap.add_argument("--modes", nargs="+", default=["conditional", "split"])
     ap.add_argument("--signal", choices=sorted(BETAS), default="strong")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--share", type=float, nargs="+", default=[None],
+                    help="eps_inference / eps (default: the package's default share)")
     ap.add_argument("--out", default=None, help="CSV file the rows are appended to")
     args = ap.parse_args(argv)
     bootstrap.DEFAULT_DRAWS = args.draws
@@ -124,10 +128,11 @@ def main(argv=None):
     for loss in args.losses:
         for n in args.n:
             for eps in args.eps:
-                for mode in args.modes:
-                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed)
+                for mode, share in [(m, sh) for m in args.modes for sh in args.share]:
+                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed, share)
                     rows.append(row)
-                    print(f"| {loss} | {n} | {eps:g} | {mode} | {row['reps']} | {row['right_support']:.2f} "
+                    tag = mode if share is None else f"{mode}, share {share:g}"
+                    print(f"| {loss} | {n} | {eps:g} | {tag} | {row['reps']} | {row['right_support']:.2f} "
                           f"| {row['coverage_all']:.3f} | {row['coverage_right']:.3f} "
                           f"| {row['median_width']:.3g} | {row['width_vs_ols']:.2f} |", flush=True)
                     if args.out:
