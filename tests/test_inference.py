@@ -114,6 +114,9 @@ def test_split_halves_the_rows_and_reports_the_larger_part():
     assert res.privacy.eps == pytest.approx(4.0)      # max, not the sum 8
     assert "parallel composition" in res.privacy.statement
     assert res.inference.mode == "split" and res.bse[res.support].notna().all()
+    # the selection saw half the rows: its score sensitivity (about 2 b_y^2 / n) doubles
+    full = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=2)
+    assert res.privacy.sensitivity == pytest.approx(2 * full.privacy.sensitivity, rel=1e-3)
     # the split itself: a partition, independent of the data (only n and the generator)
     a, b = split_rows(11, np.random.default_rng(0))
     assert sorted(np.concatenate([a, b]).tolist()) == list(range(11)) and len(a) == 6
