@@ -13,6 +13,13 @@ rho in {0.1, 0.5, 0.8}; SNR in {2, 5}; and two choices of (r, lam):
   strongest utility lever, where the ball binds for every support;
 - ``paper``: r = 1.1, lam = 120, the paper's Section 5.
 
+Issue 27 adds the loss as a fourth axis (``--loss squared huber logistic hinge``): the
+classification losses use :func:`dpsubset.studies.simulate.make_classification` (the
+same design, the labels of the regression's sign) with an intercept (``y ~ .``,
+``response_levels=(-1, 1)``), and two more (r, lam) labels: ``default`` (the package's
+defaults: ``r`` and ``lam`` not given) and ``paper180`` (r = 1.1, lam = 180, the values
+of the paper's classification experiments).
+
 Three data sets per cell (seeds 0, 1, 2). For each cell and method the table gives the
 median and largest wall time per call, how many calls were certified (every
 certificate closed) or timed out (``SearchTimeout``: nothing released), and which
@@ -38,6 +45,7 @@ stopped and its table printed from the file (``--table-only``).
     python bench/regimes.py --p 100 --time-limit 60       # the p = 100 half of the grid
     python bench/regimes.py --p 100 --rho 0.5 --s 8 --rl paper --methods top_r
     python bench/regimes.py --csv runs.csv --table-only   # the table of a (partial) run
+    python bench/regimes.py --p 100 --loss huber logistic hinge --rl default paper180
 
 Times measured on a shared machine are upper bounds.
 """
@@ -55,12 +63,14 @@ import sys
 import time
 
 GRID = dict(p=(100, 1000), n=(1000, 3000), s=(5, 8), rho=(0.1, 0.5, 0.8), snr=(2.0, 5.0),
-            rl=("ball", "paper"))
+            rl=("ball", "paper"), loss=("squared",))
+RL_CHOICES = ("ball", "paper", "default", "paper180")
+LOSSES = ("squared", "huber", "logistic", "hinge")
 METHODS = ("top_r", "mistakes")
 B_X = B_Y = 0.5
 EPS = 1.0
 FIELDS = ["p", "n", "s", "rho", "snr", "rl", "r", "lam", "seed", "method", "status", "seconds",
-          "routes"]
+          "routes", "loss"]
 
 
 def r_lam(rl, s):
@@ -69,6 +79,10 @@ def r_lam(rl, s):
         return B_Y / (B_X * math.sqrt(s)), 1.0
     if rl == "paper":
         return 1.1, 120.0
+    if rl == "default":
+        return None, None
+    if rl == "paper180":
+        return 1.1, 180.0
     raise ValueError(f"unknown (r, lam) label {rl!r}")
 
 
@@ -92,15 +106,23 @@ def route(method):
     return "analytic"  # neighbourhood, rank-two enumeration, analytic bounds, local optimum
 
 
-def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search):
+def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search, loss="squared"):
     """All methods on one data set; returns one row (dict) per method."""
     import warnings
 
     import dpsubset as dps
-    from dpsubset.studies.simulate import make_regression
+    from dpsubset.studies.simulate import make_classification, make_regression
 
     r, lam = r_lam(rl, s)
-    frame, _ = make_regression(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)
+    classify = loss in ("logistic", "hinge")
+    gen = make_classification if classify else make_regression
+    frame, _ = gen(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)
+    extra = dict(loss=loss)
+    if r is not None:
+        extra.update(r=r, lam=lam)
+    if classify:
+        extra["response_levels"] = (-1, 1)
+    formula = "y ~ ." if classify else "y ~ 0 + ."
     rows = []
     for method in methods:
         t0 = time.perf_counter()
@@ -109,9 +131,9 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # diagnostics=True warns: simulated data
                 res, diag = dps.dp_best_subset(
-                    "y ~ 0 + .", frame, eps=EPS, s=s, method=method, bounds=(B_X, B_Y), r=r,
-                    lam=lam, time_limit=time_limit, random_state=seed, diagnostics=True,
-                    search=search)
+                    formula, frame, eps=EPS, s=s, method=method, bounds=(B_X, B_Y),
+                    time_limit=time_limit, random_state=seed, diagnostics=True,
+                    search=search, **extra)
             routes = {route(c.method) for c in diag.certificates} - {None}
             if not all(c["closed"] for c in diag.solves):  # (a release never has one open)
                 status = "open"
@@ -119,17 +141,19 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search):
             status = "timeout"
         except Exception as err:  # reported, not hidden: the table shows "error"
             status = f"error: {type(err).__name__}"
-        rows.append(dict(p=p, n=n, s=s, rho=rho, snr=snr, rl=rl, r=round(r, 4), lam=lam,
+        rows.append(dict(p=p, n=n, s=s, rho=rho, snr=snr, rl=rl,
+                         r="default" if r is None else round(r, 4),
+                         lam="default" if lam is None else lam,
                          seed=seed, method=method, status=status,
                          seconds=round(time.perf_counter() - t0, 3),
-                         routes="+".join(sorted(routes))))
+                         routes="+".join(sorted(routes)), loss=loss))
     return rows
 
 
 def _run_in_subprocess(args, cell, seed):
-    p, n, s, rho, snr, rl = cell
+    p, n, s, rho, snr, rl, loss = cell
     job = dict(p=p, n=n, s=s, rho=rho, snr=snr, rl=rl, seed=seed, methods=args.methods,
-               time_limit=args.time_limit, search=args.search)
+               time_limit=args.time_limit, search=args.search, loss=loss)
     limit = args.time_limit if args.time_limit is not None else 600.0
     guard = len(args.methods) * (4 * limit + 60)
     t0 = time.perf_counter()
@@ -139,29 +163,33 @@ def _run_in_subprocess(args, cell, seed):
         return json.loads(out.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
         r, lam = r_lam(rl, s)
-        return [dict(p=p, n=n, s=s, rho=rho, snr=snr, rl=rl, r=round(r, 4), lam=lam, seed=seed,
+        return [dict(p=p, n=n, s=s, rho=rho, snr=snr, rl=rl,
+                     r="default" if r is None else round(r, 4),
+                     lam="default" if lam is None else lam, seed=seed,
                      method="+".join(args.methods), status="killed",
-                     seconds=round(time.perf_counter() - t0, 3), routes="")]
+                     seconds=round(time.perf_counter() - t0, 3), routes="", loss=loss)]
 
 
 def cells(args):
-    return list(itertools.product(args.p, args.n, args.s, args.rho, args.snr, args.rl))
+    return list(itertools.product(args.p, args.n, args.s, args.rho, args.snr, args.rl, args.loss))
 
 
 def table(rows):
     """Markdown table: one line per cell and method."""
     groups = {}
     for row in rows:
-        key = (int(row["p"]), int(row["n"]), int(row["s"]), float(row["rho"]),
-               float(row["snr"]), row["rl"], row["method"])
+        key = (row.get("loss") or "squared", int(row["p"]), int(row["n"]), int(row["s"]),
+               float(row["rho"]), float(row["snr"]), row["rl"], row["method"])
         groups.setdefault(key, []).append(row)
-    lines = ["| p | n | s | rho | SNR | r | lam | method | calls | median s | max s | certified "
-             "| timeout | routes (calls) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], k[4], k[5], k[6])):
+    lines = ["| loss | p | n | s | rho | SNR | r | lam | method | calls | median s | max s "
+             "| certified | timeout | routes (calls) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(groups, key=lambda k: (LOSSES.index(k[0]),) + k[1:]):
         g = groups[key]
-        p, n, s, rho, snr, rl, method = key
+        loss, p, n, s, rho, snr, rl, method = key
         r, lam = r_lam(rl, s)
+        r_txt = "default" if r is None else f"{r:.3g}"
+        lam_txt = "default" if lam is None else f"{lam:g}"
         secs = [float(x["seconds"]) for x in g]
         cert = sum(x["status"] == "certified" for x in g)
         tout = sum(x["status"] in ("timeout", "killed") for x in g)
@@ -173,7 +201,8 @@ def table(rows):
         routes = ", ".join(f"{k} {v}" for k, v in sorted(count.items()))
         if other:
             routes += ("; " if routes else "") + ", ".join(sorted(set(other)))
-        lines.append(f"| {p} | {n} | {s} | {rho:g} | {snr:g} | {r:.3g} | {lam:g} | {method} | "
+        lines.append(f"| {loss} | {p} | {n} | {s} | {rho:g} | {snr:g} | {r_txt} | {lam_txt} "
+                     f"| {method} | "
                      f"{len(g)} | {statistics.median(secs):.1f} | {max(secs):.1f} | {cert} | "
                      f"{tout} | {routes} |")
     return "\n".join(lines)
@@ -187,8 +216,10 @@ def main():
     ap.add_argument("--s", type=int, nargs="+", default=list(GRID["s"]))
     ap.add_argument("--rho", type=float, nargs="+", default=list(GRID["rho"]))
     ap.add_argument("--snr", type=float, nargs="+", default=list(GRID["snr"]))
-    ap.add_argument("--rl", nargs="+", choices=GRID["rl"], default=list(GRID["rl"]),
-                    help="(r, lam): 'ball' = (b_y / (b_x sqrt(s)), 1), 'paper' = (1.1, 120)")
+    ap.add_argument("--rl", nargs="+", choices=RL_CHOICES, default=list(GRID["rl"]),
+                    help="(r, lam): 'ball' = (b_y / (b_x sqrt(s)), 1), 'paper' = (1.1, 120), "
+                         "'default' = the package's defaults, 'paper180' = (1.1, 180)")
+    ap.add_argument("--loss", nargs="+", choices=LOSSES, default=list(GRID["loss"]))
     ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     ap.add_argument("--datasets", type=int, default=3, help="data sets (seeds 0, 1, ...) per cell")
     ap.add_argument("--time-limit", type=float, default=60.0,
@@ -204,7 +235,7 @@ def main():
         job = json.loads(args.single)
         print(json.dumps(run_dataset(job["p"], job["n"], job["s"], job["rho"], job["snr"],
                                      job["rl"], job["seed"], job["methods"], job["time_limit"],
-                                     job["search"])))
+                                     job["search"], job.get("loss", "squared"))))
         return
     if args.table_only:
         with open(args.csv, newline="") as f:
@@ -231,7 +262,7 @@ def main():
                         new_file = False
                     w.writerows(got)
         print(f"[{i}/{len(grid)}] p={cell[0]} n={cell[1]} s={cell[2]} rho={cell[3]:g} "
-              f"SNR={cell[4]:g} {cell[5]}: " + ", ".join(
+              f"SNR={cell[4]:g} {cell[5]} {cell[6]}: " + ", ".join(
                   f"{x['method']} {x['status']} {x['seconds']:.1f}s"
                   for x in rows[-args.datasets * len(args.methods):]),
               file=sys.stderr, flush=True)

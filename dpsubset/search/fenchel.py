@@ -55,6 +55,12 @@ __all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound", "conjugate_domain"]
 _EPS = np.finfo(float).eps
 # Nodes with at most this many completions are scored exactly (FenchelBound.leaf_max).
 LEAF_MAX = 8
+# Quasi-Newton (L-BFGS-B, on the conjugate's box) iterations after the ascent, where the
+# ascent stalls short of the target: the bound is not smooth where the top-k selection
+# ties, which stops the ascent (one selection per step) well below the relaxation's
+# value (13 % below the best support at the root of p = 100, n = 1000, hinge, r = 4,
+# lam = 1, against 8 % after 50 quasi-Newton iterations, each one pass over the data).
+POLISH_ITERS = 30
 
 
 def conjugate_domain(loss, y):
@@ -73,6 +79,22 @@ def conjugate_domain(loss, y):
     if loss.name == "squared":
         return np.full(len(y), -np.inf), np.full(len(y), np.inf)
     raise ValueError(f"no conjugate domain is known for loss={loss.name!r}")
+
+
+def conjugate_slope(loss, alpha, y):
+    """(l*)'(alpha; y), the margin whose loss derivative is alpha (for the gradient of
+    the bound; finite inside the box: q is kept a hair away from 0 and 1)."""
+    if loss.name in ("logistic", "hinge"):
+        q = np.clip(-y * alpha, 1e-12, 1.0 - 1e-12)
+        logit = np.log(q) - np.log1p(-q)
+        if loss.name == "logistic":
+            return -y * logit
+        return -y * (-1.0 + 0.5 * loss.params["h"] * logit)
+    if loss.name == "huber":
+        h = float(loss.params["h"])
+        w = np.clip(alpha / h, -1.0 + 1e-12, 1.0 - 1e-12)
+        return y + alpha / np.sqrt(1.0 - w * w)
+    return y + alpha  # squared
 
 
 class ConvexDuals:
@@ -94,6 +116,9 @@ class ConvexDuals:
         self.P = self.k_forced + self.p
         self.lam_n, self.r = float(scorer.lam_n), float(scorer.r)
         self.lower, self.upper = conjugate_domain(self.loss, self.y)
+        from scipy.optimize import Bounds
+        #: The box as scipy's Bounds (for the quasi-Newton polish).
+        self.box = Bounds(self.lower, self.upper)
         amax = float(np.max(np.abs(self.X))) if self.X.size else 0.0
         if self.k_forced:
             amax = max(amax, float(np.max(np.abs(self.forced))))
@@ -264,8 +289,36 @@ class FenchelBound(NodeBound):
             if gain <= rtol * max(1.0, abs(hv)) or (
                     np.isfinite(target) and gain * (iters - it) < target - best):
                 break
+        if POLISH_ITERS and best - self.allowance(best_pt, best, node) <= target:
+            pol = self._polish(best_pt, node, POLISH_ITERS)
+            v = self.value(pol, node)
+            if v - self.allowance(pol, v, node) > best - self.allowance(best_pt, best, node):
+                best_pt, best = pol, v
         _, sel = self.tau(best_pt.u, node, want_selection=True)
         return best - self.allowance(best_pt, best, node), best_pt, sel
+
+    def _polish(self, pt, node, maxiter):
+        """L-BFGS-B on the bound as a function of alpha in the conjugate's box, from
+        ``pt`` (the gradient where the top-k selection is unique:
+        -((l*)'(alpha) + A_W u_W / gamma) / n). Returns the point at its last iterate,
+        with u recomputed from the data (the bound is valid at any alpha: the
+        optimiser's accuracy only affects tightness)."""
+        from scipy.optimize import minimize
+
+        d = self.duals
+
+        def negative(alpha):
+            lc = d.loss.conjugate(alpha, d.y)
+            u = d.u_of(alpha)
+            tau, sel = self.tau(u, node, want_selection=True)
+            ps, gamma = psi(tau, d.lam_n, d.r)
+            W = np.concatenate([node.fixed_aug, d.k_forced + sel]).astype(np.intp)
+            grad = (conjugate_slope(d.loss, alpha, d.y) + d.margins(W, u[W] / gamma)) / d.n
+            return float(np.mean(lc)) + ps, grad
+
+        res = minimize(negative, pt.alpha, jac=True, method="L-BFGS-B", bounds=d.box,
+                       options=dict(maxiter=int(maxiter), maxfun=2 * int(maxiter)))
+        return d.point(res.x)
 
     def _segment(self, cur, tgt, node, cur_v):
         """The best point on [cur, tgt]: a line search on the chord bound (convexity
