@@ -269,3 +269,20 @@ def test_logistic_intervals_by_parametric_bootstrap():
     with pytest.raises(dps.NotReleasedError, match="inference=True"):
         hinge.bse
     assert hinge.selection_confidence.prob_lower >= 0
+
+
+def test_interval_holds_the_basic_and_the_centred_interval():
+    from dpsubset.inference.intervals import CoefficientInference
+    rng = np.random.default_rng(0)
+    errors = np.column_stack([rng.normal(-0.5, 0.1, 4000), rng.normal(0.0, 0.1, 4000)])
+    inf = CoefficientInference(names=["a", "b"], estimate=np.array([1.0, 1.0]), errors=errors)
+    ci = inf.conf_int()
+    lo_q, hi_q = np.quantile(errors, [0.025, 0.975], axis=0)
+    basic = np.column_stack([1 - hi_q, 1 - lo_q])
+    centred = np.column_stack([1 - hi_q + errors.mean(0), 1 - lo_q + errors.mean(0)])
+    assert (ci[0].to_numpy() <= np.minimum(basic[:, 0], centred[:, 0]) + 1e-12).all()
+    assert (ci[1].to_numpy() >= np.maximum(basic[:, 1], centred[:, 1]) - 1e-12).all()
+    # a large simulated bias: the interval still holds the estimate's bias-free interval
+    assert ci.loc["a", 0] < 1.0 < ci.loc["a", 1]
+    # no bias: the two agree, nothing is added
+    assert ci.loc["b", 1] - ci.loc["b", 0] == pytest.approx(basic[1, 1] - basic[1, 0], rel=0.05)

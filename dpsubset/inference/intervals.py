@@ -4,8 +4,11 @@
 user's units (post-processing of the noisy moments and public randomness; no row of the
 data), and answers in statsmodels' names: ``bse``, ``conf_int(alpha)``, ``tvalues``,
 ``pvalues``, ``cov_params()``. The interval is the basic (pivotal) bootstrap interval
-``[b - q(1 - alpha/2), b - q(alpha/2)]`` of the errors, which also removes the bias the
-ball and the clipping put into the released coefficients (docs/methods/inference.md).
+``[b - q(1 - alpha/2), b - q(alpha/2)]`` of the errors, which removes the bias the ball and
+the clipping put into the released coefficients, widened where needed to contain the
+same interval of the errors without their mean: the bias correction is only as right as
+the simulation's truth, which is least reliable exactly where the bias is large
+(docs/methods/inference.md, "The interval").
 """
 from __future__ import annotations
 
@@ -77,7 +80,12 @@ class CoefficientInference:
         return pd.Series(self.errors.std(axis=0, ddof=1), index=self.names)
 
     def conf_int(self, alpha=0.05):
-        """Basic bootstrap intervals ``[b - q(1 - alpha/2), b - q(alpha/2)]``.
+        """Basic bootstrap intervals, widened to contain their bias-free version.
+
+        ``[b - q(1 - alpha/2), b - q(alpha/2)]`` with q the quantiles of the errors, and
+        the same with the errors' mean removed; the interval is the smallest that holds
+        both (at bench/coverage.py's n = 1000, eps = 1 the basic interval alone covered
+        0.73 of 45 slopes, the union 0.91; elsewhere the two agree).
 
         Parameters
         ----------
@@ -91,8 +99,12 @@ class CoefficientInference:
         alpha = float(alpha)
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        lo_q, hi_q = np.quantile(self.errors, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-        return pd.DataFrame({0: self.estimate - hi_q, 1: self.estimate - lo_q}, index=self.names)
+        probs = [alpha / 2.0, 1.0 - alpha / 2.0]
+        lo_q, hi_q = np.quantile(self.errors, probs, axis=0)
+        lo_c, hi_c = np.quantile(self.errors - self.errors.mean(axis=0), probs, axis=0)
+        lower = self.estimate - np.maximum(hi_q, hi_c)
+        upper = self.estimate - np.minimum(lo_q, lo_c)
+        return pd.DataFrame({0: lower, 1: upper}, index=self.names)
 
     @property
     def tvalues(self):
