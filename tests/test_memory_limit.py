@@ -270,4 +270,4 @@ def test_cli_memory_limit(tmp_path, capsys, monkeypatch):
               "--bounds", "0.5", "0.5", "--r", "10", "--search", "branch_and_bound",
               "--memory-limit", "20000", "--seed", "0"])
     assert stop.value.code == 3
-    assert "memory_limit" in capsys.readouterr().err
+    assert "--memory-limit" in capsys.readouterr().err  # the CLI names its own option
