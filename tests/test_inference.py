@@ -263,6 +263,10 @@ def test_logistic_intervals_by_parametric_bootstrap():
     assert res.inference.draws == 500 and sorted(res.support) == ["x0", "x1", "x2"]
     ci = res.conf_int().loc[["x0", "x1", "x2"]]
     assert ((ci[1] - ci[0]) > 0.1).all() and ((ci[1] - ci[0]) < 1.5).all()
+    pred = res.get_prediction(df.head(4))
+    np.testing.assert_allclose(pred["mean"], res.predict(df.head(4)))
+    assert ((0 < pred["mean_ci_lower"]) & (pred["mean_ci_lower"] < pred["mean"])
+            & (pred["mean"] < pred["mean_ci_upper"]) & (pred["mean_ci_upper"] < 1)).all()
     hinge = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="hinge",
                                bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
                                random_state=12)
@@ -286,3 +290,15 @@ def test_interval_holds_the_basic_and_the_centred_interval():
     assert ci.loc["a", 0] < 1.0 < ci.loc["a", 1]
     # no bias: the two agree, nothing is added
     assert ci.loc["b", 1] - ci.loc["b", 0] == pytest.approx(basic[1, 1] - basic[1, 0], rel=0.05)
+
+
+def test_get_prediction_gives_the_mean_response_with_its_interval(fit):
+    new = _frame(5, seed=99).drop(columns=["y"])
+    frame = fit.get_prediction(new)
+    assert list(frame.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]
+    np.testing.assert_allclose(frame["mean"], fit.predict(new))
+    assert (frame["mean_ci_lower"] < frame["mean"]).all() and (frame["mean"] < frame["mean_ci_upper"]).all()
+    assert (frame["mean_se"] > 0).all() and list(frame.index) == list(new.index)
+    plain = dps.dp_best_subset("y ~ .", _frame(400), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
+    with pytest.raises(dps.NotReleasedError, match="inference=True"):
+        plain.get_prediction(new)

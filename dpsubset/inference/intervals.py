@@ -41,6 +41,16 @@ def to_user_units(spec, names, coef_mapped):
     return np.asarray(coef_mapped, dtype=float) @ L.T + shift
 
 
+def _interval(estimate, errors, alpha):
+    """The basic bootstrap interval of ``estimate`` widened to hold its bias-free version."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    probs = [alpha / 2.0, 1.0 - alpha / 2.0]
+    lo_q, hi_q = np.quantile(errors, probs, axis=0)
+    lo_c, hi_c = np.quantile(errors - errors.mean(axis=0), probs, axis=0)
+    return estimate - np.maximum(hi_q, hi_c), estimate - np.minimum(lo_q, lo_c)
+
+
 @dataclass(frozen=True, eq=False)
 class CoefficientInference:
     """Private uncertainty of the released coefficients.
@@ -60,6 +70,9 @@ class CoefficientInference:
     mode : {"conditional", "split"}
         Conditional on the released support (same rows), or refit on rows the
         selection did not see.
+    estimate_mapped, errors_mapped : ndarray
+        The same in the mapped units of the design (for the linear predictor of new
+        rows, :meth:`linear_interval`).
     """
 
     names: list
@@ -68,6 +81,8 @@ class CoefficientInference:
     method: str = ""
     eps: float = 0.0
     mode: str = "conditional"
+    estimate_mapped: np.ndarray = field(default=None, repr=False)
+    errors_mapped: np.ndarray = field(default=None, repr=False)
 
     @property
     def draws(self):
@@ -97,14 +112,26 @@ class CoefficientInference:
             Columns 0 (lower) and 1 (upper), as statsmodels returns them.
         """
         alpha = float(alpha)
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        probs = [alpha / 2.0, 1.0 - alpha / 2.0]
-        lo_q, hi_q = np.quantile(self.errors, probs, axis=0)
-        lo_c, hi_c = np.quantile(self.errors - self.errors.mean(axis=0), probs, axis=0)
-        lower = self.estimate - np.maximum(hi_q, hi_c)
-        upper = self.estimate - np.minimum(lo_q, lo_c)
+        lower, upper = _interval(self.estimate, self.errors, alpha)
         return pd.DataFrame({0: lower, 1: upper}, index=self.names)
+
+    def linear_interval(self, A, alpha=0.05):
+        """Standard error and interval of the linear predictor ``A @ theta`` of new rows.
+
+        Parameters
+        ----------
+        A : ndarray, shape (m, d)
+            New rows, mapped and clipped as the design's, in the refit's column order.
+        alpha : float
+
+        Returns
+        -------
+        (ndarray, ndarray, ndarray)
+            Standard errors, lower and upper ends, in mapped units.
+        """
+        errors = self.errors_mapped @ np.asarray(A, dtype=float).T  # (B, m)
+        lower, upper = _interval(A @ self.estimate_mapped, errors, float(alpha))
+        return errors.std(axis=0, ddof=1), lower, upper
 
     @property
     def tvalues(self):

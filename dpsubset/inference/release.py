@@ -104,6 +104,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     estimate = to_user_units(spec, used_cols, np.asarray(coef_mapped, dtype=float)[None])[0]
     return CoefficientInference(
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
+        estimate_mapped=np.asarray(coef_mapped, dtype=float), errors_mapped=thetas - model.coef,
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
 

@@ -141,8 +141,10 @@ WITHHELD = {
     "summary2": ("there is no summary2(): use res.summary() (a statsmodels Summary, with "
                  ".as_text(), .as_latex(), .as_html()), res.tidy() and res.glance() (data frames), "
                  "or dpsubset.summary_table([res, ...]) for several fits side by side"),
-    "get_prediction": ("prediction intervals need the covariance of the coefficients, which is not "
-                       "released privately; res.predict(newdata) gives point predictions"),
+    "get_prediction": ("confidence intervals of the mean response need the covariance of the "
+                       "coefficients, released only with dp_best_subset(..., inference=True) (loss "
+                       "'squared', 'huber' or 'logistic'; then res.get_prediction(newdata)); "
+                       "res.predict(newdata) gives point predictions"),
 }
 
 #: Values of ``which=`` in :meth:`DPSubsetResults.predict`.
@@ -441,6 +443,33 @@ class DPSubsetResults:
         """``cov_params()``: the bootstrap covariance of the refit's coefficients (its columns
         only); the attribute raises NotReleasedError without ``inference=True``."""
         return self._inference("cov_params").cov_params
+
+    @property
+    def get_prediction(self):
+        """``get_prediction(newdata, alpha=0.05)``: the mean response of new rows with its
+        private standard error and interval (statsmodels' ``summary_frame`` columns
+        ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper``), from the same bootstrap
+        as :meth:`conf_int`; the attribute raises NotReleasedError without ``inference=True``.
+        """
+        inf = self._inference("get_prediction")
+
+        def get_prediction(newdata, alpha=0.05):
+            M = self._predictor.transform_new(newdata)
+            names = self._predictor.forced_names + self._predictor.candidate_names
+            A = M[:, [names.index(c) for c in self._used_columns]]
+            se, lo, hi = inf.linear_interval(A, alpha)
+            eta = A @ self._coef_mapped
+            if self.response_levels is not None:  # logistic: the probability, a monotone map
+                from scipy.special import expit
+                draws = expit(eta[:, None] + A @ inf.errors_mapped.T)
+                out = (expit(eta), draws.std(axis=1, ddof=1), expit(lo), expit(hi))
+            else:
+                centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
+                out = (centre + half * eta, half * se, centre + half * lo, centre + half * hi)
+            index = getattr(newdata, "index", None)
+            return pd.DataFrame(dict(zip(("mean", "mean_se", "mean_ci_lower", "mean_ci_upper"), out)),
+                                index=index if index is not None and len(index) == len(eta) else None)
+        return get_prediction
 
     @property
     def selection_confidence(self):
