@@ -227,3 +227,28 @@ def test_bnb_beats_enumeration_on_p40(monkeypatch):
     assert res.certificate.closed
     assert res.nodes < 500
     assert set(res.supports[0]) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("seed", range(3))
+def test_others_count_for_the_threshold_only(seed, loss):
+    # branch_and_bound(others=...) returns the family members among the keep best of the
+    # union with a pool (here: the supports with at most one mistake), and nothing else.
+    sc, s, rng = _problem(seed + 20, loss, p_range=(9, 11), s_range=(3, 4))
+    S, v = score_all(sc, s)
+    S1 = S[rank_supports(S, v)[0]]
+    mistakes = s - np.isin(S, S1).sum(axis=1)
+    pool, fam = np.flatnonzero(mistakes <= 1), np.flatnonzero(mistakes == 2)
+    R = int(rng.integers(2, len(pool) + 6))
+    res = branch_and_bound(sc, s, keep=R, center=S1, inside=(s - 2, s - 2), others=v[pool],
+                           leaf_max=2)
+    union = np.concatenate([pool, fam])
+    top = union[rank_supports(S[union], v[union])[:R]]
+    want = np.array([i for i in top if mistakes[i] == 2], dtype=int)
+    assert len(res.scores) == len(want)
+    if len(want):
+        _same_up_to_ties(res.supports, res.scores, S[fam], v[fam], len(want))
+    # Every member not returned scores at least the search's final threshold.
+    got = {tuple(r) for r in np.sort(res.supports, axis=1)}
+    rest = [i for i in fam if tuple(S[i]) not in got]
+    assert all(v[i] >= res.threshold - 1e-9 for i in rest)

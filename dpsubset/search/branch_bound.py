@@ -472,6 +472,9 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     finally:
         memory.release(key)
         bar.close()
+    if others is not None:  # members offered before the others' threshold fell below them
+        inside_thr = best.v <= best.threshold
+        best.S, best.v = best.S[inside_thr], best.v[inside_thr]
     cert = _certificate(best, keep, problem, nodes, time.perf_counter() - t0)
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
                                 peak_open_bytes=size["peak"], dived=dived,
