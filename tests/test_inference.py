@@ -185,14 +185,21 @@ def test_conditional_intervals_cover_in_a_small_monte_carlo():
 
 
 def test_selection_confidence_bound():
-    # a large gap against Delta: the best support is released with high probability
-    big = selection_confidence([0.0, 1.0], eps_mech=4.0, Delta=0.001, p=10, s=3, eps=1.0,
+    # large gaps against Delta: the best support is released with high probability
+    big = selection_confidence([0.0, 1.0, 2.0], eps_mech=4.0, Delta=0.001, p=10, s=3, eps=1.0,
                                rng=np.random.default_rng(0))
     assert big.prob_lower > 0.99 and "can be trusted" in big.statement
-    small = selection_confidence([0.0, 0.001], eps_mech=1.0, Delta=0.01, p=10, s=3, eps=0.1,
+    # every support within a fraction of Delta (the list's last gap too): the upper bound
+    # shows that another support comes out more often than not
+    flat = selection_confidence([0.0, 0.0001, 0.0002], eps_mech=1.0, Delta=0.01, p=10, s=3, eps=50.0,
+                                rng=np.random.default_rng(0))
+    assert flat.prob_upper < 0.5 and "more often than not" in flat.statement
+    # a small budget: nothing shown either way
+    small = selection_confidence([0.0, 0.001, 0.002], eps_mech=1.0, Delta=0.01, p=10, s=3, eps=0.1,
                                  rng=np.random.default_rng(0))
-    assert small.prob_lower < 0.5 and "NOT to be trusted" in small.statement
-    # the bound is the exponential mechanism's probability when every other support has the gap
+    assert small.prob_lower < 0.5 < small.prob_upper and "nothing shows" in small.statement
+    assert 0 <= small.prob_lower <= small.prob_upper <= 1
+    # the lower bound is the exponential mechanism's probability when every other support has the gap
     assert lower_probability(0.0, eps_mech=1.0, Delta=1.0, p=5, s=2) == pytest.approx(1 / 10)
 
 
@@ -226,7 +233,7 @@ def test_gram_route_intervals():
 def test_summary_shows_std_err_intervals_and_the_selection_confidence(fit):
     text = fit.summary().as_text()
     assert "std err" in text and "[0.025" in text and "0.975]" in text
-    assert "Selection confidence: P(best-scoring support released) >=" in text
+    assert "Selection confidence: P(best-scoring support released) in [" in text
     assert "eps second moments" in text and "parametric bootstrap" in text
     plain = dps.dp_best_subset("y ~ .", _frame(400), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
     text = plain.summary().as_text()

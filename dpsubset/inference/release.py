@@ -21,7 +21,7 @@ from .moments import release_second_moments, simulation_model
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
 MOMENTS_MECHANISM = "Laplace noise on [X_S, y]'[X_S, y] (sufficient statistics perturbation)"
-CONFIDENCE_MECHANISM = "Laplace noise on the gap of the two best scores"
+CONFIDENCE_MECHANISM = "Laplace noise on two gaps of the top scores (second and last to the best)"
 
 
 def refit_callable(*, loss, n, eps, row_bound, b_y, r, delta, loss_options):
@@ -109,7 +109,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
 
 
-def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger):
+def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r"):
     """The selection confidence of a top-R (or exponential-mechanism) release.
 
     Parameters
@@ -124,9 +124,12 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger):
     p, s : int
         The columns the mechanism chose among (after a screen) and the support size.
     rng, ledger
+    method : {"top_r", "exponential"}
+        For top-R every support outside its list is scored as the list's last; the
+        exponential mechanism's list is a prefix of the ranking.
     """
-    scores = np.sort(np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float))[:2]
+    scores = np.sort(np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float))
     conf = selection_confidence(scores, eps_mech=eps_mech, Delta=sel.sensitivity, p=p, s=s, eps=eps,
-                                rng=rng)
+                                rng=rng, outside_as_last=method == "top_r")
     ledger.spend("inference: selection confidence", CONFIDENCE_MECHANISM, eps, 0.0)
     return conf
