@@ -168,8 +168,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         "squared", "huber" or "logistic"), by a parametric bootstrap of the refit on
         privately released second moments (Ferrando, Wang and Sheldon 2022); and a
         selection confidence (``res.selection_confidence``; ``method`` "top_r" or
-        "exponential"): a private 95 % lower bound on the probability that the
-        mechanism released the best-scoring support. The privacy report lists both
+        "exponential"): private 95 % confidence bounds on the probability that the
+        mechanism released the best-scoring support, with a verdict. The privacy report lists both
         stages with their eps.
     eps_inference : float, optional
         The inference stages' budget; default ``0.2 * eps``

@@ -115,7 +115,7 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="to
     Parameters
     ----------
     sel : Selection
-        Read through the gap of its two best scores (inside the call only) and its
+        Read through two gaps of its top scores (inside the call only) and its
         public sensitivity.
     eps : float
         Budget of the noisy gap.

@@ -86,9 +86,9 @@ class PrivacyReport:
         refit) of the random split; the totals are then the larger part's (parallel
         composition). None without a split.
     selection_confidence : SelectionConfidence or None
-        With ``inference=True`` (top-R): the private lower confidence bound on the
-        probability that the mechanism released the best-scoring support, and what it
-        means (:mod:`dpsubset.inference.confidence`).
+        With ``inference=True`` (top-R): the private confidence bounds on the
+        probability that the mechanism released the best-scoring support, and what they
+        mean (:mod:`dpsubset.inference.confidence`).
 
     Notes
     -----

@@ -126,7 +126,7 @@ WITHHELD = {
         "influence", "get_influence", "outlier_test", "weights")},
     **{name: _ASK_INFERENCE for name in ("bse", "conf_int", "pvalues", "tvalues", "cov_params")},
     "selection_confidence": ("it is released only with dp_best_subset(..., inference=True) and "
-                             "method 'top_r' (or 'exponential'): a private lower confidence bound on "
+                             "method 'top_r' (or 'exponential'): private confidence bounds on "
                              "the probability that the mechanism released the best-scoring support"),
     **{name: _NO_INFERENCE for name in (
         "zvalues", "normalized_cov_params",
@@ -263,7 +263,7 @@ class DPSubsetResults:
         behind :attr:`bse`, :meth:`conf_int`, :attr:`tvalues`, :attr:`pvalues` and
         :meth:`cov_params` (:mod:`dpsubset.inference.intervals`); None otherwise.
     selection_confidence : SelectionConfidence
-        With ``inference=True`` (top-R): a private 95 % lower bound on the probability
+        With ``inference=True`` (top-R): private 95 % confidence bounds on the probability
         that the mechanism released the best-scoring support, with its verdict in
         words (``res.privacy.selection_confidence`` is the same); otherwise
         NotReleasedError says how to get it.
