@@ -1,11 +1,15 @@
 """Coverage of the private 95 % intervals of ``inference=True`` (issue 26), both modes.
 
 Data: x uniform on [-1, 1]^p (p = 10, independent columns), y = x'beta + e, beta =
-(0.5, -0.5, 0.25, 0, ..., 0) ("strong") or (0.5, -0.5, 0.1, 0, ...) ("weak"), e normal
+(0.5, -0.5, 0.25, 0, ..., 0) ("strong"), (0.5, -0.5, 0.1, 0, ...) ("weak") or
+(0.5, -0.5, 0.05, 0, ...) ("close": the third effect near the noise of its estimate), e normal
 with sd 0.5 (least squares and Huber), bounds (1, 3), s = 3, the intercept always in.
 With independent, centred columns the coefficients of the best linear predictor on any
 released support S are beta_j for j in S (0 for a noise column), so every released
-interval has a known target, whether or not the support is the true one. Logistic: y = 1
+interval has a known target, whether or not the support is the true one. "third slot":
+the coverage over released slopes other than x0 and x1 (the third effect or the noise
+column that took its place), where selection on the same rows biases the conditional
+intervals. Logistic: y = 1
 with probability 1 / (1 + exp(-x'beta)), beta = (1.5, -1.5, 1.0) or (1.5, -1.5, 0.4);
 a logistic sub-model's coefficients are not beta_j when a true column is left out, so its
 coverage is counted over releases of the true support only, and the comparison is
@@ -41,9 +45,9 @@ import dpsubset as dps
 from dpsubset.inference import bootstrap
 
 P, S, B_X, B_Y, NOISE = 10, 3, 1.0, 3.0, 0.5
-BETAS = {"strong": (0.5, -0.5, 0.25), "weak": (0.5, -0.5, 0.1)}
+BETAS = {"strong": (0.5, -0.5, 0.25), "weak": (0.5, -0.5, 0.1), "close": (0.5, -0.5, 0.05)}
 #: Logistic: log-odds coefficients (the scale of a logistic model's effects).
-LOGIT_BETAS = {"strong": (1.5, -1.5, 1.0), "weak": (1.5, -1.5, 0.4)}
+LOGIT_BETAS = {"strong": (1.5, -1.5, 1.0), "weak": (1.5, -1.5, 0.4), "close": (1.5, -1.5, 0.2)}
 
 
 def make_data(n, beta, rng, loss="squared"):
@@ -75,13 +79,13 @@ def one_release(df, full, *, loss, eps, split, seed, share=None):
     for c in cols:
         target = full[int(c[1:])]
         lo, hi = ci.loc[c, 0], ci.loc[c, 1]
-        out.append((lo <= target <= hi, hi - lo, ols.loc[c, 1] - ols.loc[c, 0]))
+        out.append((lo <= target <= hi, hi - lo, ols.loc[c, 1] - ols.loc[c, 0], int(c[1:]) >= 2))
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 
 
 def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None):
     beta = (LOGIT_BETAS if loss == "logistic" else BETAS)[signal]
-    right, cov_all, cov_right, widths, ratios = 0, [], [], [], []
+    right, cov_all, cov_right, cov_contested, widths, ratios = 0, [], [], [], [], []
     t0 = time.time()
     for rep in range(reps):
         rng = np.random.default_rng(seed0 + rep)
@@ -89,9 +93,11 @@ def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None):
         ok, rows = one_release(df, full, loss=loss, eps=eps, split=mode == "split", seed=seed0 + rep,
                                share=share)
         right += ok
-        for covered, w, w_ols in rows:
+        for covered, w, w_ols, contested in rows:
             if ok or loss != "logistic":  # a logistic sub-model's coefficients are not beta_j
                 cov_all.append(covered)
+                if contested:  # the slot the third effect competes for with the noise columns
+                    cov_contested.append(covered)
             if ok:
                 cov_right.append(covered)
             widths.append(w)
@@ -100,6 +106,7 @@ def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None):
                 right_support=right / reps,
                 coverage_all=float(np.mean(cov_all)) if cov_all else float("nan"),
                 coverage_right=float(np.mean(cov_right)) if cov_right else float("nan"),
+                coverage_contested=float(np.mean(cov_contested)) if cov_contested else float("nan"),
                 median_width=float(np.median(widths)), width_vs_ols=float(np.median(ratios)),
                 seconds=time.time() - t0)
 
@@ -123,8 +130,8 @@ def main(argv=None):
     rows = []
     print(f"reps = {args.reps} per cell, {args.draws} bootstrap refits per release, signal {args.signal}")
     print("| loss | n | eps | mode | reps | true support | coverage (all) | coverage (true support) "
-          "| median width | width / OLS |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| coverage (third slot) | median width | width / OLS |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for loss in args.losses:
         for n in args.n:
             for eps in args.eps:
@@ -134,6 +141,7 @@ def main(argv=None):
                     tag = mode if share is None else f"{mode}, share {share:g}"
                     print(f"| {loss} | {n} | {eps:g} | {tag} | {row['reps']} | {row['right_support']:.2f} "
                           f"| {row['coverage_all']:.3f} | {row['coverage_right']:.3f} "
+                          f"| {row['coverage_contested']:.3f} "
                           f"| {row['median_width']:.3g} | {row['width_vs_ols']:.2f} |", flush=True)
                     if args.out:
                         with open(args.out, "a", newline="") as fh:
