@@ -98,7 +98,8 @@ def test_settings_are_checked_before_the_data():
     # the hinge with top-R: the selection confidence only (no model of y to simulate from)
     assert inference_parts(2.0, None, loss="hinge", method="top_r", refit=True) == (0.0, pytest.approx(0.4))
     # logistic with the mistakes mechanism: the intervals only
-    assert inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True) == (pytest.approx(0.4), 0.0)
+    parts = inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True)
+    assert parts == (pytest.approx(0.4), 0.0)
     assert inference_parts(2.0, 1.0, loss="squared", method="top_r", refit=True) == (0.5, 0.5)
 
 

@@ -2,13 +2,15 @@
 
 1. The second moments ``[X_S, y]'[X_S, y]``: the L1 sensitivity of their upper triangle is
    found by brute force over pairs of rows at the box's corners (and random interior rows)
-   and must not exceed the sensitivity the release uses, which it attains; a known-bad
+   and must not exceed the sensitivity the release uses (it reaches 0.6-0.75 of it: the
+   claim adds each entry's largest move, which no one pair attains at once); a known-bad
    (too small) sensitivity, the diagonal alone, is caught. The Laplace release is then
    checked by Monte Carlo: the privacy loss of sampled outputs stays below eps.
 2. The selection confidence: the gaps of the second and of the R-th score to the best
    move by at most 2 Delta each, 4 Delta together, between neighbours (adversarial search
-   over replaced rows, exact scores by enumeration). On these small problems the gap moves far less than Delta, so no
-   known-bad scale can be shown here; the 2 Delta rests on the order statistics argument.
+   over replaced rows, exact scores by enumeration). On these small problems the gaps
+   move far less than Delta, so no known-bad scale can be shown here; the 2 Delta rests
+   on the order-statistics argument.
 3. ``split=True``: the joint law of the two parts' outputs, mixed over every split of a
    small data set, changes by at most max(eps_A, eps_B) between neighbours (parallel
    composition), not eps_A + eps_B. Checked twice: with the release's own mechanisms
