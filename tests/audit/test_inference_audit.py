@@ -2,7 +2,7 @@
 
 1. The second moments ``[X_S, y]'[X_S, y]``: the L1 sensitivity of their upper triangle is
    found by brute force over pairs of rows at the box's corners (and random interior rows)
-   and must not exceed the sensitivity the release uses (it reaches 0.6-0.75 of it: the
+   and must not exceed the sensitivity the release uses (it reaches 0.65-0.9 of it: the
    claim adds each entry's largest move, which no one pair attains at once); a known-bad
    (too small) sensitivity, the diagonal alone, is caught. The Laplace release is then
    checked by Monte Carlo: the privacy loss of sampled outputs stays below eps.
