@@ -185,10 +185,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
         How the exact searches are solved. ``"auto"``: enumeration for small
         C(p, s); else rank-one/rank-two updates with certified bounds, and where
-        those do not close, for least squares the branch and bound with
-        perspective-relaxation bounds (``"branch_and_bound"``,
-        docs/methods/branch-and-bound.md), for the other losses outer approximation
-        with HiGHS (``"outer_approximation"``). ``"pyomo"``: the paper's
+        those do not close, the branch and bound with perspective-relaxation bounds
+        (``"branch_and_bound"``; for the Huber, logistic and hinge losses their
+        Fenchel form, docs/methods/branch-and-bound.md); outer approximation with
+        HiGHS (``"outer_approximation"``) on request. ``"pyomo"``: the paper's
         formulation (9) through Pyomo with an external MIQCP solver (``solver``),
         for ``loss="squared"``; needs ``pip install 'dpsubset[pyomo]'`` and a solver.
         ``"scip"``: the same formulation solved by SCIP through pyscipopt (open
