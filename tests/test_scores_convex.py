@@ -337,6 +337,10 @@ def _race_problem(monkeypatch, name="logistic", lam=0.05):
     enumeration threshold lowered below its C(14, 3) = 364 supports)."""
     import dpsubset.search.exact as exact
     monkeypatch.setattr(exact, "ENUMERATE_BELOW", 10)
+    # The automatic route's outer approximation, as for a scorer without the Fenchel
+    # branch and bound's hooks (a convex scorer with them takes the branch and bound:
+    # tests/test_bnb_convex.py).
+    monkeypatch.setattr(exact, "supports_branch_and_bound", lambda scorer: False)
     # no analytic certificate for the best support: it goes to the outer approximation
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
     X, y = _data(name, n=120, p=14, seed=8)
