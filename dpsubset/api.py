@@ -42,7 +42,7 @@ from .results.usefulness import LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import check_screen, screen_design
 from .inference import (coefficient_inference, confidence_of_selection, inference_parts, rows_of,
-                        split_rows)
+                        split_rows, split_sizes)
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
@@ -312,7 +312,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
     else:
         design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
-    fit_cfg = _check_design(design, cfg, plan, options)
+    fit_cfg = _check_design(design, cfg, plan, options, split)
     bar.update()
     # split=True: disjoint random rows for the selection and the refit (drawn before any row is read)
     select_design, refit_design = _split_design(design, split, rng)
@@ -465,7 +465,7 @@ class _FitSettings:
     r_refit: float = None  # the refit's radius (None: the selection's r)
 
 
-def _check_design(design, cfg, plan, options):
+def _check_design(design, cfg, plan, options, split=False):
     """Step 3's checks: sizes, the defaults of r and lam, representable budgets, usefulness.
 
     Reads only the design's public numbers (n, p, bounds); warns (LowUtilityWarning)
@@ -487,14 +487,16 @@ def _check_design(design, cfg, plan, options):
         cfg.screen.k_for(p, s)  # a k that keeps every column is an error before any release
     # Defaults from public numbers only (bounds, s, the loss): dpsubset/defaults.py.
     # Defaults grow with each stage's public n eps (dpsubset/defaults.py): the selection's
-    # radius and ridge from eps_select, the refit's radius from eps_refit.
+    # radius and ridge from eps_select, the refit's radius from eps_refit, each with the
+    # rows its stage sees (split=True: the parts' public sizes).
+    n_select, n_refit = split_sizes(n) if split else (n, n)
     r = r_refit = cfg.r
     if r is None:
         r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
-                           n=n, eps=plan.eps_select)
+                           n=n_select, eps=plan.eps_select)
         r_refit = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
-                                 n=n, eps=plan.eps_refit) if plan.eps_refit > 0 else r
-    lam = default_lam(n, plan.eps_select, cfg.loss) if cfg.lam is None else cfg.lam
+                                 n=n_refit, eps=plan.eps_refit) if plan.eps_refit > 0 else r
+    lam = default_lam(n_select, plan.eps_select, cfg.loss) if cfg.lam is None else cfg.lam
     # public sizes and the floating-point range, before any search (dpsubset/_validation.py)
     check_sizes(n, p, s)
     if cfg.method in ("top_r", "mistakes"):

@@ -221,3 +221,19 @@ def test_every_real_data_set_loads_with_an_intercept_and_a_public_codebook():
 def test_unknown_real_data_set_is_refused_by_name():
     with pytest.raises(ValueError, match="name: unknown data set 'nope'"):
         load_real_data("nope")
+
+
+def test_split_uses_each_parts_rows_for_its_defaults():
+    """With split=True the selection sees n_select rows and the refit the rest: each default
+    radius (and the ridge) is computed from its own part's public size."""
+    from dpsubset.inference.split import split_sizes
+    d, b = skewed_count(n=4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ .", d, eps=100, s=2, bounds=b, split=True, random_state=0)
+    n_sel, n_ref = split_sizes(len(d))
+    x_b = np.ones(6)
+    assert res.r == pytest.approx(default_radius(x_b, 1.0, 2, [1.0], n=n_sel, eps=res.eps_select))
+    assert res.r_refit == pytest.approx(default_radius(x_b, 1.0, 2, [1.0], n=n_ref, eps=res.eps_refit))
+    assert res.lam == pytest.approx(default_lam(n_sel, res.eps_select))
+    assert res.r < default_radius(x_b, 1.0, 2, [1.0], n=len(d), eps=res.eps_select)

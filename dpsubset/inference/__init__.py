@@ -16,8 +16,8 @@ from .budget import DEFAULT_INFERENCE_SHARE, inference_parts
 from .confidence import SelectionConfidence
 from .intervals import CoefficientInference
 from .release import coefficient_inference, confidence_of_selection
-from .split import DEFAULT_SPLIT_FRACTION, rows_of, split_rows
+from .split import DEFAULT_SPLIT_FRACTION, rows_of, split_rows, split_sizes
 
 __all__ = ["DEFAULT_INFERENCE_SHARE", "DEFAULT_SPLIT_FRACTION", "inference_parts",
            "SelectionConfidence", "CoefficientInference", "coefficient_inference",
-           "confidence_of_selection", "rows_of", "split_rows"]
+           "confidence_of_selection", "rows_of", "split_rows", "split_sizes"]

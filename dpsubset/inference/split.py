@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_SPLIT_FRACTION", "split_rows", "rows_of"]
+__all__ = ["DEFAULT_SPLIT_FRACTION", "split_rows", "split_sizes", "rows_of"]
 
 #: Share of the rows the selection sees with ``split=True``.
 DEFAULT_SPLIT_FRACTION = 0.5
+
+
+def split_sizes(n, fraction=DEFAULT_SPLIT_FRACTION):
+    """(rows of the selection, rows of the refit) under ``split=True``: public, from n alone."""
+    n_select = int(round(fraction * n))
+    return n_select, n - n_select
 
 
 def split_rows(n, rng, fraction=DEFAULT_SPLIT_FRACTION):
@@ -42,8 +48,8 @@ def split_rows(n, rng, fraction=DEFAULT_SPLIT_FRACTION):
     ValueError
         When a part would have fewer than 2 rows.
     """
-    n_select = int(round(fraction * n))
-    if n_select < 2 or n - n_select < 2:
+    n_select, n_refit = split_sizes(n, fraction)
+    if n_select < 2 or n_refit < 2:
         raise ValueError(f"split=True needs at least 2 rows in each part; n = {n} rows split at "
                          f"{fraction:g} gives {n_select} and {n - n_select}: use split=False")
     perm = rng.permutation(n)
