@@ -35,6 +35,7 @@ def test_the_r_example_settings_warn_for_selection_and_refit():
     assert "selection no better than chance" in sel and "C(10, 3) = 120" in sel
     assert "Delta = 2.94e+07" in sel and "eps_select = 0.5" in sel
     assert "times the selection budget" in sel and "interval bounds (lo, hi)" in sel
+    assert "dps.plan" in sel and "sample-size.md" in sel   # where to plan the rows or eps
     assert "refit noise" in refit and "'mpg'" in refit and "smaller r" in refit and "refit=False" in refit
 
 

@@ -160,7 +160,8 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
                 f"r = {_fmt(r)}), even data on which one support fits perfectly would give that support with "
                 f"probability at most {P:.2%} (chance: {1 / N:.2%} among C({p}, {s}) = {N} supports). "
                 f"What would help: about {_fmt(factor)} times the selection budget (or about that many times "
-                f"the rows), a smaller r, {helps_bounds}, or a smaller s")
+                f"the rows), a smaller r, {helps_bounds}, or a smaller s. To plan the rows or eps a release "
+                f"needs, from an assumed effect size: dps.plan (docs/guide/sample-size.md)")
     if refit and loss in REGRESSION_LOSSES:
         dim = len(design.forced_names) + s
         noise = refit_noise_floor(loss, dim, eps_refit=eps_refit, row_bound=R, b_y=b_y, r=r, n=n,
