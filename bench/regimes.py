@@ -247,7 +247,8 @@ def main():
     grid = cells(args)
     print(f"{len(grid)} cells x {args.datasets} data sets x {len(args.methods)} methods; "
           f"time_limit={args.time_limit:g} s per call; search={args.search!r}; eps={EPS:g}, "
-          f"bounds=({B_X}, {B_Y}), formula 'y ~ 0 + .'", file=sys.stderr)
+          f"bounds=({B_X}, {B_Y}), formula 'y ~ 0 + .' ('y ~ .' for logistic and hinge)",
+          file=sys.stderr)
     rows = []
     new_file = args.csv is not None and not os.path.exists(args.csv)
     for i, cell in enumerate(grid, 1):

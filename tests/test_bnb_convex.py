@@ -252,3 +252,16 @@ def test_others_count_for_the_threshold_only(seed, loss):
     got = {tuple(r) for r in np.sort(res.supports, axis=1)}
     rest = [i for i in fam if tuple(S[i]) not in got]
     assert all(v[i] >= res.threshold - 1e-9 for i in rest)
+
+
+def test_node_budget_of_the_convex_losses():
+    # A Fenchel node costs about one or two Newton scores, not 500 least-squares scores:
+    # the branch and bound may expand about half as many nodes as there are supports
+    # before enumeration is cheaper.
+    from dpsubset.search import exact
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(60, 30))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    sc = ConvexLossScorer(X, y, 1.0, 1.0, loss="logistic")
+    search = SubsetSearch(sc, 5)
+    assert search._node_budget() == max(100, 142506 // exact.CONVEX_NODE_COST)

@@ -51,6 +51,10 @@ ENUMERATE_BELOW = 50_000
 # after C(p, s) / NODE_COST nodes, which bounds the cost of a weak relaxation (pure
 # noise with a small ridge) by about that of scoring every support.
 NODE_COST = 500
+# The same for the convex losses (the Fenchel bounds): a node (a dozen passes over the
+# data) costs about as much as one or two scores (Newton solves): 3 ms a node against
+# 3.5 ms a score at p = 100, n = 6400 (docs/benchmarks/regimes.md, the profile).
+CONVEX_NODE_COST = 2
 # The same hand-over for the outer approximation (the route of the convex losses), whose
 # master problems can stall where the scores are flat (a small ridge, weak signal).
 # Where C(p, s) <= ENUMERATION_LIMIT, all the outer-approximation solves of one search
@@ -210,7 +214,8 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
     def _node_budget(self):
         """Nodes after which enumeration is cheaper (None: enumeration is refused)."""
         total = comb(self.p, self.s)
-        return None if total > ENUMERATION_LIMIT else max(100, total // NODE_COST)
+        cost = NODE_COST if self.scorer.loss == "squared" else CONVEX_NODE_COST
+        return None if total > ENUMERATION_LIMIT else max(100, total // cost)
 
     def _branch_and_bound(self, problem, **kw):
         """:func:`branch_and_bound` with this search's deadline, progress and moments."""
