@@ -265,3 +265,24 @@ def test_node_budget_of_the_convex_losses():
     sc = ConvexLossScorer(X, y, 1.0, 1.0, loss="logistic")
     search = SubsetSearch(sc, 5)
     assert search._node_budget() == max(100, 142506 // exact.CONVEX_NODE_COST)
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+def test_compact_points_and_dives_keep_the_list_exact(loss, monkeypatch):
+    # A small memory limit: no open node stays whole (their points go to the compact
+    # form, alpha in single precision, and are rebuilt, clipped into the box, when
+    # expanded) and the search dives; the list is still enumeration's.
+    from dpsubset.search.limits import MemoryBudget
+    sc, s, _ = _problem(5, loss, p_range=(12, 13), s_range=(3, 4))
+    whole = FenchelBound(ConvexDuals(sc)).dense_bytes(sc.p) + bb.NODE_OVERHEAD
+    budget = MemoryBudget(7.9 * whole)  # a quarter of the dive's share holds no whole node
+    assert bb._whole_max(budget.share(bb.DIVE_SHARE), whole - bb.NODE_OVERHEAD) == 0
+    rebuilt = []
+    orig = FenchelBound.rebuild
+    monkeypatch.setattr(FenchelBound, "rebuild",
+                        lambda self, compact: rebuilt.append(1) or orig(self, compact))
+    small = branch_and_bound(sc, s, keep=4, leaf_max=1, memory=budget)
+    assert small.nodes > 10 and len(rebuilt) >= small.nodes - 1
+    S, v = score_all(sc, s)
+    _same_up_to_ties(small.supports, small.scores, S, v, 4)
+    assert small.certificate.closed and budget.total == 0
