@@ -293,6 +293,13 @@ class _KBest:
         self.S, self.v = S[order], v[order]
         self._thr = None
 
+    def trim(self):
+        """Drop the members above the final threshold: with ``others``, members offered
+        before the others' scores lowered it (without, there are none). The threshold
+        is kept as it was: every member not in the list scores at least it."""
+        ok = self.v <= self.threshold
+        self.S, self.v = self.S[ok], self.v[ok]
+
 
 def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.inf,
                      seeds=(), others=None, deadline=None, verbose=False,
@@ -472,9 +479,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     finally:
         memory.release(key)
         bar.close()
-    if others is not None:  # members offered before the others' threshold fell below them
-        inside_thr = best.v <= best.threshold
-        best.S, best.v = best.S[inside_thr], best.v[inside_thr]
+    best.trim()
     cert = _certificate(best, keep, problem, nodes, time.perf_counter() - t0)
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
                                 peak_open_bytes=size["peak"], dived=dived,
