@@ -34,6 +34,7 @@
   c("\\*\\*", "^"),
   c("raw=True", "raw = TRUE"),
   # results methods
+  c("res\\.get_prediction\\(newdata\\)", "predict(fit, newdata, interval = \"confidence\")"),
   c("res\\.predict\\(newdata\\)", "predict(fit, newdata)"),
   c("res\\.summary\\(\\)", "summary(fit)"),
   c("res\\.tidy\\(\\)", "tidy(fit)"),
