@@ -181,9 +181,12 @@
 #'   and bound dives depth first at half of it, and past it the call stops like a
 #'   timeout (an error) and nothing is released.
 #' @param random_state `NULL` or a whole number (see Randomness).
-#' @param verbose Show progress (printed by Python), and the exact search's
-#'   solves (how many, by which route): NON-PRIVATE, since they depend on the
-#'   data; for your terminal only, not for publication.
+#' @param verbose `NULL` (the default): a progress bar once the call has run 2 s,
+#'   when R runs in a terminal (Rscript, R in a shell; not RStudio's console), with
+#'   the stage and the seconds left before `time_limit`. `TRUE`: the bar at once,
+#'   and the exact search's solves (how many, by which route): NON-PRIVATE, since
+#'   they depend on the data; for your terminal only, not for publication.
+#'   `FALSE`: nothing.
 #' @param na.action What to do with missing values: only `"fail"` (or
 #'   `na.fail`), see Missing values.
 #' @param ... Not used; an error if given (arguments are matched by name, as in
@@ -243,7 +246,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
                                       "pyomo", "scip"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
-                           memory_limit = NULL, random_state = NULL, verbose = FALSE, method_options = NULL, na.action = "fail",
+                           memory_limit = NULL, random_state = NULL, verbose = NULL, method_options = NULL, na.action = "fail",
                            ...) {
   cl <- match.call()
   # do.call() puts the data.frame itself into the call: keep only a placeholder name;
@@ -304,11 +307,15 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   send <- ftxt$vars
   if (!is.null(send)) send <- union(send, intersect(keys, names(data)))
   cols <- .encode_frame(data, send)
+  if (!is.null(verbose) && !(is.logical(verbose) && length(verbose) == 1L && !is.na(verbose))) {
+    stop("verbose must be NULL (a progress bar when the call runs past 2 s in a terminal), TRUE or FALSE",
+         call. = FALSE)
+  }
   args <- list(eps = eps, s = s, method = method, bounds = .bounds_plain(bounds), r = r, lam = lam, R = R,
                gap_check = gap_check, eps0 = eps0, delta = delta,
                keep = if (is.null(keep)) NULL else as.list(keep), loss = loss, refit = refit,
                eps_select = eps_select, eps_refit = eps_refit, search = search, time_limit = time_limit,
-               random_state = random_state, verbose = isTRUE(verbose))
+               random_state = random_state, verbose = verbose)
   # Optional arguments go only when given, so the call also works with Python
   # versions of dpsubset that predate them.
   if (!is.null(method_options)) args$method_options <- method_options

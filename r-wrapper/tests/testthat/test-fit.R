@@ -337,3 +337,16 @@ test_that("screen= runs a private screen before top-R and the report counts both
   expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 2),
                "larger than s", class = "dpsubset_ValueError")
 })
+
+test_that("verbose defaults to NULL: Python's automatic bar (terminal only), TRUE and FALSE as before", {
+  skip_if_no_python()
+  expect_null(formals(dp_best_subset)$verbose)
+  d <- data.frame(y = c(1, 2, 3, 4, 5, 6, 7, 9), a = c(1, 3, 2, 5, 4, 6, 8, 7), b = c(2, 1, 2, 1, 2, 1, 2, 1))
+  b <- dpsubset_bounds(x = list(a = c(0, 10), b = c(0, 3)), y = c(0, 10))
+  # a quick call under testthat (no terminal) prints nothing with the default
+  out <- capture.output(fit <- suppressWarnings(
+    dp_best_subset(y ~ a + b, data = d, eps = 4, s = 1, bounds = b, random_state = 1)), type = "message")
+  expect_identical(out, character(0))
+  expect_s3_class(fit, "dpsubset")
+  expect_error(dp_best_subset(y ~ a + b, data = d, eps = 4, s = 1, bounds = b, verbose = "yes"))
+})
