@@ -349,3 +349,26 @@ def test_cli_module_has_no_unused_import():
     buf = io.StringIO()
     pyflakes.check(pathlib.Path(cli.__file__).read_text(), cli.__file__, Reporter(buf, buf))
     assert buf.getvalue() == ""
+
+
+def test_fit_with_inference_prints_intervals_and_the_stage(csv, capsys):
+    """--inference (issue 26 in the CLI): the summary has the private std err and interval
+    columns, and the report lists the inference stage with its eps."""
+    assert main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
+                 "--inference", "--eps-inference", "4", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "std err" in out and "0.975" in out
+    assert "inference" in out.lower()
+    # without the flag the summary says how to get them
+    main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5", "--seed", "1"])
+    assert "std err" not in capsys.readouterr().out
+
+
+def test_fit_split_and_an_eps_inference_without_inference_is_refused(csv, capsys):
+    assert main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
+                 "--split", "--seed", "1"]) == 0
+    assert "Privacy report" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
+              "--eps-inference", "4", "--seed", "1"])
+    assert "inference" in capsys.readouterr().err

@@ -96,9 +96,18 @@ def build_parser():
     fit.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                      help="a method option (repeatable), e.g. --option blocks=20")
     fit.add_argument("--r", type=float, default=None,
-                     help="radius of the coefficient ball (default b_y / sqrt(B_s), from the bounds)")
-    fit.add_argument("--lam", type=float, default=None, help="ridge of the scores (default 1)")
+                     help="radius of the coefficient ball (default A / sqrt(B_s): A = b_y, grown with n eps "
+                          "above 20,000; docs/guide/choosing-settings.md)")
+    fit.add_argument("--lam", type=float, default=None,
+                     help="ridge of the scores (default 1, less above n eps = 10,000)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
+    fit.add_argument("--inference", action="store_true",
+                     help="also release private standard errors, intervals and the selection confidence "
+                          "(docs/guide/inference.md); spends --eps-inference of --eps")
+    fit.add_argument("--eps-inference", type=float, default=None,
+                     help="the part of --eps for --inference (default 0.2 eps)")
+    fit.add_argument("--split", action="store_true",
+                     help="select on one random half of the rows and refit on the other")
     fit.add_argument("--search", default="auto",
                      choices=("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"),
                      help="exact search; 'pyomo' solves the paper's formulation (9) with "
@@ -293,6 +302,7 @@ def _fit(args, parser):
                              bounds=bounds, loss=args.loss, keep=args.keep or None,
                              eps_select=args.eps_select, eps_refit=args.eps_refit,
                              r=args.r, lam=args.lam, refit=not args.no_refit,
+                             inference=args.inference, eps_inference=args.eps_inference, split=args.split,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
                              memory_limit=args.memory_limit,
                              random_state=args.seed, method_options=dict(args.option) or None,
