@@ -36,6 +36,19 @@ from dpsubset.design.build import build_design
 from dpsubset.studies.real_data import load_real_data, real_data_names
 
 
+def _data_sets(names):
+    """(RealDataSet, its design) for each name; a data set whose extra is missing is said and skipped."""
+    for name in names:
+        try:
+            ds = load_real_data(name)
+        except ImportError as err:
+            print(f"| {name} | skipped: {err} |")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield ds, build_design(ds.formula, ds.data, ds.bounds)
+
+
 def ols_rss_table(X, y, s):
     """{support: RSS} of OLS with an intercept for every support of size s (centred moments)."""
     n = len(y)
@@ -85,15 +98,7 @@ def refit_table(names, s_values, eps_list, draws):
     from dpsubset.refit.objective import objective_perturbation
     print("| data | n | s | eps_refit | new r_refit | MSE / OLS MSE | fixed r | MSE / OLS MSE |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name in names:
-        try:
-            ds = load_real_data(name)
-        except ImportError as err:
-            print(f"| {name} | skipped: {err} |")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            design = build_design(ds.formula, ds.data, ds.bounds)
+    for ds, design in _data_sets(names):
         for s in s_values:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the non-private reference says it is not private
@@ -105,7 +110,7 @@ def refit_table(names, s_values, eps_list, draws):
             mse_ols = float(np.mean((y - A @ coef) ** 2))
             row_bound = largest_row_norm(design.x_bounds[idx], s, design.forced_bounds)
             for eps in eps_list:
-                row = [name, design.n, s, f"{eps:g}"]
+                row = [ds.name, design.n, s, f"{eps:g}"]
                 for n_rule in (design.n, None):
                     r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, n=n_rule, eps=eps)
                     ratios = [float(np.mean((y - A @ np.asarray(objective_perturbation(
@@ -136,15 +141,7 @@ def main(argv=None):
     print("| data | n | p | s | eps | A | lam | near-best | mean excess RSS % | worst OLS rank | "
           + ("fixed rule: near-best | fixed: worst rank | " if args.compare_fixed else "") + "s/call |")
     print("|---" * (11 + 2 * args.compare_fixed) + "|")
-    for name in names:
-        try:
-            ds = load_real_data(name)
-        except ImportError as err:
-            print(f"| {name} | skipped: {err} |")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            design = build_design(ds.formula, ds.data, ds.bounds)
+    for ds, design in _data_sets(names):
         X, y = design.data.X, design.data.y
         eps_list = args.eps or ([1, 2, 5, 10, 50] + ([500] if design.n < 2000 else []))
         if args.at_target:
@@ -154,7 +151,7 @@ def main(argv=None):
             order = {S: k + 1 for k, S in enumerate(sorted(rss, key=rss.get))}
             for eps in eps_list:
                 near, ex, worst, A, lam, secs = run_cell(ds, design, s, eps, args.draws, False, rss, order)
-                row = [name, design.n, X.shape[1], s, f"{eps:g}", f"{A:.2f}", f"{lam:.3g}",
+                row = [ds.name, design.n, X.shape[1], s, f"{eps:g}", f"{A:.2f}", f"{lam:.3g}",
                        f"{near}/{args.draws}", f"{ex:.2f}", worst]
                 if args.compare_fixed:
                     fnear, _, fworst, *_ = run_cell(ds, design, s, eps, args.draws, True, rss, order)
