@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import time
 import warnings
 
@@ -51,7 +50,6 @@ def _data_sets(names):
 
 def ols_rss_table(X, y, s):
     """{support: RSS} of OLS with an intercept for every support of size s (centred moments)."""
-    n = len(y)
     Xc = X - X.mean(0)
     yc = y - y.mean()
     G = Xc.T @ Xc
