@@ -510,7 +510,8 @@ def _check_design(design, cfg, plan, options, split=False):
     # settings under which no data could make the release useful (public inputs only)
     for msg in release_warnings(design, s=s, loss=cfg.loss, loss_options=loss_options, r=r,
                                 method=cfg.method, eps_select=plan.eps_select, eps_refit=plan.eps_refit,
-                                refit=cfg.refit, refit_delta=cfg.refit_delta):
+                                refit=cfg.refit, refit_delta=cfg.refit_delta, r_refit=r_refit,
+                                n_select=n_select, n_refit=n_refit):
         warnings.warn(msg, LowUtilityWarning, stacklevel=3)
     return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options, r_refit=r_refit)
 

@@ -76,3 +76,14 @@ def test_selection_best_case_formula():
     P, t, _ = selection_best_case(eps_select=1.0, Delta=1.0, gap=0.0, p=10, s=3)
     assert P == pytest.approx(1 / N)
     assert selection_best_case(1.0, 1.0, 1.0, p=5, s=5)[0] == 1.0
+
+
+def test_split_warns_with_each_parts_rows():
+    """split=True: the selection sees half the rows and the refit the other half; the warnings
+    say so (n = 16 of 32), as their sensitivities are those of the parts."""
+    _, whole = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), r=50,
+                                 random_state=1)
+    _, parts = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), r=50,
+                                 random_state=1, split=True)
+    assert all("n = 32" in m for m in whole)
+    assert len(parts) == 2 and all("n = 16" in m for m in parts)

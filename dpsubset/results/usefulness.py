@@ -115,7 +115,7 @@ def refit_noise_floor(loss, dim, *, eps_refit, row_bound, b_y, r, n, delta=0.0, 
 
 
 def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, eps_refit, refit,
-                     refit_delta=None):
+                     refit_delta=None, r_refit=None, n_select=None, n_refit=None):
     """Messages for settings under which a release cannot beat chance (public inputs only).
 
     Parameters
@@ -125,6 +125,10 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
         of the response, and the response's public map.
     s, loss, loss_options, r, method, eps_select, eps_refit, refit, refit_delta
         The call's settings.
+    r_refit : float, optional
+        The refit's radius (None: ``r``).
+    n_select, n_refit : int, optional
+        Rows each stage sees (``split=True``: the parts' public sizes; None: n).
 
     Returns
     -------
@@ -137,7 +141,9 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
     from ..defaults import largest_row_norm
     from ..losses import REGRESSION_LOSSES, make_loss
 
-    n, p = int(design.n), len(design.candidate_names)
+    p = len(design.candidate_names)
+    n = int(design.n if n_select is None else n_select)
+    r_refit = r if r_refit is None else r_refit
     R = largest_row_norm(design.x_bounds, s, design.forced_bounds)
     a = r * R
     b_y = float(design.b_y)
@@ -164,6 +170,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
                 f"needs, from an assumed effect size: dps.plan (docs/guide/sample-size.md)")
     if refit and loss in REGRESSION_LOSSES:
         dim = len(design.forced_names) + s
+        r, n = r_refit, int(design.n if n_refit is None else n_refit)
         noise = refit_noise_floor(loss, dim, eps_refit=eps_refit, row_bound=R, b_y=b_y, r=r, n=n,
                                   delta=refit_delta or 0.0, loss_options=loss_options)
         if noise > b_y:
