@@ -663,3 +663,71 @@ def test_html_escapes_and_file_suffix_picks_the_format(three_fits, tmp_path):
     # an explicit fmt wins over the suffix
     text = dps.summary_table(three_fits, fmt="text", file=tmp_path / "t.tex")
     assert (tmp_path / "t.tex").read_text() == text and r"\begin{table}" not in text
+
+
+# ---------------------------------------------------------------- tidy / glance with inference=True
+
+def _inference_frame(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 6))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)])
+    df["y"] = X[:, :3] @ [0.5, -0.5, 0.25] + 0.5 * rng.standard_normal(n)
+    return df
+
+
+@pytest.fixture(scope="module")
+def inferred():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dps.LowUtilityWarning)
+        return dps.dp_best_subset("y ~ .", _inference_frame(), eps=8.0, s=3, bounds=(1.0, 3.0),
+                                  inference=True, random_state=5)
+
+
+def test_tidy_with_inference_has_broom_columns_from_the_release(inferred):
+    """tidy() of a fit with inference=True carries broom's std.error, statistic, p.value
+    (and conf.low, conf.high with conf_int=True) right after estimate, equal to the
+    released bse, tvalues, pvalues and conf_int, NaN for the terms not selected."""
+    res = inferred
+    td = res.tidy()
+    assert list(td.columns[:5]) == ["term", "estimate", "std.error", "statistic", "p.value"]
+    assert "conf.low" not in td.columns
+    on = td["term"].isin(["Intercept"] + res.support).to_numpy()
+    np.testing.assert_array_equal(td["std.error"].to_numpy(), res.bse.to_numpy())
+    np.testing.assert_array_equal(td["statistic"].to_numpy(), res.tvalues.to_numpy())
+    np.testing.assert_array_equal(td["p.value"].to_numpy(), res.pvalues.to_numpy())
+    assert (td.loc[on, "std.error"] > 0).all() and td.loc[~on, "std.error"].isna().all()
+    ci = res.tidy(conf_int=True, conf_level=0.9)
+    assert list(ci.columns[:7]) == ["term", "estimate", "std.error", "statistic", "p.value",
+                                    "conf.low", "conf.high"]
+    want = res.conf_int(alpha=0.1)
+    np.testing.assert_allclose(ci["conf.low"].to_numpy(), want[0].to_numpy())
+    np.testing.assert_allclose(ci["conf.high"].to_numpy(), want[1].to_numpy())
+    wide = res.tidy(conf_int=True)   # 95 % by default: wider than 90 %
+    assert ((wide["conf.high"] - wide["conf.low"])[on] > (ci["conf.high"] - ci["conf.low"])[on]).all()
+    assert (ci.loc[on, "conf.low"] < ci.loc[on, "conf.high"]).all() and ci.loc[~on, "conf.low"].isna().all()
+
+
+def test_glance_with_inference_has_its_eps_and_the_selection_confidence(inferred):
+    res = inferred
+    row = res.glance().iloc[0]
+    spent = sum(st["eps"] for st in res.privacy.stages if st["stage"].startswith("inference"))
+    assert spent > 0 and row["eps_inference"] == pytest.approx(spent)
+    assert row["inference_mode"] == "conditional"
+    conf = res.selection_confidence
+    assert row["selection_conf_low"] == conf.prob_lower and row["selection_conf_high"] == conf.prob_upper
+    assert row["selection_conf_level"] == conf.level and row["selection_verdict"] == conf.statement
+    assert 0.0 <= row["selection_conf_low"] <= row["selection_conf_high"] <= 1.0
+
+
+def test_without_inference_tidy_and_glance_show_no_inference_columns(fits):
+    """No column of NaN that would look like a result; asking for intervals says how to get them."""
+    res = fits[0]
+    assert not set(res.tidy().columns) & {"std.error", "statistic", "p.value", "conf.low", "conf.high"}
+    assert not set(res.glance().columns) & {"eps_inference", "inference_mode", "selection_conf_low",
+                                            "selection_verdict"}
+    with pytest.raises(dps.NotReleasedError, match=r"tidy\(conf_int=True\).*inference=True"):
+        res.tidy(conf_int=True)
+    with pytest.raises(ValueError, match="conf_level"):
+        res.tidy(conf_int=True, conf_level=95)
+    with pytest.raises(TypeError, match="conf_int"):
+        res.tidy(conf_int="yes")

@@ -598,8 +598,15 @@ class DPSubsetResults:
                 f"guarantee={self.privacy.guarantee!r}, eps={self.privacy.eps:.4g})")
 
     # ---- broom-style frames -----------------------------------------------------------
-    def tidy(self):
+    def tidy(self, conf_int=False, conf_level=0.95):
         """One row per term, the shape broom's ``tidy()`` gives.
+
+        Parameters
+        ----------
+        conf_int : bool, default False
+            Add ``conf.low`` and ``conf.high``, the private intervals at ``conf_level``
+            (needs ``inference=True``; otherwise NotReleasedError says how to get them).
+        conf_level : float in (0, 1), default 0.95
 
         Returns
         -------
@@ -611,10 +618,14 @@ class DPSubsetResults:
             ``forced`` (bool: always in), ``status`` (``"forced"``,
             ``"selected"`` or ``"not selected"``), ``clip_lo`` and ``clip_hi``
             (the public clipping interval of the column; NaN for the intercept and
-            when the bounds were taken from the data). There is no ``std.error``
-            or ``p.value``: none is released privately.
+            when the bounds were taken from the data). With ``inference=True``,
+            broom's ``std.error``, ``statistic`` and ``p.value`` (and ``conf.low``,
+            ``conf.high``) follow ``estimate``, NaN off the support
+            (:mod:`dpsubset.results.broom`); without it there are none.
         """
+        from .broom import tidy_inference
         terms = self.terms
+        uncertainty = tidy_inference(self, terms, conf_int, conf_level)   # checks before any work
         if self.params is None:
             est = np.full(len(terms), np.nan)
         else:
@@ -627,6 +638,7 @@ class DPSubsetResults:
         return pd.DataFrame({
             "term": pd.Series(terms, dtype=object),
             "estimate": est,
+            **uncertainty,
             "selected": np.array([t in support for t in terms], dtype=bool),
             "forced": np.array([t in forced for t in terms], dtype=bool),
             "status": pd.Series([self._status(t) for t in terms], dtype=object),
@@ -653,8 +665,12 @@ class DPSubsetResults:
             ``bounds_public``, ``r``, ``lam``, ``formula``, ``response``. No
             goodness-of-fit statistics: they would be computed from the private data.
             No count of the exact solves either: it depends on the data
-            (:attr:`PrivacyReport.exact_search`).
+            (:attr:`PrivacyReport.exact_search`). With ``inference=True``: ``eps_inference``,
+            ``inference_mode`` and the selection confidence (``selection_conf_low``,
+            ``selection_conf_high``, ``selection_conf_level``, ``selection_verdict``;
+            :func:`dpsubset.results.broom.glance_inference`).
         """
+        from .broom import glance_inference
         rep = self.privacy
         row = dict(
             nobs=int(self.nobs), n_candidates=int(self.p), n_forced=len(self.forced),
@@ -673,6 +689,7 @@ class DPSubsetResults:
             lam=float("nan") if self.lam is None else float(self.lam),
             formula=self.formula, response=self.response,
         )
+        row.update(glance_inference(self))
         return pd.DataFrame([row])
 
     def summary(self, title=None):
