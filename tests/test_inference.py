@@ -11,7 +11,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.inference import inference_parts, split_rows
-from dpsubset.inference.confidence import lower_probability, selection_confidence
+from dpsubset.inference.confidence import best_support_log_odds, selection_confidence
 from dpsubset.inference.moments import (release_second_moments, second_moment_sensitivity,
                                         simulation_model)
 from dpsubset.inference.release import refit_callable
@@ -160,6 +160,55 @@ def test_the_bootstrap_reruns_the_release_mechanism():
     np.testing.assert_allclose(got, want, atol=1e-9)
 
 
+@pytest.mark.parametrize("loss, opts, eps, r", [("squared", {}, 2.0, 1.0),
+                                                 ("huber", {"huber_h": 1.5}, 2.0, 2.0),
+                                                 ("logistic", {}, 2.0, 4.0),
+                                                 ("logistic", {}, 0.3, 1.0)])  # the ball binds
+def test_the_fast_bootstrap_refit_agrees_with_the_certified_solve(loss, opts, eps, r):
+    """The bootstrap's refit skips the rounding certificate and batches the draws; given the
+    same noise (same generator) it returns the certified mechanism's coefficients to within
+    its accuracy d_max = 1e-8 r (the closed form of least squares to rounding)."""
+    from dpsubset.inference.fast_refit import BootstrapRefit
+    rng = np.random.default_rng(3)
+    n = 1500
+    A = np.hstack([np.ones((n, 1)), rng.uniform(-1, 1, (n, 3))])
+    if loss == "logistic":
+        y = np.where(rng.random(n) < 1 / (1 + np.exp(-A @ [0.2, 1.5, -1.5, 1.0])), 1.0, -1.0)
+    else:
+        y = np.clip(A @ [0.0, 0.5, -0.5, 0.25] + 0.5 * rng.standard_normal(n), -3, 3)
+    fast = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=3.0, r=r, delta=0.0,
+                          loss_options=opts, start=np.array([0.1, 1.0, -1.0, 0.5]))
+    for seed in range(4):
+        want = objective_perturbation(A, y, loss=loss, eps=eps, row_bound=2.0, b_y=3.0, r=r,
+                                      rng=np.random.default_rng(seed), **opts).coef
+        got = fast(A, y, np.random.default_rng(seed))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-8 * r if loss != "squared" else 1e-12)
+    # a batch: each draw solves its own problem with its own noise (not one noise for all)
+    batch = fast.batch(np.repeat(A[None], 3, axis=0), np.repeat(y[None], 3, axis=0),
+                       np.random.default_rng(0))
+    assert np.ptp(batch, axis=0).max() > 1e-6
+
+
+def test_batched_simulation_is_the_model():
+    """simulate_batch draws each data set from the model: the columns' means and covariance,
+    the clipping to the box, and the response's noise level."""
+    from dpsubset.inference.bootstrap import simulate_batch
+    from dpsubset.inference.moments import SimulationModel
+    cov = np.array([[0.2, 0.05], [0.05, 0.1]])
+    model = SimulationModel(coef=np.array([0.3, 1.0, -1.0]), sigma2=0.25, sigma2_floor=1e-4,
+                            rss_weights=np.zeros(1), noise_scale=0.0, dof=10, mean=np.array([0.1, 0.0]),
+                            cov=cov, intercept=True)
+    A, y = simulate_batch(model, 20000, np.array([1.0, 5.0, 5.0]), 30.0, np.random.default_rng(1), 3)
+    assert A.shape == (3, 20000, 3) and y.shape == (3, 20000) and (A[..., 0] == 1).all()
+    Z = A[0, :, 1:]
+    np.testing.assert_allclose(Z.mean(axis=0), [0.1, 0.0], atol=0.01)
+    np.testing.assert_allclose(np.cov(Z.T), cov, atol=0.01)
+    resid = y - A @ model.coef
+    np.testing.assert_allclose(resid.std(axis=1), 0.5, rtol=0.03)
+    clipped, _ = simulate_batch(model, 5000, np.array([1.0, 0.3, 0.3]), 0.5, np.random.default_rng(2), 2)
+    assert np.abs(clipped[..., 1:]).max() <= 0.3
+
+
 def test_huber_intervals():
     res = dps.dp_best_subset("y ~ .", _frame(1500, seed=6), eps=8.0, s=3, bounds=(1.0, 3.0),
                              loss="huber", inference=True, random_state=3)
@@ -200,8 +249,55 @@ def test_selection_confidence_bound():
                                  rng=np.random.default_rng(0))
     assert small.prob_lower < 0.5 < small.prob_upper and "nothing shows" in small.statement
     assert 0 <= small.prob_lower <= small.prob_upper <= 1
-    # the lower bound is the exponential mechanism's probability when every other support has the gap
-    assert lower_probability(0.0, eps_mech=1.0, Delta=1.0, p=5, s=2) == pytest.approx(1 / 10)
+    # one support only: certain, whatever the scores
+    one = selection_confidence([0.3], eps_mech=1.0, Delta=0.01, p=3, s=3, eps=0.1,
+                               rng=np.random.default_rng(0))
+    assert one.prob_lower == one.prob_upper == 1.0
+
+
+@pytest.mark.parametrize("R", [1, 4, 10])
+def test_log_odds_is_the_mechanisms_own_probability(R):
+    """The released statistic is the log-odds of top-R's exact law (and of the exponential
+    mechanism's when the list holds every support), not an approximation of it."""
+    from dpsubset.mechanisms import top_r_distribution
+    from dpsubset.search.candidates import TopRCandidates
+    from dpsubset.search.enumeration import all_supports
+
+    rng = np.random.default_rng(R)
+    p, s, eps_mech, Delta = 5, 2, 3.0, 0.05
+    supports = all_supports(p, s)
+    scores = np.sort(rng.uniform(0.0, 0.3, len(supports)))
+    # the scores are sorted in the lexicographic order of the supports: the best is the first
+    cands = TopRCandidates(supports=supports[:R], scores=scores[:R], p=p, s=s)
+    prob_best = top_r_distribution(cands, eps_mech, Delta)[0]
+    lo, hi = best_support_log_odds(scores[:R], eps_mech=eps_mech, Delta=Delta, p=p, s=s)
+    assert lo == hi and 1.0 / (1.0 + np.exp(-lo)) == pytest.approx(prob_best, rel=1e-12)
+    # a prefix of the ranking (the exponential mechanism's list) brackets the full list's value
+    full = best_support_log_odds(scores, eps_mech=eps_mech, Delta=Delta, p=p, s=s, outside_as_last=False)
+    assert full[0] == full[1]
+    if R > 1:
+        a, b = best_support_log_odds(scores[:R], eps_mech=eps_mech, Delta=Delta, p=p, s=s,
+                                     outside_as_last=False)
+        assert a <= full[0] <= b and (R == len(supports) or a < b)
+
+
+@pytest.mark.parametrize("outside_as_last", [True, False])
+def test_selection_confidence_covers_at_its_level(outside_as_last):
+    """Over repeated noisy releases the bounds hold the mechanism's true P(best) at 95 %
+    (exactly, for top-R's one statistic; at least, for the exponential mechanism's bracket)."""
+    scores = np.array([0.0, 0.004, 0.006, 0.02, 0.05])
+    kw = dict(eps_mech=2.0, Delta=0.002, p=6, s=2)
+    lo, hi = best_support_log_odds(scores, outside_as_last=outside_as_last, **kw)
+    true_lo, true_hi = 1 / (1 + np.exp(-lo)), 1 / (1 + np.exp(-hi))
+    rng = np.random.default_rng(5)
+    hits = [(c.prob_lower <= true_lo) and (true_hi <= c.prob_upper)
+            for c in (selection_confidence(scores, eps=0.5, rng=rng, outside_as_last=outside_as_last, **kw)
+                      for _ in range(4000))]
+    rate = float(np.mean(hits))
+    if outside_as_last:
+        assert 0.94 <= rate <= 0.96, rate
+    else:
+        assert rate >= 0.94, rate
 
 
 def test_hitters_readme_example_is_not_to_be_trusted():

@@ -17,9 +17,9 @@ __all__ = ["DEFAULT_INFERENCE_SHARE", "CONFIDENCE_SHARE", "INTERVAL_LOSSES", "CO
 #: only rough moments, and the refit keeps the larger part of the budget.
 DEFAULT_INFERENCE_SHARE = 0.2
 #: Share of ``eps_inference`` for the selection confidence when the intervals run too. The
-#: noisy gap's margin grows with eps_select / eps_confidence (docs/methods/inference.md):
-#: at half of 0.2 eps against the default selection's 0.4 eps the margin is 4 noise
-#: scales, while the moments only steer the simulation and need less.
+#: noisy log-odds' margin is (eps_select / eps_confidence) ln 20 nats
+#: (docs/methods/inference.md): at half of 0.2 eps against the default selection's 0.4 eps
+#: it is 12 nats, while the moments only steer the simulation and need less.
 CONFIDENCE_SHARE = 0.5
 #: Losses with private intervals (the parametric bootstrap of the refit). Not the hinge:
 #: its smoothed loss has no model of y given x to simulate from (docs/methods/inference.md).

@@ -1,20 +1,26 @@
 """Private confidence bounds on the probability that the selection released the best support.
 
 For top-R (and the exponential mechanism) the probability of releasing the best-scoring
-support S_1 is ``P(S_1) = 1 / (1 + sum_{S != S_1} exp(-eps g_S / (2 Delta)))`` with
-``g_S = c(S) - c(S_1)``. Two gaps of the top of the list bound it from both sides:
+support S_1 is a logistic function of one number, its log-odds
 
-* every other support is at least ``g_2 = c(S_2) - c(S_1)`` behind, so
-  ``P(S_1) >= 1 / (1 + (N - 1) exp(-eps g_2 / (2 Delta)))`` with N = C(p, s);
-* the M - 1 other supports of the list are at most ``g_K = c(S_K) - c(S_1)`` behind (K the
-  list's last; for top-R every support outside the list is scored as S_R, so M = N), so
-  ``P(S_1) <= 1 / (1 + (M - 1) exp(-eps g_K / (2 Delta)))``.
+    L = -log sum_{S != S_1} m_S exp(-eps_mech g_S / (2 Delta)),   g_S = c(S) - c(S_1),
+    P(S_1) = 1 / (1 + exp(-L)),
 
-Under replace-one each order statistic of the scores moves by at most Delta, so each gap
-moves by at most 2 Delta and the pair (g_2, g_K) by 4 Delta in L1: Laplace(4 Delta / eps_c)
-noise on each is eps_c-DP. A one-sided 97.5 % bound on each gap (``g~ -+ b ln 20``) put into
-the inequalities gives a lower and an upper bound on P(S_1) that hold together with
-probability 0.95; the rest is post-processing. docs/methods/inference.md.
+with m_S the multiplicity of a class (top-R scores the C(p, s) - R supports outside its
+list as its last). L is a log-sum-exp of the relative log-weights ``-eps_mech g_k /
+(2 Delta)``; under replace-one every order statistic of the scores moves by at most
+Delta, so every gap to the best by at most 2 Delta, every relative log-weight by at most
+eps_mech, and L by at most eps_mech (log-sum-exp is 1-Lipschitz in the largest
+coordinate's move). Laplace(eps_mech / eps_c) noise on L is therefore eps_c-DP, and
+``L~ -+ (eps_mech / eps_c) ln 20`` is a 95 % confidence interval for L; its image under
+the logistic function bounds P(S_1). Everything after the one noisy number is
+post-processing. docs/methods/inference.md, "The selection confidence".
+
+When the list is a prefix of the ranking of fewer than all supports (the exponential
+mechanism's diagnostics), L is only bracketed: the supports outside the list score at
+least as badly as the list's last, which gives a lower end (all of them at the last's
+score) and an upper end (none of them counted). Both have sensitivity eps_mech; they are
+released together with noise of scale 2 eps_mech / eps_c each.
 """
 from __future__ import annotations
 
@@ -22,9 +28,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit, logsumexp
 
-__all__ = ["SelectionConfidence", "selection_confidence", "verdict", "lower_probability", "TRUSTED",
-           "UNTRUSTED"]
+__all__ = ["SelectionConfidence", "selection_confidence", "verdict", "best_support_log_odds",
+           "TRUSTED", "UNTRUSTED"]
 
 #: A lower bound on P(best support) at or above this: the release can be trusted.
 TRUSTED = 0.9
@@ -66,7 +73,7 @@ class SelectionConfidence:
     level : float
         Joint confidence level of the two bounds (0.95).
     eps : float
-        Budget spent on the two noisy gaps.
+        Budget spent on the noisy log-odds.
     statement : str
     """
 
@@ -81,33 +88,53 @@ class SelectionConfidence:
                 f"({self.level:.0%} confidence): {self.statement}")
 
 
-def _log_comb(p, s):
-    return math.lgamma(p + 1) - math.lgamma(s + 1) - math.lgamma(p - s + 1)
+def best_support_log_odds(scores, *, eps_mech, Delta, p, s, outside_as_last=True):
+    """The log-odds of releasing the best-scoring support, or its bracket.
 
+    Parameters
+    ----------
+    scores : array_like
+        The exact scores of the top of the list, best (smallest) first.
+    eps_mech, Delta : float
+        Budget and sensitivity of the selection mechanism.
+    p, s : int
+        Candidates and support size: N = C(p, s) supports in all.
+    outside_as_last : bool
+        True for top-R (every support outside the list is scored as its last: L is
+        exact); False when the list is a prefix of the ranking.
 
-def _probability(gap, others, eps_mech, Delta):
-    """``1 / (1 + others * exp(-eps_mech * gap / (2 Delta)))``, overflow-free."""
-    if others <= 0:
-        return 1.0
-    z = math.log(others) - eps_mech * max(gap, 0.0) / (2.0 * Delta)
-    return float(np.exp(-np.logaddexp(0.0, z)))
-
-
-def lower_probability(gap_lower, *, eps_mech, Delta, p, s):
-    """``1 / (1 + (C(p, s) - 1) exp(-eps_mech * gap / (2 Delta)))``."""
-    lc = _log_comb(p, s)
-    return _probability(gap_lower, math.expm1(lc) if lc < 700 else math.exp(700), eps_mech, Delta)
+    Returns
+    -------
+    (float, float)
+        ``(lower, upper)`` ends of L; equal when L is exact. ``+inf`` when the best
+        support is the only one.
+    """
+    scores = np.sort(np.asarray(scores, dtype=float))
+    K = int(scores.size)
+    if K < 1:
+        raise ValueError("the selection confidence needs the best support's score")
+    outside = math.comb(int(p), int(s)) - K  # exact integers: C(p, s) can exceed a float
+    # relative log-weights of the other listed supports; the best's is 0
+    rel = -eps_mech * (scores[1:] - scores[0]) / (2.0 * Delta)
+    listed = float(logsumexp(rel)) if rel.size else -math.inf
+    if outside <= 0:  # the list holds every support
+        return (-listed, -listed)
+    last = rel[-1] if rel.size else 0.0
+    with_outside = float(np.logaddexp(listed, math.log(outside) + last))
+    if outside_as_last:
+        return (-with_outside, -with_outside)
+    return (-with_outside, -listed)
 
 
 def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_last=True,
                          level=0.95):
-    """Two noisy gaps of the top of the list and the bounds on P(best support) they give.
+    """The noisy log-odds of releasing the best support and the bounds on P(S_1) it gives.
 
     Parameters
     ----------
     scores : array_like
         The exact scores of the top of the list, best (smallest) first. Read only
-        through the gaps of the second and of the last to the best.
+        through :func:`best_support_log_odds`.
     eps_mech : float
         Budget of the selection mechanism whose probability is bounded.
     Delta : float
@@ -115,7 +142,7 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
     p, s : int
         Candidates and support size (public).
     eps : float
-        Budget of the two noisy gaps (> 0).
+        Budget of the noisy log-odds (> 0).
     rng : numpy.random.Generator
     outside_as_last : bool
         True for top-R, where every support outside the list is scored as its last;
@@ -127,17 +154,26 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
     -------
     SelectionConfidence
     """
-    scores = np.asarray(scores, dtype=float)
-    g2 = float(scores[1] - scores[0]) if scores.size >= 2 else 0.0
-    g_last = float(scores[-1] - scores[0])
-    scale = 4.0 * Delta / eps  # the pair moves by at most 4 Delta in L1
-    noisy2, noisy_last = g2 + rng.laplace(0.0, scale), g_last + rng.laplace(0.0, scale)
-    # P(Laplace(b) > t) = exp(-t / b) / 2; each side at (1 - level) / 2
-    margin = scale * math.log(1.0 / (1.0 - level))
-    lower = lower_probability(noisy2 - margin, eps_mech=eps_mech, Delta=Delta, p=p, s=s)
-    lc = _log_comb(p, s)
-    others = (math.expm1(lc) if lc < 700 else math.exp(700)) if outside_as_last else scores.size - 1
-    upper = _probability(noisy_last + margin, others, eps_mech, Delta)
-    upper = max(upper, lower)
+    lo, hi = best_support_log_odds(scores, eps_mech=eps_mech, Delta=Delta, p=p, s=s,
+                                   outside_as_last=outside_as_last)
+    if math.isinf(lo):  # one support only: nothing to estimate, nothing spent on the data
+        return SelectionConfidence(prob_lower=1.0, prob_upper=1.0, level=level, eps=float(eps),
+                                   statement=verdict(1.0, 1.0))
+    alpha = 1.0 - level
+    if lo == hi:
+        # one statistic of sensitivity eps_mech; P(|Laplace(b)| > t) = exp(-t / b)
+        scale = eps_mech / eps
+        noisy = lo + rng.laplace(0.0, scale)
+        margin = scale * math.log(1.0 / alpha)
+        low_end, high_end = noisy - margin, noisy + margin
+    else:
+        # the bracket's two ends, each of sensitivity eps_mech: L1 2 eps_mech together;
+        # one-sided at alpha / 2 each, P(Laplace(b) > t) = exp(-t / b) / 2
+        scale = 2.0 * eps_mech / eps
+        margin = scale * math.log(1.0 / alpha)
+        low_end = lo + rng.laplace(0.0, scale) - margin
+        high_end = hi + rng.laplace(0.0, scale) + margin
+    lower = float(expit(low_end))
+    upper = max(float(expit(high_end)), lower)
     return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),
                                statement=verdict(lower, upper))
