@@ -63,52 +63,92 @@ def make_data(n, beta, rng, loss="squared"):
     return df, full
 
 
+#: Interval variants computed from the same bootstrap errors e = theta* - theta~ (post-processing,
+#: so every variant is measured on the same releases): the package's own (``conf_int()``), the
+#: basic (pivotal) interval, the centred one (basic without the errors' mean), and the
+#: percentile interval theta~ + [q(alpha/2), q(1 - alpha/2)].
+VARIANTS = ("package", "basic", "centred", "percentile")
+
+
+def _variants(est, e, alpha=0.05):
+    lo_q, hi_q = np.quantile(e, [alpha / 2, 1 - alpha / 2])
+    lo_c, hi_c = lo_q - e.mean(), hi_q - e.mean()
+    return {"basic": (est - hi_q, est - lo_q), "centred": (est - hi_c, est - lo_c),
+            "percentile": (est + lo_q, est + hi_q)}
+
+
 def one_release(df, full, *, loss, eps, split, seed, share=None):
-    """(right support?, [(covered, width, ols_width) per released slope])."""
+    """(right support?, [per released slope: target, covered and widths of each variant, ...])."""
     bounds = (dps.Bounds(x={f"x{j}": (-B_X, B_X) for j in range(P)}) if loss == "logistic"
               else (B_X, B_Y))
     res = dps.dp_best_subset("y ~ .", df, eps=eps, s=S, bounds=bounds, loss=loss, inference=True,
                              split=split, random_state=seed,
                              eps_inference=None if share is None else share * eps)
     ci = res.conf_int()
+    inf = res.inference
     cols = list(res.support)
-    model = sm.Logit if loss == "logistic" else sm.OLS
-    ols = model(df["y"], sm.add_constant(df[cols])).fit(disp=0).conf_int() if loss == "logistic" \
-        else model(df["y"], sm.add_constant(df[cols])).fit().conf_int()
+    exog = sm.add_constant(df[cols])
+    ols = (sm.Logit(df["y"], exog).fit(disp=0) if loss == "logistic" else sm.OLS(df["y"], exog).fit()).conf_int()
     out = []
     for c in cols:
+        j = inf.names.index(c)
         target = full[int(c[1:])]
-        lo, hi = ci.loc[c, 0], ci.loc[c, 1]
-        out.append((lo <= target <= hi, hi - lo, ols.loc[c, 1] - ols.loc[c, 0], int(c[1:]) >= 2))
+        ends = {"package": (ci.loc[c, 0], ci.loc[c, 1]), **_variants(inf.estimate[j], inf.errors[:, j])}
+        out.append(dict(slot=int(c[1:]), target=target, estimate=inf.estimate[j],
+                        err_mean=inf.errors[:, j].mean(), err_sd=inf.errors[:, j].std(ddof=1),
+                        ols_width=ols.loc[c, 1] - ols.loc[c, 0], contested=int(c[1:]) >= 2,
+                        **{f"{v}_lo": ends[v][0] for v in VARIANTS}, **{f"{v}_hi": ends[v][1] for v in VARIANTS}))
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 
 
-def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None):
+def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None, raw=None):
+    """One cell: coverage and width of every interval variant; with ``raw``, every released
+    slope is appended to that CSV as it comes (a long run keeps what it finished)."""
     beta = (LOGIT_BETAS if loss == "logistic" else BETAS)[signal]
-    right, cov_all, cov_right, cov_contested, widths, ratios = 0, [], [], [], [], []
+    right, slopes = 0, []
     t0 = time.time()
     for rep in range(reps):
         rng = np.random.default_rng(seed0 + rep)
         df, full = make_data(n, beta, rng, loss)
+        t1 = time.time()
         ok, rows = one_release(df, full, loss=loss, eps=eps, split=mode == "split", seed=seed0 + rep,
                                share=share)
         right += ok
-        for covered, w, w_ols, contested in rows:
-            if ok or loss != "logistic":  # a logistic sub-model's coefficients are not beta_j
-                cov_all.append(covered)
-                if contested:  # the slot the third effect competes for with the noise columns
-                    cov_contested.append(covered)
-            if ok:
-                cov_right.append(covered)
-            widths.append(w)
-            ratios.append(w / w_ols)
-    return dict(loss=loss, n=n, eps=eps, mode=mode, signal=signal, reps=reps, share=share,
-                right_support=right / reps,
-                coverage_all=float(np.mean(cov_all)) if cov_all else float("nan"),
-                coverage_right=float(np.mean(cov_right)) if cov_right else float("nan"),
-                coverage_contested=float(np.mean(cov_contested)) if cov_contested else float("nan"),
-                median_width=float(np.median(widths)), width_vs_ols=float(np.median(ratios)),
-                seconds=time.time() - t0)
+        for row in rows:
+            row.update(loss=loss, n=n, eps=eps, mode=mode, signal=signal, share=share, rep=seed0 + rep,
+                       right_support=ok, seconds=time.time() - t1)
+        slopes += rows
+        if raw:
+            _append_csv(raw, rows)
+    return summarise(pd.DataFrame(slopes), dict(loss=loss, n=n, eps=eps, mode=mode, signal=signal,
+                                                reps=reps, share=share, right_support=right / reps,
+                                                seconds=time.time() - t0))
+
+
+def summarise(sl, head):
+    """Coverage (all, true support, third slot) and median widths of each variant of one cell."""
+    row = dict(head)
+    # a logistic sub-model's coefficients are not beta_j: its coverage counts the true support only
+    counted = sl[sl["right_support"]] if head["loss"] == "logistic" else sl
+    for v in VARIANTS:
+        cov = lambda d: float(((d[f"{v}_lo"] <= d["target"]) & (d["target"] <= d[f"{v}_hi"])).mean()) \
+            if len(d) else float("nan")
+        tag = "" if v == "package" else f"_{v}"
+        row[f"coverage_all{tag}"] = cov(counted)
+        row[f"coverage_right{tag}"] = cov(sl[sl["right_support"]])
+        row[f"coverage_contested{tag}"] = cov(counted[counted["contested"]])
+        width = sl[f"{v}_hi"] - sl[f"{v}_lo"]
+        row[f"median_width{tag}"] = float(width.median())
+        row[f"width_vs_ols{tag}"] = float((width / sl["ols_width"]).median())
+    return row
+
+
+def _append_csv(path, rows):
+    with open(path, "a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        if fh.tell() == 0:
+            w.writeheader()
+        w.writerows(rows)
 
 
 def main(argv=None):
@@ -124,6 +164,7 @@ def main(argv=None):
     ap.add_argument("--share", type=float, nargs="+", default=[None],
                     help="eps_inference / eps (default: the package's default share)")
     ap.add_argument("--out", default=None, help="CSV file the rows are appended to")
+    ap.add_argument("--raw", default=None, help="CSV file every released slope is appended to")
     args = ap.parse_args(argv)
     bootstrap.DEFAULT_DRAWS = args.draws
     warnings.simplefilter("ignore")
@@ -136,7 +177,7 @@ def main(argv=None):
         for n in args.n:
             for eps in args.eps:
                 for mode, share in [(m, sh) for m in args.modes for sh in args.share]:
-                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed, share)
+                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed, share, args.raw)
                     rows.append(row)
                     tag = mode if share is None else f"{mode}, share {share:g}"
                     print(f"| {loss} | {n} | {eps:g} | {tag} | {row['reps']} | {row['right_support']:.2f} "
@@ -144,11 +185,7 @@ def main(argv=None):
                           f"| {row['coverage_contested']:.3f} "
                           f"| {row['median_width']:.3g} | {row['width_vs_ols']:.2f} |", flush=True)
                     if args.out:
-                        with open(args.out, "a", newline="") as fh:
-                            w = csv.DictWriter(fh, fieldnames=list(row))
-                            if fh.tell() == 0:
-                                w.writeheader()
-                            w.writerow(row)
+                        _append_csv(args.out, [row])
     return rows
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["simulate_rows", "bootstrap_refits", "DEFAULT_DRAWS"]
+__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "DEFAULT_DRAWS"]
 
 #: Bootstrap refits per release. The 2.5 % and 97.5 % quantiles of 500 draws have a
 #: Monte Carlo error of about 1 % of the interval's width (docs/methods/inference.md).
@@ -48,6 +48,43 @@ def simulate_rows(model, n, col_bounds, b_y, rng):
     return A, np.clip(y, -b_y, b_y)
 
 
+#: Simulated values (rows x columns x draws) held in memory at once: the draws are
+#: simulated and refitted in chunks of about this size (16 MB of float64).
+CHUNK_VALUES = 2_000_000
+
+
+def simulate_batch(model, n, col_bounds, b_y, rng, m):
+    """m simulated data sets of n rows each, clipped to the public box.
+
+    The same model as :func:`simulate_rows` (Gaussian columns, the response of
+    ``model``, each replicate with its own noise level), drawn for m data sets at once.
+
+    Returns
+    -------
+    A : ndarray, shape (m, n, d)
+    y : ndarray, shape (m, n)
+    """
+    k = len(model.mean)
+    d = len(model.coef)
+    A = np.empty((m, n, d))
+    if model.intercept:
+        A[..., 0] = 1.0
+    if k:
+        # the covariance's square root by eigh (it is PSD by construction)
+        w, V = np.linalg.eigh(np.atleast_2d(model.cov))
+        root = V * np.sqrt(np.maximum(w, 0.0))
+        A[..., d - k:] = model.mean + rng.standard_normal((m, n, k)) @ root.T
+    # the design clips every column to its public box before the refit: so does the simulation
+    np.clip(A, -col_bounds, col_bounds, out=A)
+    eta = A @ model.coef
+    if model.response == "binary":
+        y = np.where(rng.random(eta.shape) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
+    else:
+        sigma = np.array([model.draw_sigma(rng) for _ in range(m)])
+        y = eta + sigma[:, None] * rng.standard_normal(eta.shape)
+    return A, np.clip(y, -b_y, b_y)
+
+
 def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, rng):
     """The refit mechanism run on ``draws`` simulated data sets.
 
@@ -57,9 +94,10 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     n : int
     col_bounds : ndarray, shape (d,)
     b_y : float
-    refit : callable
-        ``refit(A, y, rng) -> coef``: the release's own refit with its public settings
-        (:func:`dpsubset.inference.release.refit_callable`).
+    refit : callable or BootstrapRefit
+        ``refit(A, y, rng) -> coef``: the release's own refit with its public settings.
+        A :class:`~dpsubset.inference.fast_refit.BootstrapRefit` (it has ``batch``) is run
+        on chunks of simulated data sets at once; any other callable one draw at a time.
     draws : int
     rng : numpy.random.Generator
 
@@ -68,8 +106,16 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     ndarray, shape (draws, d)
         The refits, in mapped units.
     """
-    out = np.empty((int(draws), len(model.coef)))
-    for b in range(int(draws)):
+    draws = int(draws)
+    out = np.empty((draws, len(model.coef)))
+    if hasattr(refit, "batch"):
+        chunk = max(1, CHUNK_VALUES // max(1, n * len(model.coef)))
+        for lo in range(0, draws, chunk):
+            m = min(chunk, draws - lo)
+            A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
+            out[lo:lo + m] = refit.batch(A, y, rng)
+        return out
+    for b in range(draws):
         A, y = simulate_rows(model, n, col_bounds, b_y, rng)
         out[b] = refit(A, y, rng)
     return out

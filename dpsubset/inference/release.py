@@ -15,13 +15,14 @@ from ..refit.objective import objective_perturbation, objective_perturbation_gra
 from . import bootstrap
 from .bootstrap import bootstrap_refits
 from .confidence import selection_confidence
+from .fast_refit import BootstrapRefit
 from .intervals import CoefficientInference, to_user_units
 from .moments import release_second_moments, simulation_model
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
 MOMENTS_MECHANISM = "Laplace noise on [X_S, y]'[X_S, y] (sufficient statistics perturbation)"
-CONFIDENCE_MECHANISM = "Laplace noise on two gaps of the top scores (second and last to the best)"
+CONFIDENCE_MECHANISM = "Laplace noise on the log-odds of releasing the best-scoring support"
 
 
 def refit_callable(*, loss, n, eps, row_bound, b_y, r, delta, loss_options):
@@ -97,8 +98,10 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     model = simulation_model(moments, coef=coef_mapped, intercept=bool(spec.has_intercept),
                              x_bounds=bounds[:-1], b_y=design.b_y,
                              response="binary" if loss == "logistic" else "gaussian")
-    refit = refit_callable(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
-                           r=r, delta=refit_delta, loss_options=loss_options)
+    # the bootstrap's refits are never released: the same mechanism without the rounding
+    # certificate, many draws at once (inference/fast_refit.py)
+    refit = BootstrapRefit(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
+                           r=r, delta=refit_delta, loss_options=loss_options, start=model.coef)
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng)
     errors = to_user_units(spec, used_cols, thetas) - to_user_units(spec, used_cols, model.coef[None])[0]
     estimate = to_user_units(spec, used_cols, np.asarray(coef_mapped, dtype=float)[None])[0]
@@ -115,10 +118,10 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="to
     Parameters
     ----------
     sel : Selection
-        Read through two gaps of its top scores (inside the call only) and its
+        Read through the log-odds of its top scores (inside the call only) and its
         public sensitivity.
     eps : float
-        Budget of the noisy gap.
+        Budget of the noisy log-odds.
     eps_mech : float
         Budget the selection mechanism ran at.
     p, s : int
