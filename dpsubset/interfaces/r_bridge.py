@@ -494,6 +494,10 @@ def _renamed(res, rename):
     out.support = [m(t) for t in res.support]
     out.forced = [m(t) for t in res.forced]
     out.candidates = [m(t) for t in res.candidates]
+    if getattr(res, "inference", None) is not None:
+        # the standard errors and intervals are indexed by the refit's columns: R's names too
+        import dataclasses
+        out.inference = dataclasses.replace(res.inference, names=[m(t) for t in res.inference.names])
     return out
 
 

@@ -77,8 +77,12 @@ print.dpsubset_privacy <- function(x, brief = FALSE, ...) {
 #' @return `summary()` returns a list of class `"summary.dpsubset"`:
 #'   `coefficients` (data.frame: term, estimate, status for the always-in and
 #'   selected columns), `privacy` (the report), `stages`, and the fields of the
-#'   fit it describes. There are no standard errors or p-values: they would be
-#'   computed from the private data and are not covered by the guarantee. The
+#'   fit it describes. With `inference = TRUE` the coefficients also have
+#'   `std.error`, `conf.low` and `conf.high` (private 95\% intervals) and
+#'   `selection_confidence` holds the private bounds on the probability that
+#'   the mechanism releases the best-scoring support, with its verdict (a list
+#'   `low`, `high`, `level`, `verdict`; `NULL` when none was released). Without
+#'   it there are no standard errors or p-values: none is released. The
 #'   fields of an lm summary it does not hold (`r.squared`, `adj.r.squared`,
 #'   `sigma`, `fstatistic`, ...) are errors that say why (see
 #'   [dpsubset-not-released]), not `NULL`.
@@ -89,8 +93,22 @@ summary.dpsubset <- function(object, ...) {
   coefs <- data.frame(term = terms, estimate = est,
                       status = c(rep("always in", length(object$forced)), rep("selected", length(object$support))),
                       stringsAsFactors = FALSE)
+  gl <- object$.glance
+  intervals <- "std.error" %in% names(object$.tidy)   # released only with inference = TRUE
+  if (intervals) {
+    ci <- .confint_matrix(object, 0.95, "summary()")
+    coefs$std.error <- object$.tidy$std.error[match(terms, object$.tidy$term)]
+    coefs$conf.low <- unname(ci[terms, 1])
+    coefs$conf.high <- unname(ci[terms, 2])
+    coefs <- coefs[c("term", "estimate", "std.error", "conf.low", "conf.high", "status")]
+  }
+  confidence <- if ("selection_conf_low" %in% names(gl)) {
+    list(low = gl$selection_conf_low, high = gl$selection_conf_high, level = gl$selection_conf_level,
+         verdict = gl$selection_verdict)
+  }
   structure(list(call = object$call, formula = object$formula, response = object$response, method = object$method,
-                 loss = object$loss,
+                 loss = object$loss, intervals = intervals, selection_confidence = confidence,
+                 inference_mode = if ("inference_mode" %in% names(gl)) gl$inference_mode,
                  nobs = object$nobs, s = object$s, n_candidates = length(object$candidates),
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
                  stages = object$privacy$stages, privacy = object$privacy, refit = object$refit,
@@ -109,6 +127,11 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
   cf <- x$coefficients
   tab <- data.frame(Estimate = if (x$refit) format(cf$estimate, digits = digits) else "-", Status = cf$status,
                     row.names = cf$term, check.names = FALSE)
+  if (isTRUE(x$intervals)) {   # the private std. errors and 95 % intervals (inference = TRUE)
+    num <- function(v) ifelse(is.na(v), "", format(v, digits = digits))
+    tab <- data.frame(Estimate = tab$Estimate, `Std. Error` = num(cf$std.error), `2.5 %` = num(cf$conf.low),
+                      `97.5 %` = num(cf$conf.high), Status = cf$status, row.names = cf$term, check.names = FALSE)
+  }
   cat(if (x$refit) "DP coefficients (objective perturbation on the selected support):\n" else
     "Columns in the model (refit = FALSE: no coefficients):\n")
   print(tab, right = TRUE)
@@ -122,15 +145,32 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
   }
   cat("\nPrivacy budget:\n")
   st <- x$stages
-  st <- rbind(st, data.frame(stage = "total", mechanism = "", eps = sum(st$eps), delta = sum(st$delta)))
-  st$eps <- format(st$eps, digits = 6)
-  st$delta <- format(st$delta, digits = 3)
-  print(st, row.names = FALSE, right = FALSE)
+  # the report's total: the sum of the stages, or with split = TRUE the larger part's (parallel composition)
+  st <- rbind(st, data.frame(stage = "total", mechanism = "", eps = x$privacy$eps, delta = x$privacy$delta))
+  # one line per stage, the mechanism last: its long names (the inference stages) would
+  # wrap a printed data.frame into blocks
+  cat(sprintf("  %s  eps = %s  delta = %s  %s", format(st$stage), format(format(st$eps, digits = 6)),
+              format(format(st$delta, digits = 3)), st$mechanism), sep = "\n")
   cat("\n")
   print(x$privacy, brief = TRUE)
   cat(sprintf("  score sensitivity Delta = %s; exact search: %s\n",
               .sensitivity_text(x$privacy, 4), .search_words(x$privacy)))
-  cat("No standard errors or p-values: they would be computed from the private data.\n")
+  if (isTRUE(x$intervals)) {
+    where <- if (identical(x$inference_mode, "split")) "refit on rows the selection did not see (split = TRUE)" else
+      "conditional on the released support"
+    cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
+                       "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
+        sep = "\n")
+  } else {
+    cat("No standard errors or p-values: none was requested (dp_best_subset(..., inference = TRUE)",
+        "releases them privately).\n")
+  }
+  sc <- x$selection_confidence
+  if (!is.null(sc)) {
+    cat(strwrap(sprintf("Selection confidence: P(best-scoring support released) in [%s, %s] (%s%% confidence): %s",
+                        format(sc$low, digits = 3), format(sc$high, digits = 3), format(100 * sc$level),
+                        sc$verdict), exdent = 2), sep = "\n")
+  }
   invisible(x)
 }
 
@@ -295,9 +335,11 @@ formula.dpsubset <- function(x, ...) x$formula
 #' with the same columns, names and values as the Python API's `tidy()` and
 #' `glance()`. They return a tibble when the 'tibble' package is installed, a
 #' data.frame otherwise. Table packages that read broom output, such as
-#' 'modelsummary', find `term` and `estimate` here; there is no `std.error`,
-#' since none is released privately. For a table of several fits, see
-#' [summary_table()].
+#' 'modelsummary', find `term` and `estimate` here, and, for a fit made with
+#' `inference = TRUE`, broom's `std.error`, `statistic` and `p.value` (private:
+#' from the Python package's private inference; `NA` for the columns not
+#' selected). Without `inference = TRUE` these columns are absent, not `NA`:
+#' none is released. For a table of several fits, see [summary_table()].
 #'
 #' `augment()` works on new data only: it returns `newdata` with the column
 #' `.fitted` (from [predict.dpsubset()], `type = type.predict`). Without
@@ -318,15 +360,21 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   (the DP coefficient, 0 when not selected, `NA` when `refit = FALSE`),
 #'   `selected`, `forced`, `status` (`"forced"`, `"selected"` or `"not
 #'   selected"`), `clip_lo` and `clip_hi` (the public clipping interval; `NA`
-#'   for the intercept and when the bounds were taken from the data).
+#'   for the intercept and when the bounds were taken from the data); with
+#'   `inference = TRUE`, `std.error`, `statistic`, `p.value` after `estimate`
+#'   (and `conf.low`, `conf.high` with `conf.int = TRUE`).
 #'   `glance()`: one row with `nobs`, `n_candidates`, `n_forced`, `s`, `method`,
 #'   `loss`, `refit`, `eps`, `delta`, `eps_select`, `eps_refit`, `guarantee`,
 #'   `seeded` (`TRUE` when `random_state` was given: the release is then private
 #'   only while the seed is secret), `sensitivity`, `certificates_closed`
 #'   (`TRUE` for every fit: a search that does not certify releases nothing),
 #'   `gap_check_passed`, `bounds_public`, `r`, `lam`, `formula` (the R
-#'   formula) and `response`. No count of the exact solves: it depends on the
-#'   data. `augment()`: `newdata` plus `.fitted`.
+#'   formula) and `response`; with `inference = TRUE` also `eps_inference`,
+#'   `inference_mode` (`"conditional"` or `"split"`) and the selection
+#'   confidence: `selection_conf_low`, `selection_conf_high` (bounds on the
+#'   probability that the mechanism releases the best-scoring support),
+#'   `selection_conf_level` and `selection_verdict` (in words). No count of the
+#'   exact solves: it depends on the data. `augment()`: `newdata` plus `.fitted`.
 #' @name tidy.dpsubset
 #' @method tidy dpsubset
 #' @export
@@ -338,6 +386,10 @@ tidy.dpsubset <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
     where <- match(td$term, rownames(ci))
     td$conf.low <- unname(ci[where, 1])
     td$conf.high <- unname(ci[where, 2])
+    # broom's order: term, estimate, std.error, statistic, p.value, conf.low, conf.high, ...
+    after <- max(match(c("estimate", "std.error", "statistic", "p.value"), names(td)), na.rm = TRUE)
+    rest <- setdiff(names(td), c("conf.low", "conf.high"))
+    td <- td[c(rest[seq_len(after)], "conf.low", "conf.high", rest[-seq_len(after)])]
   }
   .as_tibble(td)
 }
@@ -376,22 +428,39 @@ augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "respon
 #' @param model_names Column headings, one per fit.
 #' @param fmt `"text"`, `"markdown"`, `"latex"`, `"html"` (a string; print it
 #'   with `cat()`) or `"frame"` (a data.frame of strings, terms as row names).
+#' @param statistic What is shown under each coefficient of a fit made with
+#'   `inference = TRUE`: `"std_error"` (default: the private standard error in
+#'   parentheses, the usual layout of a paper), `"conf_int"` (the private
+#'   interval at `conf_level`, in brackets) or `NULL` (nothing). A fit without
+#'   private inference shows none, and the table's note says so.
+#' @param conf_level Level of the intervals of `statistic = "conf_int"`.
 #' @param ... Further arguments of the Python `summary_table()` by name, e.g.
 #'   `title = "..."`, `all_terms = TRUE`.
-#' @return A string of class `"dpsubset_table"` (printed as is), or a data.frame.
+#' @return A string of class `"dpsubset_table"` (printed as is), or a data.frame
+#'   (the row under a term is named `"<term> (std. error)"` or `"<term> (conf. int.)"`).
 #' @export
 summary_table <- function(fits, model_names = NULL, fmt = c("text", "markdown", "latex", "html", "frame"),
-                          ...) {
+                          statistic = "std_error", conf_level = 0.95, ...) {
   if (inherits(fits, "dpsubset")) fits <- list(fits)
   if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, NA, "dpsubset"))) {
     stop("fits must be a dpsubset fit or a list of them", call. = FALSE)
   }
   fmt <- match.arg(fmt)
+  if (!is.null(statistic) && !(is.character(statistic) && length(statistic) == 1L &&
+                               statistic %in% c("std_error", "conf_int"))) {
+    stop("statistic must be \"std_error\" (standard errors in parentheses), \"conf_int\" (intervals in ",
+         "brackets) or NULL (nothing under the coefficients)", call. = FALSE)
+  }
+  if (!is.numeric(conf_level) || length(conf_level) != 1L || is.na(conf_level) || conf_level <= 0 ||
+      conf_level >= 1) {
+    stop("conf_level must be one number between 0 and 1, e.g. 0.95", call. = FALSE)
+  }
   if (is.null(model_names) && !is.null(names(fits)) && all(nzchar(names(fits)))) model_names <- names(fits)
   if (!is.null(model_names)) model_names <- as.list(as.character(model_names))
   fits <- unname(fits)  # a named R list would reach Python as a dict
   renames <- lapply(fits, function(f) as.list(f$terms_python))
-  out <- .bridge()$summary_table(lapply(fits, .python_result), model_names, fmt, renames, list(...))
+  options <- c(list(statistic = statistic, conf_level = as.numeric(conf_level)), list(...))
+  out <- .bridge()$summary_table(lapply(fits, .python_result), model_names, fmt, renames, options)
   if (!is.null(out$error)) .raise_python_error(out$error)
   if (!is.null(out$frame)) {
     df <- .plain_frame(out$frame)

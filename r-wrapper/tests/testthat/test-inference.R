@@ -1,0 +1,104 @@
+# Private inference in R's tables (issue 26): summary_table(), summary(), tidy() and
+# glance() show the standard errors, intervals and selection confidence of a fit made
+# with inference = TRUE, under R's names of the terms; a fit without it shows none
+# and says how to get them.
+
+inference_data <- function(n = 3000, seed = 3) {
+  set.seed(seed)
+  d <- data.frame(wt = runif(n, 1, 6), hp = runif(n, 40, 400), qsec = runif(n, 12, 25),
+                  am = factor(rbinom(n, 1, 0.5), levels = c(0, 1)))
+  d$mpg <- pmin(pmax(40 - 4 * d$wt + 2 * (d$am == "1") + rnorm(n), 5), 50)
+  d
+}
+inference_bounds <- function() {
+  dpsubset_bounds(x = list(wt = c(1, 6), hp = c(40, 400), qsec = c(12, 25)), y = c(5, 50))
+}
+inference_fit <- function(...) {
+  # I(wt^2) and am1: R's names differ from Python's (I(wt ** 2), am[T.1])
+  dp_best_subset(mpg ~ wt + I(wt^2) + hp + qsec + am, inference_data(), eps = 8, s = 2,
+                 bounds = inference_bounds(), random_state = 1, ...)
+}
+
+test_that("tidy() and glance() carry broom's inference columns with inference = TRUE, none without", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  td <- tidy(fit)
+  expect_equal(names(td)[1:5], c("term", "estimate", "std.error", "statistic", "p.value"))
+  on <- td$term %in% c("(Intercept)", fit$support)
+  expect_true(all(td$std.error[on] > 0) && all(is.na(td$std.error[!on])))
+  v <- vcov(fit)   # the bootstrap covariance: its diagonal is the squared standard error
+  expect_equal(td$std.error[on], unname(sqrt(diag(v))[td$term[on]]), tolerance = 1e-8)
+  expect_equal(td$statistic[on], td$estimate[on] / td$std.error[on], tolerance = 1e-8)
+  ci <- tidy(fit, conf.int = TRUE, conf.level = 0.9)
+  expect_equal(names(ci)[1:7], c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"))
+  expect_equal(ci$conf.low[on], unname(confint(fit, level = 0.9)[ci$term[on], 1]))
+  gl <- glance(fit)
+  spent <- sum(fit$privacy$stages$eps[grepl("^inference", fit$privacy$stages$stage)])
+  expect_gt(spent, 0)
+  expect_equal(gl$eps_inference, spent)
+  expect_equal(gl$inference_mode, "conditional")
+  expect_true(gl$selection_conf_low >= 0 && gl$selection_conf_low <= gl$selection_conf_high &&
+                gl$selection_conf_high <= 1)
+  expect_match(gl$selection_verdict, "trusted|uncertain")
+
+  plain <- inference_fit()
+  expect_false(any(c("std.error", "statistic", "p.value") %in% names(tidy(plain))))
+  expect_false(any(c("eps_inference", "selection_conf_low", "selection_verdict") %in% names(glance(plain))))
+  err <- expect_error(tidy(plain, conf.int = TRUE), class = "dpsubset_not_released")
+  expect_match(conditionMessage(err), "inference = TRUE", fixed = TRUE)
+})
+
+test_that("summary() shows the std. errors, the intervals and the selection confidence", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  s <- summary(fit)
+  cf <- s$coefficients
+  expect_equal(names(cf), c("term", "estimate", "std.error", "conf.low", "conf.high", "status"))
+  expect_equal(cf$std.error, tidy(fit)$std.error[match(cf$term, tidy(fit)$term)])
+  expect_equal(cf$conf.low, unname(confint(fit)[cf$term, 1]))
+  expect_equal(s$selection_confidence$low, glance(fit)$selection_conf_low)
+  out <- capture.output(print(s))
+  flat <- gsub("\\s+", " ", paste(out, collapse = " "))   # the notes are wrapped
+  expect_true(any(grepl("Std. Error", out, fixed = TRUE)) && any(grepl("97.5 %", out, fixed = TRUE)))
+  expect_match(flat, "Selection confidence: P(best-scoring support released) in [", fixed = TRUE)
+  expect_match(flat, "conditional on the released support", fixed = TRUE)
+  expect_false(grepl("No standard errors", flat))
+  # the budget's total is the report's
+  expect_true(any(grepl(sprintf("total +eps = %s", format(fit$privacy$eps, digits = 6)), out)))
+
+  plain <- summary(inference_fit())
+  expect_null(plain$selection_confidence)
+  expect_false("std.error" %in% names(plain$coefficients))
+  flat <- gsub("\\s+", " ", paste(capture.output(print(plain)), collapse = " "))
+  expect_match(flat, "No standard errors or p-values: none was requested (dp_best_subset(..., inference = TRUE)",
+               fixed = TRUE)
+  expect_false(grepl("Selection confidence", flat))
+})
+
+test_that("summary_table() puts standard errors or intervals under each coefficient, R's names", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  plain <- inference_fit()
+  td <- tidy(fit, conf.int = TRUE, conf.level = 0.9)
+  shown <- td$term[td$term %in% c("(Intercept)", fit$support)]
+  expect_true(any(shown != "(Intercept)"))
+  frame <- summary_table(list(private = fit, plain = plain), fmt = "frame")
+  for (t in shown) {
+    cell <- frame[paste0(t, " (std. error)"), "private"]
+    expect_match(cell, "^\\(.*\\)$")
+    expect_equal(as.numeric(gsub("[()]", "", cell)), td$std.error[td$term == t], tolerance = 1e-3)
+    expect_equal(frame[paste0(t, " (std. error)"), "plain"], "")
+  }
+  ci <- summary_table(fit, fmt = "frame", statistic = "conf_int", conf_level = 0.9)
+  for (t in shown) {
+    bounds <- as.numeric(strsplit(gsub("[][]", "", ci[paste0(t, " (conf. int.)"), 1]), ", ")[[1]])
+    expect_equal(bounds, c(td$conf.low[td$term == t], td$conf.high[td$term == t]), tolerance = 1e-3)
+  }
+  none <- summary_table(fit, fmt = "frame", statistic = NULL)
+  expect_false(any(grepl("(std. error)", rownames(none), fixed = TRUE)))
+  text <- gsub("\\s+", " ", summary_table(list(fit, plain), statistic = "conf_int"))   # notes wrapped
+  expect_match(text, "95% confidence intervals in brackets", fixed = TRUE)
+  expect_match(text, "No confidence intervals for (2): none is released privately", fixed = TRUE)
+  expect_error(summary_table(fit, statistic = "t"), "statistic must be")
+  expect_error(summary_table(fit, statistic = "conf_int", conf_level = 95), "conf_level")
+})
