@@ -16,8 +16,15 @@ that release, from the candidates and the mechanism's log-weights, averaged over
     python bench/losses_recovery.py                           # hinge and logistic, n = 400 800 1600
     python bench/losses_recovery.py --losses hinge --trials 5 --methods top_r
     python bench/losses_recovery.py --losses huber            # Huber on make_regression data
-    python bench/losses_recovery.py --r default --lam default # the package defaults
-                                                              # (r = 1 / sqrt(B_s), lam = 1)
+    python bench/losses_recovery.py --r default --lam default # the package's selection defaults
+    python bench/losses_recovery.py --r a=1.65 --lam 180      # a candidate: largest predictor a
+    python bench/losses_recovery.py --r refit --lam 1         # the refit's default radius (a = 6)
+
+``--r`` takes a number (the radius), ``a=<A>`` (the radius r = A / sqrt(B_s) at which the
+largest linear predictor is A), ``default`` (the package's selection default for the loss,
+``dpsubset.defaults.default_radius(..., stage="select")``) or ``refit`` (its refit default).
+``--lam`` takes a number, ``n<f>`` (a ridge of f n pseudo-rows) or ``default``. A call that
+takes more than ``--time-limit`` CPU seconds is reported as a time-out.
 """
 from __future__ import annotations
 
@@ -26,12 +33,13 @@ import time
 
 import numpy as np
 
-from dpsubset.defaults import DEFAULT_LAM, default_radius
+from dpsubset.defaults import default_lam, default_radius, largest_row_norm
 from dpsubset.studies.experiments import top_r_recovery
 from dpsubset.losses import make_loss
 from dpsubset.mechanisms import sample_gap_checked, sample_mistakes
 from dpsubset.scores.convex import ConvexLossScorer, convex_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
+from dpsubset.search.limits import SearchTimeout
 from dpsubset.studies.simulate import make_classification, make_regression
 
 
@@ -43,21 +51,22 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--eps", type=float, default=1.0)
-    ap.add_argument("--lam", default="180", help="a number, or 'default' (lam = 1)")
-    ap.add_argument("--r", default="1.1", help="a number, or 'default' (the public default radius)")
+    ap.add_argument("--lam", default="180", help="a number, n<f> (f n pseudo-rows), or 'default'")
+    ap.add_argument("--r", default="1.1",
+                    help="a number, a=<A> (largest predictor A), 'default' (selection) or 'refit'")
+    ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per search")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", nargs="+", default=["top_r", "mistakes"])
     args = ap.parse_args()
     s, b = 5, 0.5
-    lam = DEFAULT_LAM if args.lam == "default" else float(args.lam)
-    print(f"p={args.p} s={s} eps={args.eps} lam={lam} r={args.r} b_x={b} trials={args.trials} "
+    print(f"p={args.p} s={s} eps={args.eps} lam={args.lam} r={args.r} b_x={b} trials={args.trials} "
           f"draws={args.draws}")
     print(f"{'loss':>8} {'n':>6} {'method':>16} {'recovery':>9} {'cpu s/call':>10} "
           f"{'supports':>9} {'us/support':>10} {'max err':>8}")
     for loss_name in args.losses:
         for n in args.n:
             hits = {m: [] for m in ("top_r", "mistakes (assume)", "mistakes (ptr)")}
-            cpu, scored, errs, passed = [], [], [], []
+            cpu, scored, errs, passed, timeouts = [], [], [], [], 0
             for trial in range(args.trials):
                 seed = args.seed + 1000 * trial + n
                 if loss_name == "huber":
@@ -70,17 +79,22 @@ def main():
                     b_y = 1.0
                 X = np.clip(X, -b, b)
                 loss = make_loss(loss_name, b_y=b_y)
-                r = (default_radius(np.full(args.p, b), b_y, s, [1.0], loss_name)
-                     if args.r == "default" else float(args.r))
+                r, lam = _setting(args, loss_name, n, b, b_y, s)
                 sc = ConvexLossScorer(X, y, lam, r, np.ones((n, 1)), loss=loss)
                 Delta = convex_sensitivity(loss, np.full(args.p, b), b_y, r, s, [1.0], n) \
                     + 2 * sc.score_tol
-                search = SubsetSearch(sc, s)
+                search = SubsetSearch(sc, s, time_limit=args.time_limit)
                 rng = np.random.default_rng(seed)
                 hit = lambda S: np.array_equal(np.sort(S), true)  # noqa: E731
                 t0 = time.process_time()
-                topr = search.top_r(default_R(args.p, s))
-                mc = search.mistake_classes() if "mistakes" in args.methods else None
+                try:
+                    topr = search.top_r(default_R(args.p, s))
+                    mc = search.mistake_classes() if "mistakes" in args.methods else None
+                except SearchTimeout:
+                    print(f"{loss_name:>8} {n:>6}   trial {trial}: time-out at {args.time_limit:g} s "
+                          f"(r = {r:.3g}, lam = {lam:g})", flush=True)
+                    timeouts += 1
+                    continue
                 cpu.append(time.process_time() - t0)
                 scored.append(sc.n_scored)
                 errs.append(sc.max_score_error)
@@ -101,9 +115,29 @@ def main():
                 if not h:
                     continue
                 extra = f"   gap test passed {np.mean(passed):.2f}" if m == "mistakes (ptr)" else ""
+                extra += f"   ({timeouts} time-outs left out)" if timeouts else ""
                 print(f"{loss_name:>8} {n:>6} {m:>16} {np.mean(h):>9.2f} {np.mean(cpu):>10.1f} "
                       f"{np.mean(scored):>9.0f} {1e6 * np.sum(cpu) / np.sum(scored):>10.0f} "
                       f"{max(errs):>8.1e}{extra}", flush=True)
+
+
+def _setting(args, loss_name, n, b, b_y, s):
+    """(r, lam) of one call from the --r and --lam labels (module docstring)."""
+    x_b = np.full(args.p, b)
+    if args.r in ("default", "refit"):
+        stage = "select" if args.r == "default" else "refit"
+        r = default_radius(x_b, b_y, s, [1.0], loss_name, n=n, eps=args.eps, stage=stage)
+    elif args.r.startswith("a="):
+        r = float(args.r[2:]) / largest_row_norm(x_b, s, [1.0])
+    else:
+        r = float(args.r)
+    if args.lam == "default":
+        lam = default_lam(n, args.eps, loss_name, stage="select")
+    elif args.lam.startswith("n"):
+        lam = float(args.lam[1:]) * n
+    else:
+        lam = float(args.lam)
+    return r, lam
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from .losses import LOSSES
 __all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling",
            "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN",
            "is_real", "is_integer", "check_positive", "Interval", "Options", "Flag",
-           "PARAMETER_RULES", "validate_params"]
+           "PARAMETER_RULES", "validate_params", "check_stage_settings"]
 
 #: Largest public constant (noise radius, ridge) the refit may work with: its square,
 #: summed over rows and coordinates, must stay below the float maximum (~1.8e308,
@@ -169,6 +169,10 @@ PARAMETER_RULES = {
     "hinge_h": Interval(numbers.Real, 0, None, allow_none=True),
     "r": Interval(numbers.Real, 0, None, allow_none=True),
     "lam": Interval(numbers.Real, 0, None, allow_none=True),
+    "r_select": Interval(numbers.Real, 0, None, allow_none=True),
+    "r_refit": Interval(numbers.Real, 0, None, allow_none=True),
+    "lam_select": Interval(numbers.Real, 0, None, allow_none=True),
+    "lam_refit": Interval(numbers.Real, 0, None, allow_none=True),
     "refit": Flag(),
     "refit_delta": Interval(numbers.Real, 0, None, allow_none=True),
     "eps_select": Interval(numbers.Real, 0, None, allow_none=True),
@@ -253,3 +257,34 @@ def check_budget_representable(*, eps_select, selection_parts=()):
             raise ValueError(f"{name} = {e:.3g} is below the smallest budget whose noise floating point "
                              f"can represent; use {name} >= {EPS_FLOOR:g}")
 
+
+
+# --------------------------------------------------------------- per-stage settings
+def check_stage_settings(*, r=None, lam=None, r_select=None, r_refit=None, lam_select=None,
+                         lam_refit=None, refit=True):
+    """The radius and ridge of each stage as given (None: the stage's public default).
+
+    ``r=`` is the radius of both stages and ``lam=`` the selection's ridge (the refit had
+    no ridge argument before ``lam_refit=``, so ``lam=`` keeps meaning what it meant).
+    A stage set twice is refused rather than one value silently winning.
+
+    Returns
+    -------
+    dict
+        ``r_select``, ``r_refit``, ``lam_select``, ``lam_refit`` (numbers or None).
+    """
+    v = validate_params(dict(r=r, lam=lam, r_select=r_select, r_refit=r_refit, lam_select=lam_select,
+                             lam_refit=lam_refit))
+    for both, own in (("r", "r_select"), ("r", "r_refit"), ("lam", "lam_select")):
+        if v[both] is not None and v[own] is not None:
+            what = "the radius of both stages" if both == "r" else "the selection's ridge"
+            raise ValueError(f"{both}= and {own}= were both given, and {both}= already sets {what}; "
+                             f"pass one of them")
+    if not refit:
+        for own in ("r_refit", "lam_refit"):
+            if v[own] is not None:
+                raise ValueError(f"{own} was given but refit=False: it sets the refit; drop {own}= "
+                                 "or set refit=True")
+    pick = lambda a, b: v[a] if v[a] is not None else v[b]  # noqa: E731
+    return dict(r_select=pick("r_select", "r"), r_refit=pick("r_refit", "r"),
+                lam_select=pick("lam_select", "lam"), lam_refit=v["lam_refit"])

@@ -24,8 +24,8 @@ from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import default_lam, default_radius, largest_row_norm
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.frames import _as_frame
-from ._validation import (PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
-                          check_sizes, validate_params)
+from ._validation import (FLOAT_LIMIT, PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
+                          check_sizes, check_stage_settings, validate_params)
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
 from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan
@@ -48,6 +48,7 @@ __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAU
 
 
 def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None, lam=None,
+                   r_select=None, r_refit=None, lam_select=None, lam_refit=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
@@ -279,7 +280,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     # Step 1: check the settings (no data)
     cfg = _check_settings(
         on_dask=is_dask_frame(data), eps=eps, s=s, method=method, loss=loss, huber_h=huber_h,
-        hinge_h=hinge_h, response_levels=response_levels, r=r, lam=lam, refit=refit,
+        hinge_h=hinge_h, response_levels=response_levels, refit=refit,
+        stage_settings=check_stage_settings(r=r, lam=lam, r_select=r_select, r_refit=r_refit,
+                                       lam_select=lam_select, lam_refit=lam_refit, refit=refit),
         refit_delta=refit_delta, search=search, solver=solver, solver_options=solver_options,
         time_limit=time_limit, memory_limit=memory_limit, gap_check=gap_check, screen=screen,
         verbose=verbose,
@@ -306,7 +309,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                   else Bounds(x=given.x, y=1.0, default=given.default))
     # Tall data, squared loss: the sufficient statistics instead of X (chosen on n and p only).
     # (screen= scores columns on the rows themselves: the matrix route then)
-    route = (False if cfg.screen is not None or split
+    # (and lam_refit=: the Gram route's refit takes the mechanism's own ridge only)
+    route = (False if cfg.screen is not None or split or cfg.lam_refit is not None
              else functools.partial(gram_route, loss=loss, method=method, search=search))
     if cfg.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
@@ -340,10 +344,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
 
     # Step 5: refit on the released support
     used_cols = design.forced_names + support
-    params = coef_mapped = None
+    params = coef_mapped = refit_ridge = None
     if cfg.refit:
         bar.set_description("refit")
-        params, coef_mapped = _refit(refit_design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng)
+        params, coef_mapped, refit_ridge = _refit(refit_design, support_idx, used_cols, cfg, fit_cfg, plan,
+                                                  ledger, rng)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
     conf, coef_inf = _inference(sel, kept, refit_design, support_idx, used_cols, coef_mapped, cfg,
                                 fit_cfg, plan, ledger, rng, split)
@@ -353,7 +358,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     # Step 6: the report (a view of the ledger) and the results (public values only)
     report = build_report(ledger, sel, bounds_public=design.bounds_public, leaks=design.leaks,
                           seeded=random_state is not None, split=_split_sizes(select_design, refit_design),
-                          selection_confidence=conf)
+                          selection_confidence=conf,
+                          stage_settings=_stage_report(fit_cfg, refit_ridge if cfg.refit else None))
     res = DPSubsetResults(
         support=support, params=params, forced=list(design.forced_names),
         candidates=list(design.candidate_names), method=method, nobs=fit_cfg.n, formula=formula,
@@ -384,8 +390,10 @@ class _Settings:
     huber_h: float | None
     hinge_h: float | None
     response_levels: tuple | None
-    r: float | None
-    lam: float | None
+    r: float | None  # the selection's radius as given (None: its default)
+    lam: float | None  # the selection's ridge as given
+    r_refit: float | None  # the refit's radius as given
+    lam_refit: float | None  # the refit's ridge floor as given (None: the mechanism's own)
     refit: bool
     refit_delta: float | None
     time_limit: float | None
@@ -399,7 +407,7 @@ class _Settings:
     verbose: bool
 
 
-def _check_settings(*, on_dask, eps, s, method, loss, huber_h, hinge_h, response_levels, r, lam,
+def _check_settings(*, on_dask, eps, s, method, loss, huber_h, hinge_h, response_levels, stage_settings,
                     refit, refit_delta, search, solver, solver_options, time_limit, memory_limit,
                     gap_check, screen, options, verbose):
     """Step 1: every setting that needs no data, by the rules of :mod:`dpsubset._validation`.
@@ -424,7 +432,6 @@ def _check_settings(*, on_dask, eps, s, method, loss, huber_h, hinge_h, response
             raise ValueError(f"response_levels is only used with loss in {CLASSIFICATION_LOSSES} "
                              f"(got loss={loss!r})")
         response_levels = check_response_levels(response_levels)
-    v.update(validate_params(dict(r=r, lam=lam), PARAMETER_RULES))
     time_limit = resolve_time_limit(time_limit)
     memory_limit = resolve_memory_limit(memory_limit)  # bytes, None for no limit
     solver, solver_options = check_search(search, solver, solver_options, loss)
@@ -442,11 +449,16 @@ def _check_settings(*, on_dask, eps, s, method, loss, huber_h, hinge_h, response
     elif gap_check != "ptr":
         raise ValueError("gap_check is only used with method='mistakes'")
     screen_spec = check_screen(screen, s=v["s"], method=method)
+    if on_dask and stage_settings["lam_refit"] is not None:
+        raise ValueError("lam_refit= is not available for Dask data frames (their refit runs on the "
+                         "sufficient statistics with the mechanism's own ridge); drop lam_refit=")
     if on_dask and screen_spec is not None:
         raise ValueError("screen= is not available for Dask data frames (the Dask route keeps only "
                          "the sufficient statistics); screen=None, or pass a pandas DataFrame")
     return _Settings(eps=v["eps"], s=v["s"], method=method, loss=loss, huber_h=v["huber_h"],
-                     hinge_h=v["hinge_h"], response_levels=response_levels, r=v["r"], lam=v["lam"],
+                     hinge_h=v["hinge_h"], response_levels=response_levels,
+                     r=stage_settings["r_select"], lam=stage_settings["lam_select"],
+                     r_refit=stage_settings["r_refit"], lam_refit=stage_settings["lam_refit"],
                      refit=refit, refit_delta=refit_delta, time_limit=time_limit,
                      memory_limit=memory_limit, search=search, solver=solver,
                      solver_options=solver_options, screen=screen_spec, options=options,
@@ -463,6 +475,7 @@ class _FitSettings:
     lam: float
     loss_options: dict
     r_refit: float = None  # the refit's radius (None: the selection's r)
+    lam_refit: float = 0.0  # the refit's ridge floor (0: the objective perturbation's own minimum)
 
 
 def _check_design(design, cfg, plan, options, split=False):
@@ -489,14 +502,24 @@ def _check_design(design, cfg, plan, options, split=False):
     # Defaults grow with each stage's public n eps (dpsubset/defaults.py): the selection's
     # radius and ridge from eps_select, the refit's radius from eps_refit, each with the
     # rows its stage sees (split=True: the parts' public sizes).
+    # Each stage has its own default (stage=): for logistic and hinge the selection's ball
+    # and ridge were chosen by measured recovery, the refit's by held-out accuracy. The
+    # selection's r and lam set its Delta; the refit's r_refit and lam_refit its noise.
     n_select, n_refit = split_sizes(n) if split else (n, n)
-    r = r_refit = cfg.r
+    r, r_refit, lam = cfg.r, cfg.r_refit, cfg.lam
     if r is None:
         r = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
-                           n=n_select, eps=plan.eps_select)
+                           n=n_select, eps=plan.eps_select, stage="select")
+    if r_refit is None:
         r_refit = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
-                                 n=n_refit, eps=plan.eps_refit) if plan.eps_refit > 0 else r
-    lam = default_lam(n_select, plan.eps_select, cfg.loss) if cfg.lam is None else cfg.lam
+                                 n=n_refit, eps=plan.eps_refit, stage="refit") if plan.eps_refit > 0 else r
+    if lam is None:
+        lam = default_lam(n_select, plan.eps_select, cfg.loss, stage="select")
+    lam_refit = default_lam(n_refit, plan.eps_refit, cfg.loss, stage="refit") \
+        if cfg.lam_refit is None else cfg.lam_refit
+    if lam_refit > FLOAT_LIMIT:
+        raise ValueError(f"lam_refit = {lam_refit:.3g} would overflow the refit's sums; "
+                         f"use lam_refit <= {FLOAT_LIMIT:g}")
     # public sizes and the floating-point range, before any search (dpsubset/_validation.py)
     check_sizes(n, p, s)
     if cfg.method in ("top_r", "mistakes"):
@@ -513,7 +536,8 @@ def _check_design(design, cfg, plan, options, split=False):
                                 refit=cfg.refit, refit_delta=cfg.refit_delta, r_refit=r_refit,
                                 n_select=n_select, n_refit=n_refit):
         warnings.warn(msg, LowUtilityWarning, stacklevel=3)
-    return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options, r_refit=r_refit)
+    return _FitSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options, r_refit=r_refit,
+                        lam_refit=lam_refit)
 
 
 def _select(design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar):
@@ -555,18 +579,28 @@ def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
     # the released columns' own row bound: sqrt(B_s) over the support alone
     row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
     if design.gram is not None:
+        # (a lam_refit= call never takes the Gram route: see the route in dp_best_subset)
         fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
                               r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0)
     else:
         A = np.hstack([design.forced, design.X[:, support_idx]])
         fit = objective_perturbation(A, design.y, loss=cfg.loss, eps=plan.eps_refit, row_bound=row_bound,
                                      b_y=design.b_y, r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0,
-                                     **fit_cfg.loss_options)
+                                     ridge=fit_cfg.lam_refit, **fit_cfg.loss_options)
     ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
     orig = design.to_original_scale(coef_mapped, used_cols)
     params = orig.reindex(design.forced_names + design.candidate_names).fillna(0.0)
-    return params, coef_mapped
+    # the ridge the refit used, max(lam_refit, 2 lambda / eps): public, for the report
+    return params, coef_mapped, float(fit.regularization)
+
+
+def _stage_report(fit_cfg, refit_ridge):
+    """Each stage's radius and ridge for the privacy report (the refit's only if it ran)."""
+    out = [dict(stage="selection", r=float(fit_cfg.r), lam=float(fit_cfg.lam))]
+    if refit_ridge is not None:
+        out.append(dict(stage="refit", r=float(fit_cfg.r_refit), lam=refit_ridge))
+    return out
 
 
 def _inference_settings(cfg, inference, eps_inference, split):
@@ -575,6 +609,9 @@ def _inference_settings(cfg, inference, eps_inference, split):
     if split and cfg.on_dask:
         raise ValueError("split=True needs the rows (it splits them); it is not available for Dask "
                          "data frames: split=False, or pass a pandas DataFrame")
+    if inference and cfg.lam_refit is not None:
+        raise ValueError("lam_refit= with inference=True: the bootstrap replays the refit with the "
+                         "objective perturbation's own ridge; drop lam_refit= or set inference=False")
     if not inference:
         if eps_inference is not None:
             raise ValueError("eps_inference was given but inference=False; add inference=True")

@@ -94,14 +94,27 @@ import numpy as np
 
 from .losses import CLASSIFICATION_LOSSES
 
-__all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
-           "LAM_FLOOR", "default_radius", "default_lam", "budget_growth", "largest_row_norm"]
+__all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELECT_PREDICTION",
+           "CLASSIFICATION_SELECT_LAM_SHARE", "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
+           "LAM_FLOOR", "default_radius", "default_lam", "classification_select_lam", "budget_growth",
+           "largest_row_norm"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
-#: Largest linear predictor (log-odds or margin) the default ball allows for the
-#: classification losses: a = r sqrt(B_s) = 6.
+#: Largest linear predictor (log-odds or margin) the refit's default ball allows for the
+#: classification losses: a = r_refit sqrt(B_s) = 6 (chosen on Pima's held-out accuracy).
 CLASSIFICATION_MAX_PREDICTION = 6.0
+#: The same for the selection's default ball: a = r sqrt(B_s) = 2 (chosen by measured
+#: recovery; module docstring, "The classification selection").
+CLASSIFICATION_SELECT_PREDICTION = 2.0
+#: The selection's default ridge for the classification losses: this share of the rows
+#: (at least 1 pseudo-row), :func:`classification_select_lam`.
+CLASSIFICATION_SELECT_LAM_SHARE = 0.01
+#: The refit's default ridge floor: 0, i.e. the objective perturbation's own minimum
+#: ridge 2 lambda / eps (Kifer, Smith and Thakurta 2012; docs/methods/refit.md).
+REFIT_RIDGE = 0.0
+#: The two stages that take a radius and a ridge.
+STAGES = ("select", "refit")
 #: n eps above which the default ridge of least squares and Huber falls (module docstring).
 RIDGE_DECAY_START = 1e4
 #: n eps above which their default ball grows, like (n eps)^(1/3) (module docstring).
@@ -127,25 +140,41 @@ def budget_growth(n, eps, start=RIDGE_DECAY_START) -> float:
     return max(1.0, float(n) * float(eps) / start)
 
 
-def default_lam(n=None, eps=None, loss="squared") -> float:
-    """The public default ridge: 1 pseudo-row, relaxed to max(0.01, 10,000 / (n eps)) above n eps = 10,000.
+def _check_stage(stage):
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
+
+
+def default_lam(n=None, eps=None, loss="squared", stage="select") -> float:
+    """The public default ridge of a stage.
+
+    The selection's: 1 pseudo-row, relaxed to max(0.01, 10,000 / (n eps)) above
+    n eps = 10,000 (least squares, Huber); max(1, 0.01 n) pseudo-rows for logistic and
+    hinge (:func:`classification_select_lam`, module docstring). The refit's: ``REFIT_RIDGE`` = 0, a floor
+    under the objective perturbation's own ridge 2 lambda / eps, which it always uses.
 
     Parameters
     ----------
     n : int, optional
         Number of rows.
     eps : float, optional
-        The budget of the stage that uses the ridge (the selection).
+        The budget of the stage that uses the ridge.
     loss : str
-        The classification losses keep ``DEFAULT_LAM``.
+        ``"squared"``, ``"huber"``, ``"logistic"`` or ``"hinge"``.
+    stage : {"select", "refit"}
 
     Examples
     --------
     >>> default_lam(2000, 1.0), default_lam(20000, 5.0)
     (1.0, 0.1)
+    >>> default_lam(2000, 1.0, "logistic"), default_lam(2000, 1.0, "logistic", stage="refit")
+    (20.0, 0.0)
     """
+    _check_stage(stage)
+    if stage == "refit":
+        return REFIT_RIDGE
     if loss in CLASSIFICATION_LOSSES:
-        return DEFAULT_LAM
+        return classification_select_lam(n, eps)
     return max(LAM_FLOOR, DEFAULT_LAM / budget_growth(n, eps))
 
 
@@ -166,10 +195,12 @@ def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
     return math.sqrt(B_s)
 
 
-def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, eps=None) -> float:
+def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, eps=None,
+                   stage="select") -> float:
     """The public default radius: r = A / sqrt(B_s), with A = b_y (the largest prediction equals
-    b_y) grown by (n eps / 20,000)^(1/3) above n eps = 20,000, and A = 6 for the classification
-    losses (a log-odds of at most 6).
+    b_y) grown by (n eps / 20,000)^(1/3) above n eps = 20,000, for either stage; for the
+    classification losses A = 2 in the selection (a log-odds of at most 2, chosen by measured
+    recovery) and A = 6 in the refit (chosen by held-out accuracy).
 
     Parameters
     ----------
@@ -186,6 +217,8 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, e
     n, eps : int and float, optional
         Rows and the budget of the stage that uses the radius (the selection or the
         refit). Omitted: the fixed rule A = b_y.
+    stage : {"select", "refit"}
+        The stage that uses the radius (the rules differ for logistic and hinge only).
 
     Returns
     -------
@@ -206,12 +239,33 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, e
 
     >>> round(default_radius([1.0] * 8, 1.0, 2, forced_bounds=[1.0], n=6000, eps=50.0), 3)
     1.424
+
+    Logistic, b_x = 0.5, s = 5, an intercept (sqrt(B_s) = 1.5): a = 2 and a = 6.
+
+    >>> [round(default_radius([0.5] * 30, 1.0, 5, [1.0], "logistic", stage=st), 3) for st in STAGES]
+    [1.333, 4.0]
     """
+    _check_stage(stage)
     if loss in CLASSIFICATION_LOSSES:
-        target = CLASSIFICATION_MAX_PREDICTION
+        target = CLASSIFICATION_SELECT_PREDICTION if stage == "select" else CLASSIFICATION_MAX_PREDICTION
     else:
         target = float(b_y) * budget_growth(n, eps, RADIUS_GROWTH_START) ** (1.0 / 3.0)
     norm = largest_row_norm(x_bounds, s, forced_bounds)
     if not (norm > 0 and math.isfinite(norm) and target > 0 and math.isfinite(target)):
         raise ValueError("the default radius needs positive, finite public bounds; pass r= explicitly")
     return target / norm
+
+
+def classification_select_lam(n=None, eps=None) -> float:
+    """The selection's default ridge for logistic and hinge: max(1, 0.01 n) pseudo-rows.
+
+    Parameters
+    ----------
+    n : int, optional
+        Rows the selection sees (public). Omitted: 1 pseudo-row.
+    eps : float, optional
+        The selection's budget (the rule does not use it; kept for the common signature).
+    """
+    if n is None:
+        return DEFAULT_LAM
+    return max(DEFAULT_LAM, CLASSIFICATION_SELECT_LAM_SHARE * float(n))

@@ -58,7 +58,8 @@ def test_classification_losses_keep_their_fixed_defaults():
     for loss in ("logistic", "hinge"):
         assert default_radius([1.0] * 10, 1.0, 3, [1.0], loss=loss, n=10**6, eps=50) == \
             default_radius([1.0] * 10, 1.0, 3, [1.0], loss=loss)
-        assert default_lam(10**6, 50, loss) == 1.0
+        # the selection's ridge follows n only, not the budget (issue 27: max(1, 0.01 n))
+        assert default_lam(10**6, 50, loss) == default_lam(10**6, 1.0, loss) == 10**4
 
 
 def test_radius_and_ridge_read_only_public_numbers():

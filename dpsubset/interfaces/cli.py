@@ -96,10 +96,17 @@ def build_parser():
     fit.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                      help="a method option (repeatable), e.g. --option blocks=20")
     fit.add_argument("--r", type=float, default=None,
-                     help="radius of the coefficient ball (default A / sqrt(B_s): A = b_y, grown with n eps "
-                          "above 20,000; docs/guide/choosing-settings.md)")
+                     help="radius of the coefficient ball of both stages (default A / sqrt(B_s): A = b_y, "
+                          "grown with n eps above 20,000; logistic and hinge: A = 2 to select, 6 to refit; "
+                          "docs/guide/choosing-settings.md)")
     fit.add_argument("--lam", type=float, default=None,
-                     help="ridge of the scores (default 1, less above n eps = 10,000)")
+                     help="ridge of the selection's scores (default 1, less above n eps = 10,000; "
+                          "max(1, 0.01 n) for logistic and hinge)")
+    fit.add_argument("--r-select", type=float, default=None, help="the selection's radius (instead of --r)")
+    fit.add_argument("--r-refit", type=float, default=None, help="the refit's radius (instead of --r)")
+    fit.add_argument("--lam-select", type=float, default=None, help="the selection's ridge (instead of --lam)")
+    fit.add_argument("--lam-refit", type=float, default=None,
+                     help="a floor under the refit's ridge (default: its own minimum, 2 lambda / eps)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
     fit.add_argument("--inference", action="store_true",
                      help="also release private standard errors, intervals and the selection confidence "
@@ -301,7 +308,8 @@ def _fit(args, parser):
         res = dp_best_subset(args.formula, data, eps=args.eps, s=args.s, method=args.method,
                              bounds=bounds, loss=args.loss, keep=args.keep or None,
                              eps_select=args.eps_select, eps_refit=args.eps_refit,
-                             r=args.r, lam=args.lam, refit=not args.no_refit,
+                             r=args.r, lam=args.lam, r_select=args.r_select, r_refit=args.r_refit,
+                             lam_select=args.lam_select, lam_refit=args.lam_refit, refit=not args.no_refit,
                              inference=args.inference, eps_inference=args.eps_inference, split=args.split,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
                              memory_limit=args.memory_limit,

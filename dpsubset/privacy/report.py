@@ -89,6 +89,11 @@ class PrivacyReport:
         With ``inference=True`` (top-R): the private confidence bounds on the
         probability that the mechanism released the best-scoring support, and what they
         mean (:mod:`dpsubset.inference.confidence`).
+    stage_settings : tuple of dict
+        The radius and ridge of each stage, public (from the bounds, s, the loss and the
+        stage's n and eps, or as given): ``stage`` ("selection", "refit"), ``r``, ``lam``.
+        The selection's set Delta; the refit's ``lam`` is the ridge it used,
+        max(lam_refit, 2 lambda / eps) (docs/guide/defaults.md).
 
     Notes
     -----
@@ -119,6 +124,13 @@ class PrivacyReport:
     seeded: bool = False
     split: tuple | None = None
     selection_confidence: object = None
+    stage_settings: tuple = ()
+
+    def _settings_text(self):
+        """Each stage's radius and ridge in words (not shown when the bounds came from the data)."""
+        if not self.bounds_public:
+            return "not shown (bounds from data)"
+        return "; ".join(f"{st['stage']} r = {st['r']:.4g}, lam = {st['lam']:.4g}" for st in self.stage_settings)
 
     def _sensitivity_text(self, spec=".4g"):
         # with bounds taken from the data, Delta is a function of max |value|: not shown
@@ -156,6 +168,8 @@ class PrivacyReport:
         for st in self.stages:
             lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g})")
         lines.append(f"  score sensitivity Delta = {self._sensitivity_text('.6g')}")
+        if self.stage_settings:
+            lines.append(f"  radius and ridge: {self._settings_text()}")
         if self.gap_check_passed is not None:
             lines.append("  gap check: " + ("passed, mistakes ran" if self.gap_check_passed
                                             else "not passed, top-R ran"))
@@ -174,7 +188,7 @@ class PrivacyReport:
 
 
 def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split=None,
-                 selection_confidence=None):
+                 selection_confidence=None, stage_settings=()):
     """The privacy report of one call, as a view of its ledger.
 
     Parameters
@@ -192,6 +206,8 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
     split : tuple of int or None
         ``(rows of the selection, rows of the refit)`` with ``split=True``.
     selection_confidence : SelectionConfidence or None
+    stage_settings : sequence of dict
+        Each stage's ``stage``, ``r`` and ``lam`` (:attr:`PrivacyReport.stage_settings`).
 
     Returns
     -------
@@ -233,4 +249,5 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
                          exact_search=bool(selection.certificates),
                          gap_check_passed=selection.gap_check_passed, seeded=seeded,
                          split=None if split is None else tuple(int(v) for v in split),
-                         selection_confidence=selection_confidence)
+                         selection_confidence=selection_confidence,
+                         stage_settings=tuple(dict(st) for st in stage_settings))

@@ -249,7 +249,9 @@ class DPSubsetResults:
         when some bound was learned from the data (then the guarantee is void and
         the learned values are not shown).
     r, lam : float
-        Ball radius (mapped units) and ridge parameter of the scores and the refit.
+        Ball radius (mapped units) and ridge of the selection's scores (they set its
+        Delta). The refit's are ``r_refit`` and :attr:`lam_refit`; every stage's are in
+        ``privacy.stage_settings`` (docs/guide/defaults.md).
     response_levels : tuple or None
         For the two-class losses, ``(level coded -1, level coded +1)``, a public
         coding fixed before the data were read; None otherwise.
@@ -352,6 +354,11 @@ class DPSubsetResults:
         return ModelInfo(formula=self.formula, response=self.response, terms=tuple(self.terms),
                          forced=tuple(self.forced), candidates=tuple(self.candidates),
                          loss=self.loss, method=self.method)
+
+    @property
+    def lam_refit(self) -> float | None:
+        """The ridge the refit used, max(lam_refit, 2 lambda / eps) (None without refit)."""
+        return next((st["lam"] for st in self.privacy.stage_settings if st["stage"] == "refit"), None)
 
     @property
     def refit_mechanism(self) -> str | None:
@@ -662,7 +669,7 @@ class DPSubsetResults:
             statistic of the data),
             ``certificates_closed`` (bool: True for every release, since a search
             that does not certify releases nothing), ``gap_check_passed``,
-            ``bounds_public``, ``r``, ``lam``, ``formula``, ``response``. No
+            ``bounds_public``, ``r``, ``r_refit``, ``lam``, ``lam_refit``, ``formula``, ``response``. No
             goodness-of-fit statistics: they would be computed from the private data.
             No count of the exact solves either: it depends on the data
             (:attr:`PrivacyReport.exact_search`). With ``inference=True``: ``eps_inference``,
@@ -687,6 +694,7 @@ class DPSubsetResults:
             r=float("nan") if self.r is None else float(self.r),
             r_refit=float("nan") if self.r_refit is None else float(self.r_refit),
             lam=float("nan") if self.lam is None else float(self.lam),
+            lam_refit=float("nan") if self.lam_refit is None else float(self.lam_refit),
             formula=self.formula, response=self.response,
         )
         row.update(glance_inference(self))

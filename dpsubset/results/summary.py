@@ -121,6 +121,11 @@ def header_rows(res):
             ("No. candidates (p):", str(res.p)),
             ("Support size (s):", str(res.s)),
             ("Always in:", str(len(res.forced)))]
+    # each stage's radius and ridge (public: bounds, s, the loss, the stage's n eps)
+    if rep.bounds_public and res.r is not None:
+        left.append(("Select r, lam:", f"{res.r:.4g}, {res.lam:.4g}"))
+        if res.lam_refit is not None:
+            left.append(("Refit r, lam:", f"{res.r_refit:.4g}, {res.lam_refit:.4g}"))
     # the same words for every release of the method: no count of the solves
     cert = "all certified" if rep.exact_search else "not needed"
     right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]

@@ -109,9 +109,17 @@
 #'   `NULL` means the public default `A / sqrt(B_s)`: the largest prediction `A` equals the
 #'   response bound up to `n * eps = 20000` and grows like `(n * eps / 20000)^(1/3)` above,
 #'   the selection's from its eps and the refit's (`glance(fit)$r_refit`) from its own (see the
-#'   Python package's docs/guide/choosing-settings.md). Also used by the refit when given.
+#'   Python package's docs/guide/choosing-settings.md). For `loss = "logistic"` and `"hinge"`
+#'   the largest linear predictor is 2 in the selection and 6 in the refit. When given, `r`
+#'   is the radius of both stages.
 #' @param lam Ridge parameter of the scores (> 0); `NULL` means 1 up to `n * eps = 10000`
-#'   and `max(0.01, 10000 / (n * eps))` above.
+#'   and `max(0.01, 10000 / (n * eps))` above (`max(1, 0.01 n)` for logistic and hinge). The selection's only.
+#' @param r_select,r_refit The radius of one stage (> 0), instead of `r`: the selection's
+#'   sets its score sensitivity, the refit's its noise; `NULL`: that stage's default.
+#'   Giving `r` with either is an error.
+#' @param lam_select,lam_refit The ridge of one stage (> 0): `lam_select` instead of `lam`;
+#'   `lam_refit` a floor under the refit's own ridge `2 lambda / eps` (`NULL`: none).
+#'   `glance(fit)` has `r`, `lam`, `r_refit`, `lam_refit` (the ridge the refit used).
 #' @param R Length of the top-R list, fixed in advance; `NULL` means `2 + (p - s) s`.
 #' @param gap_check For `method = "mistakes"`: `"ptr"` (a private test of the
 #'   score gap, (eps, delta)-DP unconditionally) or `"assume"` (the paper's
@@ -238,7 +246,8 @@
 #' predict(fit, mtcars[1:5, ])
 #' tidy(fit)
 dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = NULL,
-                           lam = NULL, R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
+                           lam = NULL, r_select = NULL, r_refit = NULL, lam_select = NULL, lam_refit = NULL,
+                           R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
                            response_levels = NULL, screen = NULL, refit = TRUE,
                            inference = FALSE, eps_inference = NULL, split = FALSE,
@@ -274,7 +283,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.data.frame(data)) {
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
   }
-  for (nm in c("eps", "s", "r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
+  for (nm in c("eps", "s", "r", "lam", "r_select", "r_refit", "lam_select", "lam_refit", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
                "memory_limit", "random_state", "huber_h", "hinge_h", "eps_inference")) {
     .check_number(get(nm, envir = environment()), nm)
   }
@@ -328,6 +337,9 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.null(screen)) args$screen <- screen
   if (isTRUE(inference)) args$inference <- TRUE
   if (!is.null(eps_inference)) args$eps_inference <- eps_inference
+  for (nm in c("r_select", "r_refit", "lam_select", "lam_refit")) {
+    if (!is.null(get(nm, envir = environment()))) args[[nm]] <- get(nm, envir = environment())
+  }
   if (isTRUE(split)) args$split <- TRUE
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
@@ -507,7 +519,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (is.null(v)) return(invisible())
   if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
     stop(sprintf("%s must be a single number%s", name,
-                 if (name %in% c("r", "lam", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
+                 if (name %in% c("r", "lam", "r_select", "r_refit", "lam_select", "lam_refit", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
                                  "memory_limit", "random_state", "eps_inference")) " or NULL" else ""),
          call. = FALSE)
   }
