@@ -29,7 +29,11 @@ PYTHON_VIGNETTES = {
     "01_hitters.py": (["Differentially Private Best Subset Selection", "PrivacyLeakWarning",
                        "best subset for the private score", r"\begin{tabular}",
                        "share of releases equal to the best-score support",
-                       "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 0.5"], 1),
+                       "spends its own privacy", "LowUtilityWarning", "The warning above is the eps = 0.5",
+                       # inference=True (issue 26): the README example is not to be trusted, 20,000 rows are
+                       re.compile(r"std err\s+\[0\.025\s+0\.975\]"),
+                       "(95% confidence): NOT to be trusted", "(95% confidence): can be trusted",
+                       "std.error  conf.low  conf.high", "OLS, NOT private"], 1),
     "02_paper_comparison.py": (["n(50%)", "== paper", "== defaults", "== defaults + intercept",
                                 "top_r", "mistakes_assume", "samp_agg", "dp_sis"], 1),
     "05_real_data.py": (["ISLR's Wage", "private release:", "non-private best:", "Privacy report",
@@ -149,10 +153,16 @@ def test_r_vignette_knits_in_quick_mode(tmp_path):
     text = md.read_text()
     for needle in ["dpsubset_available()\n#> [1] TRUE", "Differentially private best subset selection",
                    "Privacy budget:", "coef(fit)", "predicted", "generics::tidy(fit)",
-                   "|term", "certificates_closed", "quick mode (DPSUBSET_VIGNETTE_QUICK=1)"]:
+                   "|term", "certificates_closed", "quick mode (DPSUBSET_VIGNETTE_QUICK=1)",
+                   "Std. Error", "eps_inference", "selection_verdict   can be trusted"]:
         assert needle in text, f"{needle!r} not in the knitted R vignette"
+    # inference = TRUE (issue 26): on mtcars (32 rows) the selection confidence says not to
+    # trust the release; summary_table shows standard errors in parentheses, then intervals
+    assert re.search(r"confidence\):(\s|#>)+NOT(\s|#>)+to(\s|#>)+be(\s|#>)+trusted", text)
+    assert re.search(r"#>\s+\(0\.0\d+\)", text) and re.search(r"\|\s+\| \[-?0\.\d+, -?0\.\d+\] \|", text)
     # the only errors are the two the page shows on purpose (residuals, confint: not released)
-    errors = [line for line in text.splitlines() if "Error" in line]
+    # (an R error prints "Error:" or "Error in"; the "Std. Error" column of summary() is not one)
+    errors = [line for line in text.splitlines() if re.search(r"\bError( in |:)", line)]
     assert len(errors) == 2 and all("is not released for a dpsubset fit" in line for line in errors), errors
     # the low-utility warning is shown once, on purpose, before the page follows its advice
     # (in R's voice: no Python class name in the text)
