@@ -82,6 +82,9 @@ _TARGET_GAP = 1e-13
 _MAX_ITER = 60
 # Memory for the stacked (m, k, n) blocks of one chunk.
 _CHUNK_BYTES = 4 * 2**20
+#: Most supports whose certified solutions a scorer keeps (about 0.3 KB each at s = 5,
+#: so at most about 15 MB).
+CACHE_SUPPORTS = 50_000
 
 
 class ScoreAccuracyError(RuntimeError):
@@ -118,7 +121,8 @@ class ConvexLossScorer:
         Largest certified bound (duality gap) on |returned score - exact score| over
         every score returned so far (non-private; <= score_tol).
     n_scored : int
-        Supports scored so far.
+        Supports solved so far (a support solved before is read from the scorer's
+        cache of certified solutions, ``CACHE_SUPPORTS`` at most, and not counted).
     newton_iterations : int
         Chunk-iterations of the Newton solver so far (for benchmarks).
     """
@@ -147,6 +151,11 @@ class ConvexLossScorer:
         self._anchor_value = np.inf
         self._anchor_dense = np.zeros(p)
         self._anchor_forced = np.zeros(self.k_forced)
+        # Certified solutions of the supports solved so far (row bytes -> (score, beta)),
+        # at most CACHE_SUPPORTS: the searches ask for the same support more than once
+        # (a node's own incumbent is its first leaf; the neighbourhood, the mistake
+        # classes and top-R meet again), and one support then has one score.
+        self._cache = {}
 
     # ------------------------------------------------------------------ pieces
     def _blocks(self, S):
@@ -271,6 +280,10 @@ class ConvexLossScorer:
             Starting points in the ball (default: the best single-support solution
             found so far, restricted to each support).
 
+        A support solved before (the same row, in the same order) is not solved again:
+        its certified solution is read from the cache, so one support has one score
+        however often a search asks for it.
+
         Returns
         -------
         score : ndarray, shape (m,)
@@ -282,18 +295,37 @@ class ConvexLossScorer:
         k = self.k_forced + s
         if m == 0:
             return np.empty(0), np.empty((0, k))
-        b0 = self._warm_start(S) if warm_start is None else np.asarray(warm_start, float)
         value = np.empty(m)
         beta = np.empty((m, k))
-        step = max(1, _CHUNK_BYTES // (8 * self.n * k))
-        worst = 0.0
-        for a in range(0, m, step):
-            sl = slice(a, a + step)
-            v, bt, g = self._solve_chunk(self._blocks(S[sl]), b0[sl])
-            value[sl], beta[sl] = v, bt
-            worst = max(worst, float(np.max(g)))
-        self._record(worst)
-        self.n_scored += m
+        # Supports solved before are read from the cache (their certified solution);
+        # only the others are solved.
+        keys = [row.tobytes() for row in S]
+        todo = []
+        for i, key in enumerate(keys):
+            hit = self._cache.get(key)
+            if hit is None:
+                todo.append(i)
+            else:
+                value[i], beta[i] = hit
+        if todo:
+            todo = np.asarray(todo, dtype=np.intp)
+            St = S[todo]
+            b0 = self._warm_start(St) if warm_start is None else \
+                np.asarray(warm_start, float)[todo]
+            step = max(1, _CHUNK_BYTES // (8 * self.n * k))
+            worst = 0.0
+            vt, btt = np.empty(len(todo)), np.empty((len(todo), k))
+            for a in range(0, len(todo), step):
+                sl = slice(a, a + step)
+                v, bt, g = self._solve_chunk(self._blocks(St[sl]), b0[sl])
+                vt[sl], btt[sl] = v, bt
+                worst = max(worst, float(np.max(g)))
+            self._record(worst)
+            self.n_scored += len(todo)
+            value[todo], beta[todo] = vt, btt
+            room = CACHE_SUPPORTS - len(self._cache)
+            for i in todo[:max(room, 0)]:
+                self._cache[keys[i]] = (float(value[i]), beta[i].copy())
         if m == 1:
             self._set_anchor(S[0], value[0], beta[0])
         return value, beta
@@ -315,7 +347,8 @@ class ConvexLossScorer:
 
         ``newton_steps`` Newton steps from the warm start, then the duality gap of the
         last point: upper = F_S(beta), lower = upper - gap - round-off. Supports whose
-        gap already met the target are exact (lower = upper up to ``score_tol``).
+        gap already met the target are exact (lower = upper up to ``score_tol``), and so
+        are supports solved before (their cached score, lower = score - ``score_tol``).
 
         Returns
         -------
@@ -326,13 +359,18 @@ class ConvexLossScorer:
         if m == 0:
             return np.empty(0), np.empty(0)
         k = self.k_forced + s
-        b0 = self._warm_start(S)
         upper, err = np.empty(m), np.empty(m)
+        # A support solved before has its score: the bracket is [score - score_tol, score].
+        hits = np.array([row.tobytes() in self._cache for row in S], dtype=bool)
+        for i in np.flatnonzero(hits):
+            upper[i], err[i] = self._cache[S[i].tobytes()][0], self.score_tol
+        todo = np.flatnonzero(~hits)
+        b0 = self._warm_start(S[todo])
         step = max(1, _CHUNK_BYTES // (8 * self.n * k))
-        for a in range(0, m, step):
-            sl = slice(a, a + step)
-            upper[sl], _, err[sl] = self._solve_chunk(self._blocks(S[sl]), b0[sl],
-                                                      max_iter=int(newton_steps) + 1)
+        for a in range(0, len(todo), step):
+            idx = todo[a:a + step]
+            upper[idx], _, err[idx] = self._solve_chunk(self._blocks(S[idx]), b0[a:a + step],
+                                                        max_iter=int(newton_steps) + 1)
         return upper - err, upper
 
     def neighbourhood(self, support):

@@ -214,8 +214,29 @@ def _completions(node):
                for k1 in range(lo, hi + 1))
 
 
+def _score_completions(nb, scorer, node, s, best, pt):
+    """Score a node's completions exactly where its bounds do not rule them out
+    (``nb.score_leaves``: each completion's own bound at the node's point ``pt``, then
+    what the scorer offers) and offer them to ``best``; returns how many were scored."""
+    S = _enumerate(node, s)
+    if not len(S):
+        return 0
+    S, v = nb.score_leaves(scorer, S, best.threshold, pt)
+    best.offer(S, v)
+    return len(S)
+
+
 def _enumerate(node, s):
     """All completions of a node, one sorted support per row."""
+    if node.k == 1:  # one slot left (the common large leaf): no Python loop
+        lo, hi = node.k1_range
+        parts = ([node.free_center] if lo <= 1 <= hi else []) + \
+            ([node.free_other] if lo <= 0 <= hi else [])
+        cols = np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+        out = np.empty((len(cols), s), dtype=np.intp)
+        out[:, :s - 1] = node.fixed
+        out[:, s - 1] = cols
+        return np.sort(out, axis=1)
     out = []
     lo, hi = node.k1_range
     for k1 in range(lo, hi + 1):
@@ -402,15 +423,13 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
         """Score a small node's completions, or bound it; returns the queue entry
         (None when the node is done or pruned)."""
         nonlocal counter, scored
-        if _completions(node) <= leaf_max:
-            S = _enumerate(node, s)
-            if len(S):
-                S, v = nb.score_leaves(scorer, S, best.threshold, pt)
-                best.offer(S, v)
-                scored += len(S)
-            return None
-        bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
-        if bound > best.threshold:
+        few = _completions(node) <= leaf_max
+        if not few:
+            bound, pt, sel = nb.improve(pt, node, target=best.threshold, iters=iters)
+            if bound > best.threshold:
+                return None
+        if few or (node.k == 1 and nb.one_slot_leaves):
+            scored += _score_completions(nb, scorer, node, s, best, pt)
             return None
         counter += 1
         entry = [bound, counter, node, pt, 0, sel]

@@ -233,6 +233,13 @@ class FenchelBound(NodeBound):
     #: costs about as much as a few node bounds (a Newton solve against a pass over
     #: the data), so leaves are small; docs/benchmarks/regimes.md has the timings.
     leaf_max = LEAF_MAX
+    #: A node with one free slot (k = 1) is settled at once after its ascent: each
+    #: completion's own bound at the node's point (O(1) each given u), then one Newton
+    #: step's bracket, then exact scores, all batched. Branching it instead costs an
+    #: ascent (a pass over the data) and a single Newton solve per completion that
+    #: enters the list: at p = 1000 the two-mistake class of top-R spent 8.6 s of a 20 s
+    #: call in 3100 such ascents (docs/benchmarks/regimes.md, "Where the time goes").
+    one_slot_leaves = True
 
     def score_leaves(self, scorer, S, threshold, pt=None):
         """Exact scores of the completions that can enter the list.

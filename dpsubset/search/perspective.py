@@ -267,6 +267,10 @@ class NodeBound:
     #: Nodes with at most this many completions are scored exactly (least-squares
     #: scores are cheap: branch_bound.LEAF_MAX).
     leaf_max = 200
+    #: Whether a node with one free slot is settled at once (its completions bounded
+    #: one by one at its point, the rest scored) instead of branched: not here, where
+    #: the tree's nodes are cheaper than many scores.
+    one_slot_leaves = False
 
     def score_leaves(self, scorer, S, threshold, pt=None):
         """Exact scores of a leaf's completions (all of them: least-squares scores are
