@@ -97,6 +97,7 @@ def one_release(df, full, *, loss, eps, split, seed, share=None):
         out.append(dict(slot=int(c[1:]), target=target, estimate=inf.estimate[j],
                         err_mean=inf.errors[:, j].mean(), err_sd=inf.errors[:, j].std(ddof=1),
                         ols_width=ols.loc[c, 1] - ols.loc[c, 0], contested=int(c[1:]) >= 2,
+                        sphere_share=getattr(inf, "sphere_share", float("nan")),
                         **{f"{v}_lo": ends[v][0] for v in VARIANTS}, **{f"{v}_hi": ends[v][1] for v in VARIANTS}))
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 
@@ -143,6 +144,29 @@ def summarise(sl, head):
     return row
 
 
+def summarise_raw(paths, variant="package"):
+    """The table of every cell in ``--raw`` files, with its number of data sets (a cell a run
+    did not finish shows how many it has), the chosen variant in the main columns and the
+    coverage of every variant at the end."""
+    sl = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    keys = ["loss", "n", "eps", "mode"]
+    tag = "" if variant == "package" else f"_{variant}"
+    print("| loss | n | eps | mode | data sets | true support | coverage (all) | coverage (true support) "
+          "| coverage (third slot) | median width | width / OLS | " + " | ".join(VARIANTS) + " |")
+    print("|---" * (11 + len(VARIANTS)) + "|")
+    rows = []
+    for (loss, n, eps, mode), d in sl.groupby(keys, sort=False):
+        reps = d["rep"].nunique()
+        right = d.groupby("rep")["right_support"].first().mean()
+        row = summarise(d, dict(loss=loss, n=n, eps=eps, mode=mode, reps=reps, right_support=right))
+        rows.append(row)
+        other = " | ".join(f"{row['coverage_all' + ('' if v == 'package' else '_' + v)]:.3f}" for v in VARIANTS)
+        print(f"| {loss} | {n} | {eps:g} | {mode} | {reps} | {right:.2f} | {row['coverage_all' + tag]:.3f} "
+              f"| {row['coverage_right' + tag]:.3f} | {row['coverage_contested' + tag]:.3f} "
+              f"| {row['median_width' + tag]:.3g} | {row['width_vs_ols' + tag]:.2f} | {other} |")
+    return rows
+
+
 def _append_csv(path, rows):
     with open(path, "a", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -165,7 +189,13 @@ def main(argv=None):
                     help="eps_inference / eps (default: the package's default share)")
     ap.add_argument("--out", default=None, help="CSV file the rows are appended to")
     ap.add_argument("--raw", default=None, help="CSV file every released slope is appended to")
+    ap.add_argument("--summarise", nargs="+", default=None, metavar="RAW",
+                    help="print the table of finished (or partly finished) cells from --raw files and stop")
+    ap.add_argument("--variant", default="package", choices=VARIANTS,
+                    help="with --summarise: the interval variant the main columns show")
     args = ap.parse_args(argv)
+    if args.summarise:
+        return summarise_raw(args.summarise, args.variant)
     bootstrap.DEFAULT_DRAWS = args.draws
     warnings.simplefilter("ignore")
     rows = []

@@ -396,6 +396,43 @@ def test_interval_holds_the_basic_and_the_centred_interval():
     assert ci.loc["b", 1] - ci.loc["b", 0] == pytest.approx(basic[1, 1] - basic[1, 0], rel=0.05)
 
 
+def test_interval_holds_the_percentile_interval_where_the_ball_binds():
+    """When more than alpha/2 of the bootstrap refits lie on the ball's sphere the interval
+    also holds the percentile interval (estimate + error quantiles); below that share it
+    is the basic/centred union alone."""
+    from dpsubset.inference.intervals import CoefficientInference
+    rng = np.random.default_rng(1)
+    errors = rng.normal(-0.6, 0.1, (4000, 1))  # the projection pulls every refit to the centre
+    est = np.array([1.0])
+    free = CoefficientInference(names=["a"], estimate=est, errors=errors).conf_int()
+    bound = CoefficientInference(names=["a"], estimate=est, errors=errors, sphere_share=0.9).conf_int()
+    lo_q, hi_q = np.quantile(errors[:, 0], [0.025, 0.975])
+    assert free.loc["a", 0] > 1.0 + lo_q + 0.5  # without the rule the percentile side is not held
+    assert bound.loc["a", 0] == pytest.approx(1.0 + lo_q) and bound.loc["a", 1] == free.loc["a", 1]
+    # a share at or below alpha/2 changes nothing
+    edge = CoefficientInference(names=["a"], estimate=est, errors=errors, sphere_share=0.025).conf_int()
+    assert edge.equals(free)
+    assert CoefficientInference(names=["a"], estimate=est, errors=errors,
+                                sphere_share=0.04).conf_int(alpha=0.1).equals(
+        CoefficientInference(names=["a"], estimate=est, errors=errors).conf_int(alpha=0.1))
+
+
+def test_a_release_whose_ball_binds_reports_the_share():
+    """Few rows and a small eps: the privacy noise fills the ball, most bootstrap refits sit on
+    its sphere, and the release's intervals hold the percentile interval."""
+    res = dps.dp_best_subset("y ~ .", _frame(600, seed=3), eps=0.5, s=3, bounds=(1.0, 3.0),
+                             inference=True, random_state=3)
+    inf = res.inference
+    assert inf.sphere_share > 0.5
+    lo_q, hi_q = np.quantile(inf.errors, [0.025, 0.975], axis=0)
+    ci = res.conf_int().loc[inf.names]
+    assert (ci[0].to_numpy() <= inf.estimate + lo_q + 1e-12).all()
+    assert (ci[1].to_numpy() >= inf.estimate + hi_q - 1e-12).all()
+    big = dps.dp_best_subset("y ~ .", _frame(6000, seed=3), eps=16.0, s=3, bounds=(1.0, 3.0),
+                             inference=True, random_state=3)
+    assert big.inference.sphere_share == 0.0
+
+
 def test_get_prediction_gives_the_mean_response_with_its_interval(fit):
     new = _frame(5, seed=99).drop(columns=["y"])
     frame = fit.get_prediction(new)
