@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 
 from ..refit.ssp import _ssp_sensitivity
 
@@ -124,9 +125,10 @@ class SimulationModel:
     dof : int
         ``n - d``.
     mean : ndarray, shape (d - k0,)
-        Means of the non-constant columns (0 without an intercept).
+        Means of the non-constant columns before clipping (0 without an intercept).
     cov : ndarray
-        Their covariance (positive semi-definite).
+        Their covariance before clipping (positive semi-definite): clipped to the public
+        box, the simulated columns have the released means and variances.
     intercept : bool
         Whether column 0 is the constant 1.
     response : {"gaussian", "binary"}
@@ -168,6 +170,45 @@ def _psd(A, floor=0.0):
     """The nearest positive semi-definite matrix (eigenvalues clipped at ``floor``)."""
     w, V = np.linalg.eigh(0.5 * (A + A.T))
     return (V * np.maximum(w, floor)) @ V.T
+
+
+def _clipped_moments(mu, sd, c):
+    """Mean and variance of clip(N(mu, sd^2), -c, c), elementwise (closed form)."""
+    a, b = (-c - mu) / sd, (c - mu) / sd
+    Pa, Pb, fa, fb = norm.cdf(a), norm.cdf(b), norm.pdf(a), norm.pdf(b)
+    inside = Pb - Pa
+    m1 = mu * inside + sd * (fa - fb) - c * Pa + c * (1.0 - Pb)
+    m2 = (mu * mu * inside + 2.0 * mu * sd * (fa - fb) + sd * sd * (inside - (b * fb - a * fa))
+          + c * c * (Pa + 1.0 - Pb))
+    return m1, np.maximum(m2 - m1 * m1, 0.0)
+
+
+def _before_clipping(mean, cov, bounds, rounds=4):
+    """Mean and covariance of the Gaussian whose clipped columns have ``mean`` and ``cov``.
+
+    The simulation clips its Gaussian columns to the public box, as the design clips real
+    rows; clipping shrinks a column's spread (a Gaussian with the variance 1/3 of a uniform
+    column on [-1, 1] has variance 0.286 after clipping at 1), and a design simulated with
+    too little spread gives intervals too wide. So each column's mean and standard
+    deviation are chosen so that *after* clipping they match the released moments
+    (bisection on the closed-form moments of a clipped normal, a few rounds alternating
+    mean and spread); the correlations are kept.
+    """
+    sd_target = np.sqrt(np.diag(cov))
+    c = np.asarray(bounds, dtype=float)
+    var_target = sd_target ** 2
+    mu = mean.copy()
+    sd = sd_target.copy()
+    for _ in range(rounds):
+        lo, hi = np.full_like(sd, 1e-12), 1e3 * c
+        for _ in range(60):  # the clipped variance grows with sd: bisection
+            mid = 0.5 * (lo + hi)
+            too_small = _clipped_moments(mu, mid, c)[1] < var_target
+            lo, hi = np.where(too_small, mid, lo), np.where(too_small, hi, mid)
+        sd = 0.5 * (lo + hi)
+        mu = np.clip(mu + mean - _clipped_moments(mu, sd, c)[0], -c, c)
+    scale = sd / np.maximum(sd_target, 1e-300)
+    return mu, cov * np.outer(scale, scale)
 
 
 def _rss_weights(coef, intercept):
@@ -222,9 +263,11 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y, response="gauss
     if intercept:
         mean = np.clip(M[0, 1:d], -x_bounds[1:], x_bounds[1:])
         cov = _psd(M[1:d, 1:d] - np.outer(mean, mean)) + np.diag(floor[1:])
+        mean, cov = _before_clipping(mean, cov, x_bounds[1:])
     else:
         mean = np.zeros(d)
         cov = _psd(M[:d, :d]) + np.diag(floor)
+        _, cov = _before_clipping(mean, cov, x_bounds)
     return SimulationModel(coef=coef, sigma2=sigma2, sigma2_floor=(b_y / 100.0) ** 2,
                            rss_weights=_rss_weights(coef, intercept), noise_scale=moments.scale,
                            dof=dof, mean=mean, cov=cov, intercept=intercept, response=response)
