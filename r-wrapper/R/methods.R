@@ -162,8 +162,8 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
                        "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
         sep = "\n")
   } else {
-    cat("No standard errors or p-values: none was requested (dp_best_subset(..., inference = TRUE)",
-        "releases them privately).\n")
+    cat(strwrap(paste("No standard errors or p-values: none was requested (dp_best_subset(..., inference = TRUE)",
+                      "releases them privately)."), exdent = 2), sep = "\n")
   }
   sc <- x$selection_confidence
   if (!is.null(sc)) {
