@@ -87,7 +87,8 @@
 #' [summary.dpsubset()], [tidy.dpsubset()] and the privacy report
 #' `fit$privacy` to report the fit. A quantity the Python package does release
 #' privately (such as intervals from private inference, where available) is
-#' returned instead.
+#' returned instead: `confint()`, `vcov()` and `fit$selection_confidence` (the
+#' selection confidence in words) of a fit made with `inference = TRUE`.
 #'
 #' The errors have class `"dpsubset_not_released"` (and `"dpsubset_error"`).
 #' `predict(fit, newdata, interval = "confidence")`, `predict(..., se.fit =
@@ -216,7 +217,10 @@ terms.dpsubset <- function(x, ...) stats::terms(.subset2(x, "formula"))
   x = c("exog", "from_data"), weights = c("weights", "from_data"),
   prior.weights = c("weights", "from_data"), deviance = c("deviance", "fit_stat"),
   null.deviance = c("null_deviance", "fit_stat"), aic = c("aic", "fit_stat"),
-  df.residual = c("df_resid", "inference"), df.null = c("df_null", "inference")
+  df.residual = c("df_resid", "inference"), df.null = c("df_null", "inference"),
+  # released with inference = TRUE (the sentence; glance() has the bounds as numbers);
+  # otherwise Python's reason says how to get it
+  selection_confidence = c("selection_confidence", "inference")
 )
 .summary_fields <- list(
   r.squared = c("rsquared", "fit_stat"), adj.r.squared = c("rsquared_adj", "fit_stat"),

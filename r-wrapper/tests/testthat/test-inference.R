@@ -102,3 +102,14 @@ test_that("summary_table() puts standard errors or intervals under each coeffici
   expect_error(summary_table(fit, statistic = "t"), "statistic must be")
   expect_error(summary_table(fit, statistic = "conf_int", conf_level = 95), "conf_level")
 })
+
+test_that("fit$selection_confidence is the released sentence, or says how to get it", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  sc <- fit$selection_confidence
+  expect_type(sc, "character")
+  expect_match(sc, "^P\\(best-scoring support released\\) in \\[")
+  expect_true(grepl(glance(fit)$selection_verdict, sc, fixed = TRUE))
+  err <- expect_error(inference_fit()$selection_confidence, class = "dpsubset_not_released")
+  expect_match(conditionMessage(err), "inference = TRUE", fixed = TRUE)
+})
