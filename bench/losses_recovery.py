@@ -132,7 +132,7 @@ def _setting(args, loss_name, n, b, b_y, s):
     else:
         r = float(args.r)
     if args.lam == "default":
-        lam = default_lam(n, args.eps, loss_name, stage="select")
+        lam = default_lam(n, args.eps, loss_name, stage="select", x_bounds=x_b, s=s, forced_bounds=[1.0])
     elif args.lam.startswith("n"):
         lam = float(args.lam[1:]) * n
     else:

@@ -99,12 +99,16 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         clipped and mapped to [-1, 1]. Missing bounds are taken from the data with a
         PrivacyLeakWarning and the result's guarantee is void.
     r : float, optional
-        Radius of the coefficient ball (mapped units) for the scores and the refit.
+        Radius of the coefficient ball (mapped units) for the scores and the refit
+        (both stages; ``r_select=`` and ``r_refit=`` set one each).
         Default: the radius at which the largest prediction the ball allows equals
         the response bound, ``r = b_y / sqrt(B_s)``, where ``B_s`` is the sum of the
         ``s`` largest squared column bounds plus the squared bounds of the always-in
-        columns (1 for the intercept); for the classification losses the largest
-        linear predictor (a log-odds) is 6 instead, ``r = 6 / sqrt(B_s)``. So
+        columns (1 for the intercept), grown with each stage's n eps above 20,000; for
+        the classification losses the largest linear predictor (a log-odds or margin)
+        is 2 in the selection (``r = 2 / sqrt(B_s)``, chosen by measured recovery) and
+        6 in the refit (``r_refit = 6 / sqrt(B_s)``, chosen by held-out accuracy;
+        docs/guide/defaults.md). So
         ``r = b_y / (b_x sqrt(s))`` for scalar bounds without an intercept, and
         ``1 / sqrt(s + 1)`` when everything is mapped to [-1, 1] with an intercept.
         It reads only public bounds and ``s``, and it makes the score sensitivity
@@ -112,10 +116,26 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         quadratically and buys fit only when the bounds are loose against the
         data's spread (docs/guide/choosing-settings.md).
     lam : float, optional
-        Ridge parameter of the scores (> 0): the penalty is ``(lam / 2n) ||beta||^2``.
-        Default 1 (one pseudo-row): small and fixed, so that it keeps the scores
-        strictly convex without shrinking the score gaps between supports (a ridge
-        that grows with ``n`` eats them; docs/guide/choosing-settings.md).
+        Ridge parameter of the selection's scores (> 0): the penalty is
+        ``(lam / 2n) ||beta||^2``. Default 1 (one pseudo-row), less above n eps = 10,000:
+        small, so that it keeps the scores strictly convex without shrinking the score
+        gaps between supports (a ridge that grows with ``n`` eats them;
+        docs/guide/choosing-settings.md); for logistic and hinge
+        ``max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps))``, the largest ridge measured
+        recovery allows, which keeps the search fast (docs/guide/defaults.md). The
+        refit's ridge is ``lam_refit``.
+    r_select, r_refit : float, optional
+        The radius of one stage, instead of ``r``: ``r_select`` is the ball of the
+        selection's scores and sets their sensitivity Delta; ``r_refit`` is the refit's
+        ball and scales its noise. None: that stage's default (see ``r``). Giving ``r``
+        with either is an error.
+    lam_select : float, optional
+        The selection's ridge, the same as ``lam`` (giving both is an error).
+    lam_refit : float, optional
+        A ridge floor for the refit (pseudo-rows of its sum-form objective): it uses
+        ``max(lam_refit, 2 lambda / eps_obj)``, the second term being the objective
+        perturbation's own (Kifer, Smith and Thakurta 2012). None (default): that
+        minimum. The ridge used is ``res.lam_refit``. Not with ``inference=True``.
     R : int, optional
         Length of the top-R list, fixed in advance; default ``2 + (p - s) s``,
         capped at C(p, s) (then top-R is the exponential mechanism over all
@@ -514,7 +534,8 @@ def _check_design(design, cfg, plan, options, split=False):
         r_refit = default_radius(design.x_bounds, design.b_y, s, design.forced_bounds, cfg.loss,
                                  n=n_refit, eps=plan.eps_refit, stage="refit") if plan.eps_refit > 0 else r
     if lam is None:
-        lam = default_lam(n_select, plan.eps_select, cfg.loss, stage="select")
+        lam = default_lam(n_select, plan.eps_select, cfg.loss, stage="select", x_bounds=design.x_bounds, s=s,
+                          forced_bounds=design.forced_bounds)
     lam_refit = default_lam(n_refit, plan.eps_refit, cfg.loss, stage="refit") \
         if cfg.lam_refit is None else cfg.lam_refit
     if lam_refit > FLOAT_LIMIT:

@@ -28,13 +28,67 @@ with one). The Huber loss follows its response bound in the same way.
 The classification losses (logistic, hinge) have no response scale for the linear
 predictor: it is a log-odds (or a margin), and their sensitivity grows only linearly
 in a (a / n for the logistic loss, at most (1 + a) / n for the smoothed hinge), not
-quadratically. Their default lets the largest linear predictor reach a log-odds of
-``CLASSIFICATION_MAX_PREDICTION`` = 6 (probabilities 0.0025 to 0.9975), where the
-logistic loss is linear or zero to within 0.25 %: a = 6, r = 6 / sqrt(B_s). With a
-small ball (a = 1) the refit cannot even express the intercept of an unbalanced
-outcome, and on the bundled Pima data it predicts the majority class at every eps
-(docs/guide/choosing-settings.md). The rule reads only bounds, s and the loss;
-never the data.
+quadratically. The two stages want different balls (issue 27), so each has its own
+default (``stage=``):
+
+- the refit lets the largest linear predictor reach a log-odds of
+  ``CLASSIFICATION_MAX_PREDICTION`` = 6 (probabilities 0.0025 to 0.9975), where the
+  logistic loss is linear or zero to within 0.25 %: a = 6, r_refit = 6 / sqrt(B_s).
+  With a small ball (a = 1) the refit cannot even express the intercept of an
+  unbalanced outcome, and on the bundled Pima data it predicts the majority class at
+  every eps (docs/guide/choosing-settings.md); its ridge is the objective
+  perturbation's own minimum (``REFIT_RIDGE`` = 0 adds none);
+- the selection uses a = ``CLASSIFICATION_SELECT_PREDICTION`` = 2, r = 2 / sqrt(B_s),
+  with the ridge lam = max(1, 0.01 n, 2 k B_s ln C(p, s) / (a eps)), k = 2.5
+  (:func:`classification_select_lam`), chosen by measured recovery (next section).
+
+Both read only bounds, p, s, the loss, n and eps; never the data.
+
+The classification selection
+----------------------------
+At a = 6 the selection's Delta is 3.6 (logistic) and 2.7 (hinge) times that of the
+paper's r = 1.1 with an intercept and b_x = 0.5 (a = 1.65), and the larger ball adds
+less to the score gaps than that: at p = 30, n = 3200, eps = 1 the exact probability
+that top-R releases the true support was 0.10 (hinge) and 0.00 (logistic) against
+0.85 and 0.02 for the paper's values; with lam = 1 the scores are also flat and the
+search slow. Candidates measured with ``bench/losses_recovery.py`` (the paper's
+classification data, s = 5, an intercept, b_x = 0.5, eps = 1; exact P(true support);
+docs/guide/choosing-settings.md has the commands and every candidate):
+
+- the ball, a in {1, 1.5, 1.65, 2, 3}: the hinge score keeps falling with the margin,
+  so its ball binds on every support and wants room (n = 3200: a = 1: 0.66, a = 2:
+  0.93, a = 3: 0.28); the logistic score pays Delta ~ a / n (a = 3: 0.13 at n = 4800
+  where a = 1.65 had 0.98). a = 2 was the best for hinge and as good as any for logistic.
+- the ridge: the hinge's recovery does not depend on it (its ball binds, so the ridge
+  adds the same lam r^2 / 2n to every score); the logistic's falls as lam / n grows
+  (a = 2, n = 3200: 0.78 at lam = 1, 0.33 at 80, 0.18 at 107; a = 1.65: 0.14 at 180),
+  while the search slows as lam / n falls (p = 100, n = 6400: 22.5 s at lam = 30,
+  1.2 s at 180; n = 3000, s = 8, rho = 0.8 timed out at lam = 100). The ridge moves a
+  score by at most lam r^2 / (2n); the exponential mechanism singles out one of
+  C(p, s) supports once the gap is a few Delta ln C(p, s) / eps; so the default is the
+  ridge whose shift is k = 2.5 such units (67 pseudo-rows at p = 30, 102 at p = 100,
+  195 at p = 100 with s = 8; eps = 1), and at least 1 % of the rows.
+
+Exact P(true support), eps = 1 (p = 30: 10 data sets per n; p = 100: 3):
+
+======== ===== ========================= ====== ====== ====== ====== ====== ===========
+loss     p     setting                   n1     n2     n3     n4     n5     n for 90 %
+======== ===== ========================= ====== ====== ====== ====== ====== ===========
+                                         1600   2400   3200   4000   4800
+hinge    30    defaults (a = 2, lam 67)  0.01   0.47   0.95   1.00   1.00   3200
+hinge    30    r = 1.1, lam = 180        0.00   0.39   0.93   1.00   1.00   3200
+logistic 30    defaults (a = 2, lam 67)  0.00   0.02   0.45   0.96   1.00   4000
+logistic 30    r = 1.1, lam = 180        0.00   0.00   0.11   0.73   0.98   4800
+                                         3200   4000   4800   6400
+hinge    100   defaults (a = 2, lam 102) 0.24   0.89   1.00   1.00          4800
+hinge    100   r = 1.1, lam = 180        0.13   0.76   1.00   1.00          4800
+logistic 100   defaults (a = 2, lam 102) 0.00   0.02   0.63   1.00          6400
+logistic 100   r = 1.1, lam = 180        0.00   0.01   0.48   1.00          6400
+======== ===== ========================= ====== ====== ====== ====== ====== ===========
+
+The Huber loss keeps the response rule in both stages: at p = 30 (10 data sets) it
+recovers 0.98 at n = 1600 where the paper's r = 1.1, lam = 180 give 0.02 (90 % at 1600
+rows against 2400).
 
 Growing with the budget: the release converges to the user's own best subset
 -----------------------------------------------------------------------------
@@ -72,8 +126,8 @@ keeps it, and it still reaches the ball that diamonds and Boston need at eps = 5
 the noise, not the ball, limits the release, and the paper-comparison cells (eps = 1,
 n <= 10,000; docs/benchmarks/paper-comparison.md) keep their numbers. The rule reads
 n, eps, the bounds and s: public numbers only, so Delta's proof
-(docs/methods/selection.md) applies unchanged. The classification losses keep their
-fixed a = 6. The measured effect on real data sets is in
+(docs/methods/selection.md) applies unchanged. The classification losses do not grow
+with the budget (a = 2 and 6 at every n eps). The measured effect on real data sets is in
 docs/benchmarks/real-data.md and docs/guide/choosing-settings.md.
 
 The ridge
@@ -95,7 +149,8 @@ import numpy as np
 from .losses import CLASSIFICATION_LOSSES
 
 __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELECT_PREDICTION",
-           "CLASSIFICATION_SELECT_LAM_SHARE", "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
+           "CLASSIFICATION_SELECT_LAM_SHARE", "CLASSIFICATION_RIDGE_RESOLUTION",
+           "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
            "LAM_FLOOR", "default_radius", "default_lam", "classification_select_lam", "budget_growth",
            "largest_row_norm"]
 
@@ -110,6 +165,9 @@ CLASSIFICATION_SELECT_PREDICTION = 2.0
 #: The selection's default ridge for the classification losses: this share of the rows
 #: (at least 1 pseudo-row), :func:`classification_select_lam`.
 CLASSIFICATION_SELECT_LAM_SHARE = 0.01
+#: k in the classification selection's ridge: the ridge may move a score by k Delta
+#: ln C(p, s) / eps (:func:`classification_select_lam`).
+CLASSIFICATION_RIDGE_RESOLUTION = 2.5
 #: The refit's default ridge floor: 0, i.e. the objective perturbation's own minimum
 #: ridge 2 lambda / eps (Kifer, Smith and Thakurta 2012; docs/methods/refit.md).
 REFIT_RIDGE = 0.0
@@ -145,13 +203,15 @@ def _check_stage(stage):
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
 
 
-def default_lam(n=None, eps=None, loss="squared", stage="select") -> float:
+def default_lam(n=None, eps=None, loss="squared", stage="select", x_bounds=None, s=None,
+                forced_bounds=()) -> float:
     """The public default ridge of a stage.
 
     The selection's: 1 pseudo-row, relaxed to max(0.01, 10,000 / (n eps)) above
-    n eps = 10,000 (least squares, Huber); max(1, 0.01 n) pseudo-rows for logistic and
-    hinge (:func:`classification_select_lam`, module docstring). The refit's: ``REFIT_RIDGE`` = 0, a floor
-    under the objective perturbation's own ridge 2 lambda / eps, which it always uses.
+    n eps = 10,000 (least squares, Huber); for logistic and hinge
+    max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps)) (:func:`classification_select_lam`, module
+    docstring). The refit's: ``REFIT_RIDGE`` = 0, a floor under the objective
+    perturbation's own ridge 2 lambda / eps, which it always uses.
 
     Parameters
     ----------
@@ -162,6 +222,8 @@ def default_lam(n=None, eps=None, loss="squared", stage="select") -> float:
     loss : str
         ``"squared"``, ``"huber"``, ``"logistic"`` or ``"hinge"``.
     stage : {"select", "refit"}
+    x_bounds, s, forced_bounds : optional
+        The public bounds and support size (the classification selection's rule reads them).
 
     Examples
     --------
@@ -174,7 +236,7 @@ def default_lam(n=None, eps=None, loss="squared", stage="select") -> float:
     if stage == "refit":
         return REFIT_RIDGE
     if loss in CLASSIFICATION_LOSSES:
-        return classification_select_lam(n, eps)
+        return classification_select_lam(n, eps, x_bounds, s, forced_bounds)
     return max(LAM_FLOOR, DEFAULT_LAM / budget_growth(n, eps))
 
 
@@ -256,16 +318,43 @@ def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, e
     return target / norm
 
 
-def classification_select_lam(n=None, eps=None) -> float:
-    """The selection's default ridge for logistic and hinge: max(1, 0.01 n) pseudo-rows.
+def classification_select_lam(n=None, eps=None, x_bounds=None, s=None, forced_bounds=()) -> float:
+    """The selection's default ridge for logistic and hinge (module docstring).
+
+    lam = max(1, 0.01 n, 2 k B_s ln C(p, s) / (a eps)) with k = 2.5 and a = 2: the
+    ridge moves a score by at most lam r^2 / (2n) = k (a / n) ln C(p, s) / eps, k times
+    the logistic Delta = a / n times ln C(p, s) / eps (the score gap at which the
+    exponential mechanism starts to single out one of C(p, s) supports), so it is as
+    large as recovery allows, which keeps the exact search fast; and at least 1 % of
+    the rows, for the same reason at large n.
 
     Parameters
     ----------
     n : int, optional
-        Rows the selection sees (public). Omitted: 1 pseudo-row.
+        Rows the selection sees (public).
     eps : float, optional
-        The selection's budget (the rule does not use it; kept for the common signature).
+        The selection's budget.
+    x_bounds : array_like, optional
+        Public bounds of the candidate columns (p of them).
+    s : int, optional
+        Support size.
+    forced_bounds : array_like
+        Bounds of the always-in columns.
+
+    Examples
+    --------
+    p = 100, s = 5, b_x = 0.5, an intercept (B_s = 2.25, ln C(100, 5) = 18.1), eps = 1:
+
+    >>> round(classification_select_lam(3000, 1.0, [0.5] * 100, 5, [1.0]), 1)
+    102.0
     """
-    if n is None:
-        return DEFAULT_LAM
-    return max(DEFAULT_LAM, CLASSIFICATION_SELECT_LAM_SHARE * float(n))
+    lam = DEFAULT_LAM
+    if n is not None:
+        lam = max(lam, CLASSIFICATION_SELECT_LAM_SHARE * float(n))
+    if x_bounds is not None and s is not None and eps is not None and eps > 0 and math.isfinite(eps):
+        p = len(np.atleast_1d(x_bounds))
+        log_supports = math.lgamma(p + 1) - math.lgamma(s + 1) - math.lgamma(p - s + 1)
+        B_s = largest_row_norm(x_bounds, s, forced_bounds) ** 2
+        lam = max(lam, 2 * CLASSIFICATION_RIDGE_RESOLUTION * B_s * log_supports
+                  / (CLASSIFICATION_SELECT_PREDICTION * eps))
+    return lam

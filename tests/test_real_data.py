@@ -58,7 +58,7 @@ def test_classification_losses_keep_their_fixed_defaults():
     for loss in ("logistic", "hinge"):
         assert default_radius([1.0] * 10, 1.0, 3, [1.0], loss=loss, n=10**6, eps=50) == \
             default_radius([1.0] * 10, 1.0, 3, [1.0], loss=loss)
-        # the selection's ridge follows n only, not the budget (issue 27: max(1, 0.01 n))
+        # the selection's ridge is at least 1 % of the rows, at any budget (issue 27)
         assert default_lam(10**6, 50, loss) == default_lam(10**6, 1.0, loss) == 10**4
 
 

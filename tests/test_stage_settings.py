@@ -40,7 +40,8 @@ B = (0.5, 0.5)
 # ---------------------------------------------------------------- defaults per stage
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_classification_defaults_are_the_chosen_rule(loss):
-    """Selection: a = 2 and lam = max(1, 0.01 n) (by measured recovery); refit: a = 6, no extra ridge."""
+    """Selection: a = 2 and lam = max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps)) (by measured recovery);
+    refit: a = 6, no extra ridge."""
     n, s = 400, 2
     res = dps.dp_best_subset("y ~ .", _classes(n=n), eps=2.0, s=s, bounds=(0.5, 1.0), loss=loss,
                              response_levels=(-1, 1), random_state=0)
@@ -48,12 +49,27 @@ def test_classification_defaults_are_the_chosen_rule(loss):
     assert CLASSIFICATION_SELECT_PREDICTION == 2.0 and CLASSIFICATION_MAX_PREDICTION == 6.0
     assert res.r == pytest.approx(2.0 / row)
     assert res.r_refit == pytest.approx(6.0 / row)
-    assert res.lam == classification_select_lam(n, res.eps_select) == max(1.0, 0.01 * n)
+    rule = max(1.0, 0.01 * n, 2.5 * row ** 2 * math.log(math.comb(6, s)) / res.eps_select)
+    assert res.lam == pytest.approx(rule)
+    assert res.lam == classification_select_lam(n, res.eps_select, [0.5] * 6, s, [1.0])
     assert default_lam(n, 1.0, loss, stage="refit") == REFIT_RIDGE == 0.0
     # the refit's ridge is then the objective perturbation's own minimum, 2 lambda / eps_obj,
     # with lambda = R^2 / 4 (logistic) or R^2 / (2 h) (hinge, h = 0.5) over the released support
     hess = {"logistic": row ** 2 / 4, "hinge": row ** 2 / (2 * 0.5)}[loss]
     assert res.lam_refit == pytest.approx(2 * hess / ((1 - DEFAULT_EPS_OUT_FRAC) * res.eps_refit))
+
+
+def test_classification_ridge_follows_the_mechanisms_resolution():
+    """The selection's ridge: k = 2.5 times Delta ln C(p, s) / eps, at least 1 % of the rows."""
+    x_b = [0.5] * 100
+    base = classification_select_lam(3000, 1.0, x_b, 5, [1.0])
+    assert base == pytest.approx(2.5 * 2.25 * math.log(math.comb(100, 5)))  # 102 pseudo-rows
+    assert classification_select_lam(3000, 2.0, x_b, 5, [1.0]) == pytest.approx(base / 2)  # 1 / eps
+    assert classification_select_lam(3000, 1.0, x_b, 8, [1.0]) > base  # more supports, a larger B_s
+    assert classification_select_lam(50_000, 1.0, x_b, 5, [1.0]) == 500.0  # 1 % of the rows
+    assert classification_select_lam(100, 100.0, [0.5] * 3, 1, []) == 1.0  # the floor
+    for loss in ("logistic", "hinge"):
+        assert default_lam(3000, 1.0, loss, x_bounds=x_b, s=5, forced_bounds=[1.0]) == base
 
 
 def test_regression_defaults_are_the_same_rule_for_both_stages():

@@ -101,7 +101,7 @@ def build_parser():
                           "docs/guide/choosing-settings.md)")
     fit.add_argument("--lam", type=float, default=None,
                      help="ridge of the selection's scores (default 1, less above n eps = 10,000; "
-                          "max(1, 0.01 n) for logistic and hinge)")
+                          "for logistic and hinge max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps)))")
     fit.add_argument("--r-select", type=float, default=None, help="the selection's radius (instead of --r)")
     fit.add_argument("--r-refit", type=float, default=None, help="the refit's radius (instead of --r)")
     fit.add_argument("--lam-select", type=float, default=None, help="the selection's ridge (instead of --lam)")

@@ -113,7 +113,8 @@
 #'   the largest linear predictor is 2 in the selection and 6 in the refit. When given, `r`
 #'   is the radius of both stages.
 #' @param lam Ridge parameter of the scores (> 0); `NULL` means 1 up to `n * eps = 10000`
-#'   and `max(0.01, 10000 / (n * eps))` above (`max(1, 0.01 n)` for logistic and hinge). The selection's only.
+#'   and `max(0.01, 10000 / (n * eps))` above (for logistic and hinge
+#'   `max(1, 0.01 n, 5 B_s log(choose(p, s)) / (2 eps))`). The selection's only.
 #' @param r_select,r_refit The radius of one stage (> 0), instead of `r`: the selection's
 #'   sets its score sensitivity, the refit's its noise; `NULL`: that stage's default.
 #'   Giving `r` with either is an error.
