@@ -192,6 +192,11 @@ def notes_text(res):
 def _inference_note(res):
     """What the std err and interval columns are, or how to get them."""
     inf = getattr(res, "inference", None)
+    if inf is None and any(str(st.get("stage", "")).startswith("inference") for st in res.privacy.stages):
+        # inference=True with a loss that has no intervals (the hinge)
+        return (f"No standard errors or p-values: loss {res.loss!r} has no model of the response "
+                "to simulate from, so inference=True gives no intervals for it "
+                "(docs/guide/inference.md).")
     if inf is None:
         return ("No standard errors or p-values: none was requested (dp_best_subset(..., "
                 "inference=True) releases them privately).")

@@ -108,6 +108,7 @@ summary.dpsubset <- function(object, ...) {
   }
   structure(list(call = object$call, formula = object$formula, response = object$response, method = object$method,
                  loss = object$loss, intervals = intervals, selection_confidence = confidence,
+                 inference_requested = "eps_inference" %in% names(gl),
                  inference_mode = if ("inference_mode" %in% names(gl)) gl$inference_mode,
                  nobs = object$nobs, s = object$s, n_candidates = length(object$candidates),
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
@@ -161,6 +162,10 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
                        "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
         sep = "\n")
+  } else if (isTRUE(x$inference_requested)) {   # inference = TRUE with the hinge loss
+    cat(strwrap(sprintf(paste("No standard errors or p-values: loss '%s' has no model of the response to",
+                              "simulate from, so inference = TRUE gives no intervals for it."),
+                        x$loss), exdent = 2), sep = "\n")
   } else {
     cat(strwrap(paste("No standard errors or p-values: none was requested (dp_best_subset(..., inference = TRUE)",
                       "releases them privately)."), exdent = 2), sep = "\n")
