@@ -257,8 +257,9 @@ def result_to_plain(res):
         ``nobs``, ``formula``, ``response``, ``loss``, ``response_levels`` (the
         classes coded -1/+1 for a classification loss, else None), ``privacy`` (a dict of the
         :class:`~dpsubset.PrivacyReport` fields; ``stages`` as a list of dicts;
-        ``exact_search`` and ``all_certificates_closed``, but no per-solve
-        certificate list, which depends on the data), ``bounds_unused`` (codebook
+        ``exact_search`` and ``all_certificates_closed``, ``selection_confidence`` (its
+        sentence, or None), but no per-solve certificate list, which depends on the
+        data), ``bounds_unused`` (codebook
         entries this formula does not use), ``privacy_text`` (its printed form) and ``pickle``
         (the whole result, pickled and base64-encoded, so that R can save the fit
         with ``saveRDS`` and still predict after reloading it).
@@ -277,6 +278,9 @@ def result_to_plain(res):
         exact_search=bool(getattr(rep, "exact_search", False)),
         gap_check_passed=None if rep.gap_check_passed is None else bool(rep.gap_check_passed),
         all_certificates_closed=bool(rep.all_certificates_closed),
+        # released with inference=True (top-R, exponential): its sentence, as the report prints it
+        selection_confidence=(None if getattr(rep, "selection_confidence", None) is None
+                              else str(rep.selection_confidence)),
     )
     out = dict(
         support=[str(x) for x in res.support], forced=[str(x) for x in res.forced],

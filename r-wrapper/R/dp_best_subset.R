@@ -599,6 +599,7 @@ print.dpsubset_bounds <- function(x, ...) {
     exact_search = isTRUE(p$exact_search),
     gap_check_passed = if (is.null(p$gap_check_passed)) NA else p$gap_check_passed,
     all_certificates_closed = p$all_certificates_closed,
+    selection_confidence = p$selection_confidence,   # NULL unless inference = TRUE released one
     text = text
   ), class = "dpsubset_privacy")
 }

@@ -42,6 +42,9 @@ print.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat("\n")
   print(x$privacy, brief = TRUE)
+  if (!is.null(x$privacy$selection_confidence)) {
+    cat(strwrap(paste("Selection confidence:", x$privacy$selection_confidence), exdent = 2), sep = "\n")
+  }
   invisible(x)
 }
 
@@ -64,6 +67,9 @@ print.dpsubset_privacy <- function(x, brief = FALSE, ...) {
     }
     # no count or route of the solves: they depend on the data
     cat(sprintf("  exact search: %s\n", .search_words(x)))
+    if (!is.null(x$selection_confidence)) {
+      cat(strwrap(paste("selection confidence:", x$selection_confidence), indent = 2, exdent = 4), sep = "\n")
+    }
   }
   invisible(x)
 }

@@ -130,3 +130,16 @@ test_that("a hinge fit with inference = TRUE prints its selection confidence and
   expect_match(flat, "Selection confidence: P(best-scoring support released)", fixed = TRUE)
   expect_false(grepl("none was requested", flat))
 })
+
+test_that("the privacy report and print(fit) state the selection confidence where it was released", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  expect_equal(fit$privacy$selection_confidence, fit$selection_confidence)
+  flat <- gsub("\\s+", " ", paste(capture.output(print(fit$privacy)), collapse = " "))
+  expect_match(flat, paste("selection confidence:", fit$selection_confidence), fixed = TRUE)
+  flat <- gsub("\\s+", " ", paste(capture.output(print(fit)), collapse = " "))
+  expect_match(flat, paste("Selection confidence:", fit$selection_confidence), fixed = TRUE)
+  plain <- inference_fit()
+  expect_null(plain$privacy$selection_confidence)
+  expect_false(any(grepl("election confidence", capture.output(print(plain), print(plain$privacy)))))
+})
