@@ -362,3 +362,54 @@ def test_the_scorer_cache_returns_the_certified_solution(loss):
     np.testing.assert_array_equal(up, v1)
     exact = enum.score(S)
     assert np.all(lo <= exact + 1e-15) and np.all(np.abs(up - exact) <= 2 * sc.score_tol)
+
+
+def _screened_and_double(seed, loss):
+    """The same problem's node bounds with the single-precision screening pass and
+    without it (n = 1500, so that float32 products are off by ~1e-8)."""
+    rng = np.random.default_rng(seed)
+    n, p = 1500, 60
+    X = rng.uniform(-1, 1, (n, p)) + 0.5 * rng.normal(size=(n, 1))
+    eta = X[:, :3] @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.normal(size=n)
+    y = np.where(eta > 0, 1.0, -1.0) if loss in ("logistic", "hinge") else eta
+    sc = ConvexLossScorer(X, y, 5.0, 1.0, np.ones((n, 1)), loss=loss)
+    d32, d64 = ConvexDuals(sc), ConvexDuals(sc)
+    d64.X32 = None
+    assert d32.X32 is not None
+    return sc, FenchelBound(d32, np.arange(4)), FenchelBound(d64, np.arange(4)), rng
+
+
+def _bound_differences(nb32, nb64, sc, rng, s=4, nodes=12):
+    worst = 0.0
+    for i in range(nodes):
+        inside = None if i % 2 else (1, 3)
+        node = _random_node(sc, s, nb64, rng, inside)
+        if node is None:
+            continue
+        alpha = _random_alpha(nb64.duals, rng) * rng.uniform(0.05, 1.0)
+        pt32, pt64 = nb32.duals.point(alpha), nb64.duals.point(alpha)
+        assert np.max(np.abs(pt32.u - pt64.u)) <= pt32.coarse  # the screen's proven E
+        v32, v64 = nb32.certified(pt32, node), nb64.certified(pt64, node)
+        worst = max(worst, abs(v32 - v64) / max(1.0, abs(v64)))
+    return worst
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+def test_single_precision_screen_gives_the_double_precision_bound(loss):
+    # The screening pass (float32) changes no bound: the entries that can attain tau
+    # are recomputed in double precision first, so the certified bound at a node is the
+    # double-precision one up to rounding; a leaf's screened bound is below its exact one.
+    sc, nb32, nb64, rng = _screened_and_double(0, loss)
+    assert _bound_differences(nb32, nb64, sc, rng) <= 1e-13
+    alpha = _random_alpha(nb64.duals, rng) * 0.3
+    pt32, pt64 = nb32.duals.point(alpha), nb64.duals.point(alpha)
+    S = np.sort(rng.permuted(np.tile(np.arange(sc.p), (40, 1)), axis=1)[:, :4], axis=1)
+    assert np.all(nb32._leaf_bounds(pt32, S, upper=True) <= nb64._leaf_bounds(pt64, S) + 1e-15)
+
+
+def test_a_screen_taken_as_exact_is_caught(monkeypatch):
+    # The deliberately wrong variant: the float32 entries used in tau without their
+    # double-precision recomputation. The comparison above sees the difference.
+    sc, nb32, nb64, rng = _screened_and_double(1, "logistic")
+    monkeypatch.setattr(FenchelBound, "settle", lambda self, pt, node: None)
+    assert _bound_differences(nb32, nb64, sc, rng) > 1e-12

@@ -90,7 +90,7 @@ def node_data(scorer, memory=None):
     moments (least squares) or the data and loss (:class:`ConvexDuals`)."""
     if isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared":
         return Moments.from_scorer(scorer, memory=memory)
-    return ConvexDuals(scorer)
+    return ConvexDuals(scorer, memory=memory)
 
 
 def _node_bounds(data, center):
@@ -305,13 +305,23 @@ class _KBest:
                 new.append(i)
         if not new:
             return
-        S = np.vstack([self.S, S[new]])
-        v = np.concatenate([self.v, v[new]])
-        order = rank_supports(S, v)
-        for i in order[self.keep:]:
-            self.keys.discard(S[i].tobytes())
-        order = order[:self.keep]
-        self.S, self.v = S[order], v[order]
+        S, v = S[new], v[new]
+        o = rank_supports(S, v)
+        S, v = S[o], v[o]
+        if len(self.v) and np.any(np.isin(v, self.v)):
+            # A tie with a member: rank the whole list (ties go by index order).
+            S = np.vstack([self.S, S])
+            v = np.concatenate([self.v, v])
+            order = rank_supports(S, v)
+            S, v = S[order], v[order]
+        else:
+            # No ties with the (ranked) list: merge by score, O(list) instead of a sort.
+            pos = np.searchsorted(self.v, v)
+            S = np.insert(self.S, pos, S, axis=0)
+            v = np.insert(self.v, pos, v)
+        for row in S[self.keep:]:
+            self.keys.discard(row.tobytes())
+        self.S, self.v = S[:self.keep], v[:self.keep]
         self._thr = None
 
     def trim(self):

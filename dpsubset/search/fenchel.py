@@ -42,6 +42,19 @@ The always-in columns (the intercept, forced terms: K, always part of F1) enter 
 place, :meth:`ConvexDuals.u_of` (the first k_forced entries of u), and are then fixed
 in at every node like any column fixed in.
 
+A single-precision pass. The pass u = X'alpha/n is the node's main cost, and reading X
+in single precision takes about a sixth of the time at n = 3000, p = 1000 (half the
+bytes, and then the copy stays in cache). Its entries are screens, not bounds: each is
+within a proven distance E of the exact value (the worst case of a float32 product
+of n terms, Higham 2002, section 3.1: E = (n + 4) eps32 max|a| max|alpha|, eps32 =
+2^-23), and before a bound is computed the entries that can attain tau (the columns
+fixed in, and every free column within 2E of the k-th largest |u|) are recomputed in
+double precision from alpha (:meth:`FenchelBound.settle`). Every other free column is
+then provably below the top k, so tau, and the bound, are those of the double-precision
+pass; only which entries were computed twice differs. A completion's own bound (leaves)
+reads |u_j| + E for an entry not recomputed, and recomputes the entries of the
+completions that this upper value does not rule out.
+
 Every value here is a score bound of the private data and stays inside the call.
 """
 from __future__ import annotations
@@ -53,6 +66,12 @@ from .perspective import BOUND_RTOL, NodeBound, _line_search, _psi_vec, psi
 __all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound", "conjugate_domain"]
 
 _EPS = np.finfo(float).eps
+_EPS32 = float(np.finfo(np.float32).eps)
+# The single-precision copy of X for the screening pass is kept when it takes at most
+# this many bytes (and at most a tenth of the search's memory limit), and when n is
+# small enough for the float32 error bound to be useful (n eps32 <= N_EPS32_MAX).
+SINGLE_COPY_BYTES = 256 * 2 ** 20
+N_EPS32_MAX = 0.01
 # Nodes with at most this many completions are scored exactly (FenchelBound.leaf_max).
 LEAF_MAX = 8
 # Quasi-Newton (L-BFGS-B, on the conjugate's box) iterations after the ascent, where the
@@ -114,9 +133,13 @@ class ConvexDuals:
     ----------
     scorer : ConvexDualScorer
         A scorer of :mod:`dpsubset.scores.convex` (X, y, forced, loss_fn, lam_n, r).
+    memory : MemoryBudget, optional
+        The search's memory budget: the single-precision copy of X (the screening
+        pass) is made only when it takes at most a tenth of its limit (and at most
+        SINGLE_COPY_BYTES).
     """
 
-    def __init__(self, scorer):
+    def __init__(self, scorer, memory=None):
         self.X, self.y, self.forced = scorer.X, scorer.y, scorer.forced
         self.loss = scorer.loss_fn
         self.n, self.p, self.k_forced = scorer.n, scorer.p, scorer.k_forced
@@ -131,10 +154,61 @@ class ConvexDuals:
             amax = max(amax, float(np.max(np.abs(self.forced))))
         #: max |a_ij| over the augmented design (for the rounding allowance).
         self.amax = amax
+        # Candidate columns as contiguous rows (the double-precision recomputation of a
+        # few entries of u), shared with the scorer when it has them.
+        XT = getattr(scorer, "_XT", None)
+        self.XT = XT if XT is not None and XT.shape == (self.p, self.n) else \
+            np.ascontiguousarray(self.X.T)
+        #: The single-precision copy of X for the screening pass (None: every pass is
+        #: in double precision).
+        self.X32 = None
+        cap = SINGLE_COPY_BYTES
+        if memory is not None and memory.share(0.1) is not None:
+            cap = min(cap, memory.share(0.1))
+        if self.p and (self.n + 4) * _EPS32 <= N_EPS32_MAX and 4 * self.X.size <= cap:
+            self.X32 = self.X.astype(np.float32)
 
     def u_of(self, alpha):
-        """u = A'alpha/n: the always-in block first, then the candidates (one pass)."""
+        """u = A'alpha/n: the always-in block first, then the candidates (one pass), in
+        double precision."""
         return np.concatenate([self.forced.T @ alpha, self.X.T @ alpha]) / self.n
+
+    def screen_of(self, alpha):
+        """(u, fine, E): u = A'alpha/n with the candidates' entries from the
+        single-precision pass, each within E of its exact value, and ``fine`` marking
+        the entries computed in double precision (the always-in block). Without the
+        single-precision copy: the double-precision u, fine = None (all), E = 0."""
+        if self.X32 is None:
+            return self.u_of(alpha), None, 0.0
+        kf = self.k_forced
+        u = np.empty(self.P)
+        u[:kf] = self.forced.T @ alpha / self.n
+        u[kf:] = self.X32.T @ alpha.astype(np.float32)
+        u[kf:] /= self.n
+        fine = np.zeros(self.P, dtype=bool)
+        fine[:kf] = True
+        amax_alpha = float(np.max(np.abs(alpha))) if len(alpha) else 0.0
+        # Rounding alpha and X to float32 (2 eps32 |a alpha|), the n-term float32 sum
+        # (n eps32 (1 + eps32)^2 sum |a alpha|, eps32 here twice the unit roundoff),
+        # the float64 conversion and division, and alpha's underflow to zero.
+        E = ((self.n + 4) * _EPS32 * self.amax * amax_alpha
+             + (1.0 + self.amax) * float(np.finfo(np.float32).tiny))
+        return u, fine, E
+
+    def refine(self, pt, cols):
+        """Recompute the entries ``cols`` (augmented indices) of ``pt.u`` that are not
+        yet in double precision, from ``pt.alpha``."""
+        if pt.fine is None:
+            return
+        cols = np.asarray(cols, dtype=np.intp)
+        cols = cols[~pt.fine[cols]]
+        if not len(cols):
+            return
+        kf = self.k_forced
+        pt.u[cols] = self.XT[cols - kf] @ pt.alpha / self.n  # (the always-in are fine)
+        pt.fine[cols] = True
+        amax_alpha = float(np.max(np.abs(pt.alpha))) if len(pt.alpha) else 0.0
+        pt.u_err = max(pt.u_err, (self.n + 2) * _EPS * self.amax * amax_alpha)
 
     def margins(self, W, beta):
         """A_W beta for augmented indices W (an always-in column i < k_forced is
@@ -155,8 +229,9 @@ class ConvexDuals:
         # An n-term product has error at most n eps sum |a_ij alpha_i| (Higham 2002,
         # section 3.1), and one more rounding for the division by n.
         u_err = (self.n + 2) * _EPS * self.amax * amax_alpha
-        return FenchelPoint(alpha, self.u_of(alpha), float(np.mean(lc)),
-                            float(np.mean(np.abs(lc))), u_err)
+        u, fine, E = self.screen_of(alpha)
+        return FenchelPoint(alpha, u, float(np.mean(lc)), float(np.mean(np.abs(lc))), u_err,
+                            fine, E)
 
     def fitted_point(self, W, beta):
         """The point alpha = l'(A_W beta) of a fit (the exact dual at its optimum)."""
@@ -169,19 +244,26 @@ class ConvexDuals:
 
 class FenchelPoint:
     """A dual point: alpha (n,), u = A'alpha/n (P,), conj = mean l*(alpha_i; y_i) and
-    its terms' mean size, and the rounding bound of u (for the allowance)."""
+    its terms' mean size, the rounding bound of u's double-precision entries (for the
+    allowance), which entries those are (``fine``; None: all) and the screening
+    distance E of the others."""
 
-    __slots__ = ("alpha", "u", "conj", "cabs", "u_err")
+    __slots__ = ("alpha", "u", "conj", "cabs", "u_err", "fine", "coarse")
 
-    def __init__(self, alpha, u, conj, cabs, u_err):
+    def __init__(self, alpha, u, conj, cabs, u_err, fine=None, coarse=0.0):
         self.alpha, self.u, self.conj, self.cabs = alpha, u, conj, cabs
-        #: A bound on max_j |u_j - (A'alpha/n)_j| (rounding of the products and of
-        #: the combinations that made the point).
+        #: A bound on |u_j - (A'alpha/n)_j| over the entries in double precision
+        #: (rounding of the products and of the combinations that made the point).
         self.u_err = u_err
+        #: Which entries of u are in double precision (None: all of them).
+        self.fine = fine
+        #: A bound on |u_j - (A'alpha/n)_j| over the other entries (the screen's E).
+        self.coarse = coarse
 
     @property
     def nbytes(self):
-        return self.alpha.nbytes + self.u.nbytes
+        return self.alpha.nbytes + self.u.nbytes + (0 if self.fine is None else
+                                                    self.fine.nbytes)
 
     def sparse(self):
         """The compact form of a queued point: alpha in single precision (half the
@@ -225,9 +307,9 @@ class FenchelBound(NodeBound):
         return self.duals.point(compact[0].astype(float))
 
     def dense_bytes(self, p):
-        """Bytes of a whole open node with its point (alpha, u and the node's index
-        arrays)."""
-        return 8 * (self.duals.n + self.duals.P) + 32 * p
+        """Bytes of a whole open node with its point (alpha, u, the mask of u's
+        double-precision entries and the node's index arrays)."""
+        return 8 * (self.duals.n + self.duals.P) + self.duals.P + 32 * p
 
     #: Nodes with at most this many completions are scored exactly. A convex score
     #: costs about as much as a few node bounds (a Newton solve against a pass over
@@ -249,24 +331,72 @@ class FenchelBound(NodeBound):
         Newton step (certified lower and upper ends, ``ConvexLossScorer.bracket``);
         those with a lower end above the threshold cannot enter and are not scored."""
         if pt is not None and len(S):
-            d = self.duals
-            u2 = pt.u * pt.u
-            tau = float(u2[:d.k_forced].sum()) + u2[d.k_forced + S].sum(axis=1)
-            value = -pt.conj - _psi_vec(tau, d.lam_n, d.r)
-            width = d.k_forced + S.shape[1]
-            allow = (BOUND_RTOL * (pt.cabs + abs(pt.conj) + np.abs(value))
-                     + 4.0 * (d.n + 2) * _EPS * pt.cabs + d.r * np.sqrt(width) * pt.u_err)
-            S = S[value - allow <= threshold]
+            S = S[self._leaf_bounds(pt, S, upper=True) <= threshold]
+            if pt.fine is not None and len(S):
+                # The completions not ruled out with |u_j| + E: their entries in double
+                # precision, and their bounds again.
+                self.duals.refine(pt, self.duals.k_forced + np.unique(S))
+                S = S[self._leaf_bounds(pt, S) <= threshold]
         if len(S) and np.isfinite(threshold):
             lo, _ = scorer.bracket(S)
             S = S[lo <= threshold]
         return S, (scorer.score(S) if len(S) else np.empty(0))
 
+    def _leaf_bounds(self, pt, S, upper=False):
+        """Certified bounds of single supports (rows of S) at ``pt``: the bound of a node
+        whose only completion is S (O(s) each given u). With ``upper`` an entry not in
+        double precision reads |u_j| + E (an upper value, so the bound stays valid)."""
+        d = self.duals
+        au = np.abs(pt.u)
+        if upper and pt.fine is not None:
+            au = np.where(pt.fine, au, au + pt.coarse)
+        u2 = au * au
+        tau = float(u2[:d.k_forced].sum()) + u2[d.k_forced + S].sum(axis=1)
+        value = -pt.conj - _psi_vec(tau, d.lam_n, d.r)
+        width = d.k_forced + S.shape[1]
+        allow = (BOUND_RTOL * (pt.cabs + abs(pt.conj) + np.abs(value))
+                 + 4.0 * (d.n + 2) * _EPS * pt.cabs + d.r * np.sqrt(width) * pt.u_err)
+        return value - allow
+
     # ------------------------------------------------------------ the bound
     def value(self, pt, node):
         """The bound (not yet lowered by the rounding allowance) at a dual point."""
+        self.settle(pt, node)
         tau, _ = self.tau(pt.u, node)
         return -pt.conj - psi(tau, self.duals.lam_n, self.duals.r)[0]
+
+    def settle(self, pt, node):
+        """Recompute in double precision the entries of ``pt.u`` that can attain tau at
+        ``node`` (module notes, "A single-precision pass"): the columns fixed in, and in
+        each group of free columns that tau takes the top kg of (the centre and the
+        others under a family rule), every entry not yet in double precision whose
+        |u| + E reaches the kg-th largest |u| less E. When nothing is left to recompute,
+        every such entry is provably below the top kg, which are all in double
+        precision: tau at ``pt.u`` is tau at the exact u (up to ``pt.u_err``)."""
+        if pt.fine is None:
+            return
+        d, E = self.duals, pt.coarse
+        d.refine(pt, node.fixed_aug)
+        k = node.k
+        if k == 0:
+            return
+        lo, hi = node.k1_range
+        groups = [(node.free_other, k)] if hi == 0 else \
+            [(node.free_center, hi), (node.free_other, k - lo)]
+        for cand, kg in groups:
+            if kg <= 0 or not len(cand):
+                continue
+            idx = d.k_forced + np.asarray(cand, dtype=np.intp)
+            if kg >= len(idx):
+                d.refine(pt, idx)
+                continue
+            while True:
+                a = np.abs(pt.u[idx])
+                thr = float(np.partition(a, len(a) - kg)[len(a) - kg])
+                need = idx[~pt.fine[idx] & (a + E >= thr - E)]
+                if not len(need):
+                    break
+                d.refine(pt, need)
 
     def allowance(self, pt, value, node=None):
         """Rounding allowance of a bound computed at ``pt`` (module notes)."""
@@ -353,7 +483,9 @@ class FenchelBound(NodeBound):
             return cur, cur_v
         alpha = cur.alpha + e * (tgt.alpha - cur.alpha)
         u = cur.u + e * (tgt.u - cur.u)
-        nxt = self._exact(alpha, u, (1.0 - e) * cur.u_err + e * tgt.u_err)
+        nxt = self._exact(alpha, u, (1.0 - e) * cur.u_err + e * tgt.u_err,
+                          _both(cur.fine, tgt.fine),
+                          (1.0 - e) * max(cur.coarse, cur.u_err) + e * max(tgt.coarse, tgt.u_err))
         return nxt, self.value(nxt, node)
 
     def _shrink(self, pt, node, v):
@@ -366,20 +498,31 @@ class FenchelBound(NodeBound):
         j = int(np.argmax(f))
         if f[j] <= v:
             return pt, v
-        nxt = self._exact(t[j] * pt.alpha, t[j] * pt.u, t[j] * pt.u_err)
+        nxt = self._exact(t[j] * pt.alpha, t[j] * pt.u, t[j] * pt.u_err,
+                          None if pt.fine is None else pt.fine.copy(),
+                          t[j] * max(pt.coarse, pt.u_err))
         return nxt, self.value(nxt, node)
 
-    def _exact(self, alpha, u, u_err):
+    def _exact(self, alpha, u, u_err, fine=None, coarse=0.0):
         """The point at a combination of points: alpha stays in the domain (a convex
         combination of points in the box; clipped in case of rounding), u is the same
         combination of the u's (linear: no pass over the data), and l* is evaluated
         exactly (O(n)). ``u_err`` is the combination of the points' rounding bounds;
         the combination's own rounding (a few eps of each entry) and the clipping (at
-        most 2 eps |alpha_i| per row, so 2 eps max|a| max|alpha| in u) are added."""
+        most 2 eps |alpha_i| per row, so 2 eps max|a| max|alpha| in u) are added, to the
+        double-precision entries' bound and to the screened entries' ``coarse`` alike
+        (an entry is in double precision when it is in both points)."""
         d = self.duals
         alpha = np.clip(alpha, d.lower, d.upper)
         lc = d.loss.conjugate(alpha, d.y)
         amax_alpha = float(np.max(np.abs(alpha))) if len(alpha) else 0.0
-        u_err = u_err + 4.0 * _EPS * (float(np.max(np.abs(u))) + d.amax * amax_alpha)
+        extra = 4.0 * _EPS * (float(np.max(np.abs(u))) + d.amax * amax_alpha)
         return FenchelPoint(alpha, u, float(np.mean(lc)), float(np.mean(np.abs(lc))),
-                            u_err)
+                            u_err + extra, fine, coarse + extra if fine is not None else 0.0)
+
+
+def _both(a, b):
+    """Entries in double precision in both points (None: all of them)."""
+    if a is None:
+        return None if b is None else b.copy()
+    return a.copy() if b is None else a & b
