@@ -217,8 +217,8 @@ class ConvexDuals:
         W = np.asarray(W, dtype=np.intp)
         f = W < kf
         eta = self.forced[:, W[f]] @ beta[f] if np.any(f) else np.zeros(self.n)
-        if np.any(~f):
-            eta = eta + self.X[:, W[~f] - kf] @ beta[~f]
+        if np.any(~f):  # (rows of X' are contiguous: a gather of columns of X is not)
+            eta = eta + beta[~f] @ self.XT[W[~f] - kf]
         return eta
 
     def point(self, alpha):
