@@ -489,10 +489,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
             if isinstance(pt, tuple):  # compact: rebuilt (the same alpha)
                 _rebuild(node, p, kf, in_center, inside)
                 pt = nb.rebuild(pt)
-            # A cheap incumbent: the relaxation's own selection, scored exactly.
-            cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
-            if len(best.v) < keep or len(best.keys) == 0:
-                best.offer(cand, scorer.score(cand))
+            _incumbent(best, keep, node, sel, nb, scorer)
             # Branch: the column at the boundary of the relaxation's selection, in and out;
             # each child is scored (few completions) or bounded and queued unless pruned.
             children = _children(node, _branch_column(node, pt, sel, kf, in_center), s, kf,
@@ -513,6 +510,16 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
                                 peak_open_bytes=size["peak"], dived=dived,
                                 threshold=best.threshold)
+
+
+def _incumbent(best, keep, node, sel, nb, scorer):
+    """A cheap incumbent while the list is short: the relaxation's own selection at an
+    expanded node, scored exactly. Not at two free slots when one-slot nodes are
+    settled at once: the child with the branching column in has it among its
+    completions, scored there in a batch."""
+    if (len(best.v) < keep or len(best.keys) == 0) and (node.k > 2 or not nb.one_slot_leaves):
+        cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
+        best.offer(cand, scorer.score(cand))
 
 
 def _whole_max(dive_at, node_bytes):
