@@ -17,8 +17,10 @@ Issue 27 adds the loss as a fourth axis (``--loss squared huber logistic hinge``
 classification losses use :func:`dpsubset.studies.simulate.make_classification` (the
 same design, the labels of the regression's sign) with an intercept (``y ~ .``,
 ``response_levels=(-1, 1)``), and two more (r, lam) labels: ``default`` (the package's
-defaults: ``r`` and ``lam`` not given) and ``paper180`` (r = 1.1, lam = 180, the values
-of the paper's classification experiments).
+defaults: ``r`` and ``lam`` not given, so each stage takes its own; for logistic and
+hinge the selection's a = 2, r = 2 / sqrt(B_s), lam = max(1, 0.01 n, 5 B_s ln C(p, s) /
+(2 eps)) since issue 27 item 2, dpsubset/defaults.py) and ``paper180`` (r = 1.1,
+lam = 180, the values of the paper's classification experiments).
 
 Three data sets per cell (seeds 0, 1, 2). For each cell and method the table gives the
 median and largest wall time per call, how many calls were certified (every
