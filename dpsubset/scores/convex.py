@@ -142,6 +142,9 @@ class ConvexLossScorer:
         # Row-major copies of the columns: gathering a support's columns is then one
         # contiguous (s, n) copy per support.
         self._XT = np.ascontiguousarray(X.T)
+        #: The candidate columns as contiguous rows (X.T, the same array), for the
+        #: Fenchel bounds of the search (dpsubset.search.protocols.ConvexDualScorer).
+        self.XT = self._XT
         self._FT = np.ascontiguousarray(forced.T)
         self.max_score_error = 0.0
         self.n_scored = 0

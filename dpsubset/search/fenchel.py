@@ -155,10 +155,8 @@ class ConvexDuals:
         #: max |a_ij| over the augmented design (for the rounding allowance).
         self.amax = amax
         # Candidate columns as contiguous rows (the double-precision recomputation of a
-        # few entries of u), shared with the scorer when it has them.
-        XT = getattr(scorer, "_XT", None)
-        self.XT = XT if XT is not None and XT.shape == (self.p, self.n) else \
-            np.ascontiguousarray(self.X.T)
+        # few entries of u, the margins), the scorer's own copy.
+        self.XT = scorer.XT
         #: The single-precision copy of X for the screening pass (None: every pass is
         #: in double precision).
         self.X32 = None

@@ -154,10 +154,14 @@ class ConvexDualScorer(Scorer, Protocol):
         The per-row loss (value, derivative, conjugate).
     lam_n : float
         lam / n.
+    XT : ndarray, shape (p, n)
+        The candidate columns as contiguous rows (X.T): a few rows of it are read where
+        a column of X would be gathered.
     """
 
     loss_fn: object
     lam_n: float
+    XT: object
 
     def bracket(self, supports, newton_steps=1):
         """Certified (lower, upper) ends of the scores of a batch of supports."""
