@@ -128,7 +128,8 @@ def real(args):
                     f = dps.dp_best_subset("type ~ .", tr, eps=eps, s=3, loss="logistic",
                                            bounds=PB, random_state=int(rng.integers(2 ** 31)),
                                            **kw)
-                    pred = np.asarray(f.predict(te)) > 0
+                    # the linear predictor, not predict()'s probabilities (> 0 on those is always true)
+                    pred = np.asarray(f.predict(te, which="linear")) > 0
                     truth = (te.type == f.response_levels[1]).to_numpy()
                     res.setdefault(name, []).append(float(np.mean(pred == truth)))
             for name, v in res.items():
