@@ -328,13 +328,13 @@ def test_one_slot_leaves_that_drop_a_completion_are_caught(monkeypatch):
     # 20 are lost.)
     enum, sc, s, _ = _fresh(7, "logistic", p_range=(13, 14), s_range=(3, 4))
     S, v = score_all(enum, s)
-    orig = FenchelBound.score_leaves
+    orig = FenchelBound.bracket_leaves
 
     def first_only(self, scorer, S_, threshold, pt=None):
-        got, val = orig(self, scorer, S_, threshold, pt)
-        return got[:1], val[:1]
+        got, lo, up = orig(self, scorer, S_, threshold, pt)
+        return got[:1], lo[:1], up[:1]
 
-    monkeypatch.setattr(FenchelBound, "score_leaves", first_only)
+    monkeypatch.setattr(FenchelBound, "bracket_leaves", first_only)
     res = branch_and_bound(sc, s, keep=20, leaf_max=1)
     with pytest.raises(AssertionError):
         _same_up_to_ties(res.supports, res.scores, S, v, 20)
@@ -413,3 +413,31 @@ def test_a_screen_taken_as_exact_is_caught(monkeypatch):
     sc, nb32, nb64, rng = _screened_and_double(1, "logistic")
     monkeypatch.setattr(FenchelBound, "settle", lambda self, pt, node: None)
     assert _bound_differences(nb32, nb64, sc, rng) > 1e-12
+
+
+@pytest.mark.parametrize("loss", CONVEX)
+def test_pending_leaves_are_settled_exactly_and_save_scores(loss, monkeypatch):
+    # Leaves are bracketed and kept pending; only those whose lower end is at most the
+    # final threshold are scored exactly. The list is enumeration's, and no more exact
+    # scores are needed than when every bracketed leaf is scored as it is met.
+    enum, lazy_sc, s, _ = _fresh(9, loss, p_range=(13, 14), s_range=(3, 4))
+    _, eager_sc, _, _ = _fresh(9, loss, p_range=(13, 14), s_range=(3, 4))
+    S, v = score_all(enum, s)
+    R = 15
+    lazy = branch_and_bound(lazy_sc, s, keep=R, leaf_max=1)
+    _same_up_to_ties(lazy.supports, lazy.scores, S, v, R)
+    monkeypatch.setattr(FenchelBound, "lazy_leaves", False)
+    eager = branch_and_bound(eager_sc, s, keep=R, leaf_max=1)
+    _same_up_to_ties(eager.supports, eager.scores, S, v, R)
+    assert lazy_sc.n_scored <= eager_sc.n_scored
+
+
+def test_pending_leaves_left_unscored_are_caught(monkeypatch):
+    # The deliberately wrong variant: the list settled without scoring the pending
+    # supports loses members, and the comparison with enumeration sees it.
+    enum, sc, s, _ = _fresh(9, "logistic", p_range=(13, 14), s_range=(3, 4))
+    S, v = score_all(enum, s)
+    monkeypatch.setattr(bb._KBest, "resolve", lambda self, scorer: self.pending.clear())
+    res = branch_and_bound(sc, s, keep=15, leaf_max=1)
+    with pytest.raises(AssertionError):
+        _same_up_to_ties(res.supports, res.scores, S, v, 15)

@@ -70,6 +70,10 @@ DIVE_SHARE = 0.5
 # others are rebuilt from their compact form (a share of a node's time at large p;
 # small p keeps every open node whole). docs/benchmarks/search-constants.md.
 WHOLE_BYTES = 64 * 2 ** 20
+# Pending supports (brackets) are scored exactly this many at a time when the list is
+# settled, lowest lower end first: each batch's scores may lower the threshold, which
+# drops pending supports before they are scored.
+RESOLVE_BATCH = 64
 # Estimated bytes of an open node besides its arrays' data: the node and point objects,
 # the queue's entry, the array headers.
 NODE_OVERHEAD = 800
@@ -221,8 +225,12 @@ def _score_completions(nb, scorer, node, s, best, pt):
     S = _enumerate(node, s)
     if not len(S):
         return 0
-    S, v = nb.score_leaves(scorer, S, best.threshold, pt)
-    best.offer(S, v)
+    if nb.lazy_leaves:
+        S, lo, up = nb.bracket_leaves(scorer, S, best.threshold, pt)
+        best.offer_pending(S, lo, up)
+    else:
+        S, v = nb.score_leaves(scorer, S, best.threshold, pt)
+        best.offer(S, v)
     return len(S)
 
 
@@ -277,20 +285,65 @@ class _KBest:
         self.keys = set()
         self.others = np.empty(0) if others is None else \
             np.sort(np.asarray(others, dtype=float))[:self.keep]
+        # Supports with certified brackets and no exact score yet: key -> (row, lo, up).
+        self.pending = {}
         self._thr = None
 
     @property
     def threshold(self):
-        """Only supports scoring at most this can still enter the list."""
+        """Only supports scoring at most this can still enter the list: the keep-th
+        smallest of the members' scores, the pending supports' upper ends and the
+        others' scores (an upper end is >= its score, so this is >= the threshold the
+        exact scores would give)."""
         if self._thr is None:
             self._thr = self.cutoff
-            if len(self.others):
-                merged = np.sort(np.concatenate([self.v, self.others]))
+            extra = [self.others] if len(self.others) else []
+            if self.pending:
+                extra.append(np.fromiter((e[2] for e in self.pending.values()), float))
+            if extra:
+                merged = np.sort(np.concatenate([self.v] + extra))
                 if len(merged) >= self.keep:
                     self._thr = min(self.cutoff, float(merged[self.keep - 1]))
             elif len(self.v) >= self.keep:
                 self._thr = min(self.cutoff, float(self.v[self.keep - 1]))
         return self._thr
+
+    def offer_pending(self, S, lo, up):
+        """Supports with certified brackets [lo, up] of their scores, scored exactly
+        only if they can still enter the list when it is settled (:meth:`resolve`)."""
+        thr = self.threshold
+        for i in np.flatnonzero(lo <= thr):
+            key = S[i].tobytes()
+            if key not in self.keys:
+                self.keys.add(key)
+                self.pending[key] = (S[i], float(lo[i]), float(up[i]))
+                self._thr = None
+        self._drop_pending()
+
+    def _drop_pending(self):
+        """Forget the pending supports whose lower end is above the threshold."""
+        thr = self.threshold
+        out = [k for k, e in self.pending.items() if e[1] > thr]
+        for k in out:
+            del self.pending[k]
+            self.keys.discard(k)
+        if out:
+            self._thr = None
+
+    def resolve(self, scorer):
+        """Score exactly the pending supports that can still enter (lower end at most
+        the threshold), best lower end first, in batches, until none is left."""
+        while self.pending:
+            self._drop_pending()
+            if not self.pending:
+                break
+            items = sorted(self.pending.items(), key=lambda kv: kv[1][1])[:RESOLVE_BATCH]
+            for k, _ in items:
+                del self.pending[k]
+                self.keys.discard(k)
+            self._thr = None
+            S = np.array([e[0] for _, e in items])
+            self.offer(S, scorer.score(S))
 
     def offer(self, S, v):
         ok = v <= self.threshold
@@ -505,6 +558,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
     finally:
         memory.release(key)
         bar.close()
+    best.resolve(scorer)
     best.trim()
     cert = _certificate(best, keep, problem, nodes, time.perf_counter() - t0)
     return BranchAndBoundResult(best.S.copy(), best.v.copy(), cert, nodes,
@@ -517,7 +571,7 @@ def _incumbent(best, keep, node, sel, nb, scorer):
     expanded node, scored exactly. Not at two free slots when one-slot nodes are
     settled at once: the child with the branching column in has it among its
     completions, scored there in a batch."""
-    if (len(best.v) < keep or len(best.keys) == 0) and (node.k > 2 or not nb.one_slot_leaves):
+    if (len(best.keys) < keep or len(best.keys) == 0) and (node.k > 2 or not nb.one_slot_leaves):
         cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
         best.offer(cand, scorer.score(cand))
 

@@ -322,12 +322,25 @@ class FenchelBound(NodeBound):
     one_slot_leaves = True
 
     def score_leaves(self, scorer, S, threshold, pt=None):
-        """Exact scores of the completions that can enter the list.
+        """Exact scores of the completions that can enter the list: those of
+        :meth:`bracket_leaves` whose lower end is at most the threshold."""
+        S, lo, _ = self.bracket_leaves(scorer, S, threshold, pt)
+        S = S[lo <= threshold]
+        return S, (scorer.score(S) if len(S) else np.empty(0))
+
+    #: The search keeps bracketed completions pending (certified [lower, upper] ends)
+    #: and scores exactly only those whose lower end is at most its final threshold
+    #: (branch_bound._KBest.resolve): two thirds of the completions scored as they
+    #: were met at p = 1000 were later dropped by a lower threshold.
+    lazy_leaves = True
+
+    def bracket_leaves(self, scorer, S, threshold, pt=None):
+        """Certified brackets (S, lower, upper) of the completions that can enter.
 
         Each completion S is first bounded at the node's dual point ``pt`` (the bound
         of the node with S as its only completion: O(s) given u), then bracketed by one
         Newton step (certified lower and upper ends, ``ConvexLossScorer.bracket``);
-        those with a lower end above the threshold cannot enter and are not scored."""
+        those with a lower end above the threshold cannot enter and are dropped."""
         if pt is not None and len(S):
             S = S[self._leaf_bounds(pt, S, upper=True) <= threshold]
             if pt.fine is not None and len(S):
@@ -335,10 +348,11 @@ class FenchelBound(NodeBound):
                 # precision, and their bounds again.
                 self.duals.refine(pt, self.duals.k_forced + np.unique(S))
                 S = S[self._leaf_bounds(pt, S) <= threshold]
-        if len(S) and np.isfinite(threshold):
-            lo, _ = scorer.bracket(S)
-            S = S[lo <= threshold]
-        return S, (scorer.score(S) if len(S) else np.empty(0))
+        if not len(S):
+            return S, np.empty(0), np.empty(0)
+        lo, up = scorer.bracket(S)
+        ok = lo <= threshold
+        return S[ok], lo[ok], up[ok]
 
     def _leaf_bounds(self, pt, S, upper=False):
         """Certified bounds of single supports (rows of S) at ``pt``: the bound of a node

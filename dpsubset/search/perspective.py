@@ -271,6 +271,9 @@ class NodeBound:
     #: one by one at its point, the rest scored) instead of branched: not here, where
     #: the tree's nodes are cheaper than many scores.
     one_slot_leaves = False
+    #: Whether leaves are bracketed and scored exactly only when the list is settled:
+    #: not here, where an exact score costs about as much as a bracket.
+    lazy_leaves = False
 
     def score_leaves(self, scorer, S, threshold, pt=None):
         """Exact scores of a leaf's completions (all of them: least-squares scores are
