@@ -12,7 +12,12 @@ class, or the supports with at least m mistakes) and is exact by construction:
   ties included, is reached;
 * a node with few completions (at most ``leaf_max``) has them all scored exactly in
   one batch by the scorer; only exact scores enter the list, ranked by score with
-  ties broken lexicographically (the rule of :class:`TopRCandidates`);
+  ties broken lexicographically (the rule of :class:`TopRCandidates`). Under the
+  Fenchel bounds a node with one free slot is settled the same way after its ascent
+  (``one_slot_leaves``), and for logistic and hinge its completions are kept with
+  certified brackets and scored exactly only if they can still enter when the queue
+  is empty (``lazy_leaves``, :meth:`_KBest.resolve`; the threshold meanwhile reads
+  their upper ends, each at least its score, so every prune stays valid);
 * the branching column is the free column at the boundary of the relaxation's top-k
   selection (the k-th largest |x_j' alpha| among the free columns): the two children
   move the bound most there.
