@@ -183,7 +183,7 @@ def _clipped_moments(mu, sd, c):
     return m1, np.maximum(m2 - m1 * m1, 0.0)
 
 
-def _before_clipping(mean, cov, bounds, rounds=4):
+def before_clipping(mean, cov, bounds, rounds=4):
     """Mean and covariance of the Gaussian whose clipped columns have ``mean`` and ``cov``.
 
     The simulation clips its Gaussian columns to the public box, as the design clips real
@@ -263,11 +263,11 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y, response="gauss
     if intercept:
         mean = np.clip(M[0, 1:d], -x_bounds[1:], x_bounds[1:])
         cov = _psd(M[1:d, 1:d] - np.outer(mean, mean)) + np.diag(floor[1:])
-        mean, cov = _before_clipping(mean, cov, x_bounds[1:])
+        mean, cov = before_clipping(mean, cov, x_bounds[1:])
     else:
         mean = np.zeros(d)
         cov = _psd(M[:d, :d]) + np.diag(floor)
-        _, cov = _before_clipping(mean, cov, x_bounds)
+        _, cov = before_clipping(mean, cov, x_bounds)
     return SimulationModel(coef=coef, sigma2=sigma2, sigma2_floor=(b_y / 100.0) ** 2,
                            rss_weights=_rss_weights(coef, intercept), noise_scale=moments.scale,
                            dof=dof, mean=mean, cov=cov, intercept=intercept, response=response)
