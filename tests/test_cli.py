@@ -372,3 +372,12 @@ def test_fit_split_and_an_eps_inference_without_inference_is_refused(csv, capsys
         main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
               "--eps-inference", "4", "--seed", "1"])
     assert "inference" in capsys.readouterr().err
+
+
+def test_timeout_advice_in_the_command_line_spelling():
+    from dpsubset.interfaces.cli import cli_message
+    from dpsubset.search.limits import timeout_advice
+
+    text = cli_message(timeout_advice(12, 3, search="auto", r=1.0, lam=2.0, time_limit=5.0))
+    assert "--search enumeration" in text and "search='" not in text
+    assert "--time-limit" in text and "--r (now 1)" in text and "--lam (now 2)" in text

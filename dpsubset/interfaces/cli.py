@@ -182,6 +182,7 @@ _CLI_FIXES = [
     (re.compile(r"a larger r \(now"), "a larger --r (now"),
     (re.compile(r"a larger lam \(now"), "a larger --lam (now"),
     (re.compile(r"a smaller s \(now"), "a smaller --s (now"),
+    (re.compile(r"search='enumeration'"), "--search enumeration"),
 ]
 
 
