@@ -435,12 +435,27 @@ def test_pending_leaves_are_settled_exactly_and_save_scores(loss, monkeypatch):
     assert lazy_sc.n_scored <= eager_sc.n_scored
 
 
+def test_pending_cap_scores_early_and_keeps_the_list(monkeypatch):
+    # The cap on pending supports (their memory): with a cap of 4 the brackets are
+    # resolved early and often, and the list is still enumeration's.
+    enum, sc, s, _ = _fresh(9, "logistic", p_range=(13, 14), s_range=(3, 4))
+    S, v = score_all(enum, s)
+    calls = []
+    resolve = bb._KBest.resolve
+    monkeypatch.setattr(bb, "PENDING_MAX", 4)
+    monkeypatch.setattr(bb._KBest, "resolve",
+                        lambda self, scorer, down_to=0: (calls.append(down_to), resolve(self, scorer, down_to)))
+    res = branch_and_bound(sc, s, keep=15, leaf_max=1)
+    _same_up_to_ties(res.supports, res.scores, S, v, 15)
+    assert 2 in calls  # the cap was reached and resolved down to half
+
+
 def test_pending_leaves_left_unscored_are_caught(monkeypatch):
     # The deliberately wrong variant: the list settled without scoring the pending
     # supports loses members, and the comparison with enumeration sees it.
     enum, sc, s, _ = _fresh(9, "logistic", p_range=(13, 14), s_range=(3, 4))
     S, v = score_all(enum, s)
-    monkeypatch.setattr(bb._KBest, "resolve", lambda self, scorer: self.pending.clear())
+    monkeypatch.setattr(bb._KBest, "resolve", lambda self, scorer, down_to=0: self.pending.clear())
     res = branch_and_bound(sc, s, keep=15, leaf_max=1)
     with pytest.raises(AssertionError):
         _same_up_to_ties(res.supports, res.scores, S, v, 15)

@@ -79,6 +79,10 @@ WHOLE_BYTES = 64 * 2 ** 20
 # settled, lowest lower end first: each batch's scores may lower the threshold, which
 # drops pending supports before they are scored.
 RESOLVE_BATCH = 64
+# At most this many pending supports are kept: past it, the lowest lower ends are scored
+# exactly until half remain (an exact score is always valid), so the brackets' memory is
+# bounded whatever the data.
+PENDING_MAX = 20_000
 # Estimated bytes of an open node besides its arrays' data: the node and point objects,
 # the queue's entry, the array headers.
 NODE_OVERHEAD = 800
@@ -233,6 +237,8 @@ def _score_completions(nb, scorer, node, s, best, pt):
     if nb.lazy_leaves:
         S, lo, up = nb.bracket_leaves(scorer, S, best.threshold, pt)
         best.offer_pending(S, lo, up)
+        if len(best.pending) > PENDING_MAX:
+            best.resolve(scorer, down_to=PENDING_MAX // 2)
     else:
         S, v = nb.score_leaves(scorer, S, best.threshold, pt)
         best.offer(S, v)
@@ -335,12 +341,13 @@ class _KBest:
         if out:
             self._thr = None
 
-    def resolve(self, scorer):
+    def resolve(self, scorer, down_to=0):
         """Score exactly the pending supports that can still enter (lower end at most
-        the threshold), best lower end first, in batches, until none is left."""
-        while self.pending:
+        the threshold), best lower end first, in batches, until at most ``down_to`` are
+        left (0: none, when the list is settled; more to bound their memory)."""
+        while len(self.pending) > down_to:
             self._drop_pending()
-            if not self.pending:
+            if len(self.pending) <= down_to:
                 break
             items = sorted(self.pending.items(), key=lambda kv: kv[1][1])[:RESOLVE_BATCH]
             for k, _ in items:
