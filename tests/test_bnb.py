@@ -3,6 +3,7 @@
 dpsubset.search.perspective (node bounds) and dpsubset.search.branch_bound (the
 search), and their wiring in SubsetSearch (search="branch_and_bound").
 """
+import itertools
 import time
 
 import numpy as np
@@ -311,3 +312,185 @@ def test_progress_bar_shows_the_relative_gap_in_percent(capsys):
     branch_and_bound(sc, s, keep=3, leaf_max=1, verbose=True)
     gaps = re.findall(r"gap=([^,\]]+)", capsys.readouterr().err)
     assert gaps and all(g.endswith("%") or g == "none proved" for g in gaps), gaps[:5]
+
+
+class _ReferenceKBest(bb._KBest):
+    """The list's pending supports as first written (a dict scanned and sorted in full
+    at every step): the brute force the heaps and the partition must match exactly."""
+
+    def __init__(self, keep, cutoff, s, others=None):
+        super().__init__(keep, cutoff, s, others)
+        self.pending = {}
+
+    @property
+    def threshold(self):
+        merged = np.sort(np.concatenate([self.v, self.others,
+                                         [e[2] for e in self.pending.values()]]))
+        return self.cutoff if len(merged) < self.keep else \
+            min(self.cutoff, float(merged[self.keep - 1]))
+
+    def offer_pending(self, S, lo, up):
+        thr = self.threshold
+        for i in np.flatnonzero(lo <= thr):
+            key = S[i].tobytes()
+            if key not in self.keys:
+                self.keys.add(key)
+                self.pending[key] = (S[i], float(lo[i]), float(up[i]))
+        self._drop_pending()
+
+    def _drop_pending(self):
+        thr = self.threshold
+        for k in [k for k, e in self.pending.items() if e[1] > thr]:
+            del self.pending[k]
+            self.keys.discard(k)
+
+    def resolve(self, scorer, down_to=0):
+        while len(self.pending) > down_to:
+            self._drop_pending()
+            if len(self.pending) <= down_to:
+                break
+            items = sorted(self.pending.items(), key=lambda kv: kv[1][1])[:bb.RESOLVE_BATCH]
+            for k, _ in items:
+                del self.pending[k]
+                self.keys.discard(k)
+            S = np.array([e[0] for _, e in items])
+            self.offer(S, scorer.score(S))
+
+
+class _TableScorer:
+    """Exact scores from a table; records every batch it is asked for."""
+
+    def __init__(self, table):
+        self.table, self.batches = table, []
+
+    def score(self, S):
+        self.batches.append(S.tolist())
+        return np.array([self.table[row.tobytes()] for row in S])
+
+
+def _random_offers(seed, keep, cutoff, others, monkeypatch):
+    """The list and the brute force side by side under random offers of brackets (on a
+    coarse grid, so lower ends, upper ends and scores tie), exact scores and settling
+    rounds; after every step the threshold is also recomputed from the list's state."""
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(bb, "RESOLVE_BATCH", 3)
+    pool = np.array(list(itertools.combinations(range(9), 3)), dtype=np.intp)
+    table = {row.tobytes(): float(rng.integers(0, 12)) for row in pool}
+    fast, ref = bb._KBest(keep, cutoff, 3, others), _ReferenceKBest(keep, cutoff, 3, others)
+    fast_sc, ref_sc = _TableScorer(table), _TableScorer(table)
+    for step in range(150):
+        S = pool[rng.choice(len(pool), int(rng.integers(1, 25)))]
+        v = np.array([table[row.tobytes()] for row in S])
+        kind = rng.random()
+        if kind < 0.7:
+            lo = v - rng.integers(0, 4, len(v))
+            up = v + rng.integers(0, 4, len(v))
+            fast.offer_pending(S, lo, up)
+            ref.offer_pending(S, lo, up)
+        elif kind < 0.85:
+            fast.offer(S, v)
+            ref.offer(S, v)
+        else:
+            down_to = int(rng.integers(0, 6))
+            fast.resolve(fast_sc, down_to)
+            ref.resolve(ref_sc, down_to)
+        ups = [e[2] for e in fast.pending.values()]
+        every = np.sort(np.concatenate([fast.v, fast.others, ups]))
+        brute = cutoff if len(every) < keep else min(cutoff, every[keep - 1])
+        assert fast.threshold == ref.threshold == brute, step
+        assert {e[0].tobytes() for e in fast.pending.values()} == set(ref.pending), step
+        assert fast.keys == ref.keys and fast_sc.batches == ref_sc.batches, step
+        assert np.array_equal(fast.S, ref.S) and np.array_equal(fast.v, ref.v), step
+    fast.resolve(fast_sc)
+    ref.resolve(ref_sc)
+    assert np.array_equal(fast.S, ref.S) and fast_sc.batches == ref_sc.batches
+    return len(fast_sc.batches)
+
+
+@pytest.mark.parametrize("keep,cutoff,others", [
+    (1, np.inf, None), (4, np.inf, None), (4, 6.0, None), (6, np.inf, [3.0, 5.0, 5.0]),
+    (30, 7.0, [2.0, 9.0]), (3, 0.5, None)])
+def test_pending_threshold_matches_brute_force(keep, cutoff, others, monkeypatch):
+    # The pending brackets are kept in heaps and the threshold from a partition: after
+    # every offer, drop and settling round the threshold, the pending set, the list and
+    # the batches sent to the scorer equal the full-sort version's, ties included.
+    batches = sum(_random_offers(seed, keep, cutoff, others, monkeypatch) for seed in range(6))
+    assert batches > 0 or cutoff < 1  # exact scoring happened (not a vacuous comparison)
+
+
+def test_pending_threshold_ignoring_upper_ends_is_caught(monkeypatch):
+    # The deliberately wrong variant: a threshold that forgets the pending upper ends
+    # when it is recomputed. The brute-force comparison sees it.
+    monkeypatch.setattr(bb._Brackets, "upper_ends", lambda self: np.empty(0))
+    with pytest.raises(AssertionError):
+        for seed in range(6):
+            _random_offers(seed, 4, np.inf, None, monkeypatch)
+
+
+# ---------------------------------------------------------------- the diagonal shift
+
+def test_diagonal_shift_is_proved_and_only_where_the_rows_outnumber_the_columns():
+    # Tall data: a positive shift d with [A, y]'[A, y]/n - d diag(1, ..., 1, 0) positive
+    # semi-definite (checked here by its eigenvalues), close to the smallest eigenvalue
+    # of A'A/n. Wide data (n <= P): none.
+    from dpsubset.search.perspective import diagonal_shift
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 30))
+    X[:, 1:] += 0.7 * X[:, :-1]
+    y = X[:, :3] @ [1.0, -1.0, 0.5] + rng.normal(size=400)
+    sc = LeastSquaresScorer(X, y, 1.0, 10.0)
+    mom = Moments.from_scorer(sc)
+    G = X.T @ X / 400
+    lam_min = np.linalg.eigvalsh(G)[0]
+    assert 0.99 * lam_min < mom.shift <= lam_min
+    assert mom.lam_n == pytest.approx(sc.lam_n + mom.shift)
+    M = np.block([[G, sc.Xy[:, None]], [sc.Xy[None, :], np.array([[sc.yy]])]])
+    M[np.diag_indices(30)] -= mom.shift
+    assert np.linalg.eigvalsh(M)[0] >= 0.0
+    # the shifted columns: the same moments, minus d on the diagonal
+    np.testing.assert_allclose(mom.cols([2, 5]), G[:, [2, 5]] - mom.shift * np.eye(30)[:, [2, 5]])
+    assert Moments.from_scorer(sc, shift=False).shift == 0.0
+    wide = LeastSquaresScorer(X[:25], y[:25], 1.0, 10.0)
+    assert Moments.from_scorer(wide).shift == 0.0
+    # y in the columns' span: the Schur complement of y is 0, so no shift is proved
+    assert diagonal_shift(G, G[:, 0], G[0, 0]) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 5))
+def test_unshifted_node_bound_is_below_every_completion_too(seed):
+    # The same check as test_node_bound_is_below_every_completion (which runs with the
+    # shift, these problems being tall) with the shift switched off.
+    sc, s, rng = _problem(seed, p_range=(6, 11), s_range=(1, 4))
+    mom = Moments.from_scorer(sc, shift=False)
+    assert mom.shift == 0.0
+    nb = NodeBound(mom)
+    for _ in range(4):
+        perm = rng.permutation(sc.p)
+        n_in = int(rng.integers(0, s + 1))
+        node = _make_node(np.sort(perm[:n_in]), np.sort(perm[n_in:]), s, sc.k_forced,
+                          nb.in_center, None)
+        comp = _enumerate(node, s)
+        true = float(sc.score(comp).min())
+        bound, _, _ = nb.improve(_random_point(mom, rng), node, iters=30)
+        assert bound <= true + 1e-12 * max(1.0, true)
+
+
+def test_a_shift_that_is_too_large_is_caught():
+    # Past the smallest eigenvalue the shifted moments are indefinite and the bound is
+    # no longer a bound: at the root, after ascent, it exceeds the best score, which the
+    # comparison with enumeration sees.
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(200, 8))
+    y = X[:, :2] @ [1.0, -1.0] + 0.3 * rng.normal(size=200)
+    sc = LeastSquaresScorer(X, y, 0.1, 10.0)
+    good = Moments.from_scorer(sc)
+    assert good.shift > 0
+    S, v = score_all(sc, 2)
+    root = _make_node(np.empty(0, dtype=np.intp), np.arange(8), 2, 0, np.zeros(8, dtype=bool),
+                      None)
+    ok, _, _ = NodeBound(good).improve(NodeBound(good).empty_point(), root, iters=40)
+    assert ok <= v.min()
+    bad = Moments(good.gy, good.yy, sc.lam_n, sc.r, 0, gram=sc._gram, shift=4.0 * good.shift)
+    nb = NodeBound(bad)
+    worst, _, _ = nb.improve(nb.empty_point(), root, iters=40)
+    assert worst > v.min()

@@ -282,6 +282,89 @@ def _branch_column(node, pt, sel, kf, in_center):
     return int(sel[np.argmin(pt.u[kf + sel] ** 2)])
 
 
+class _Brackets:
+    """Pending supports: certified brackets [lo, up] of their scores, no exact score yet
+    (up to PENDING_MAX of them). No step scans or sorts them all: a min-heap by lower end
+    (ties in the order they came) gives the next ones to score, a max-heap by lower end
+    the ones a threshold drops, and the upper ends sit in a flat array (free slots
+    +inf) for the threshold's order statistic. Heap entries of removed supports are
+    skipped when met (lazy deletion) and swept out when they outnumber the live ones."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self):
+        # key -> (row, lo, up, seq, slot); seq orders ties and tells live heap entries.
+        self.rows = {}
+        self._by_lo, self._by_lo_desc = [], []
+        self.up = np.full(64, np.inf)
+        self._free, self._used, self._seq = [], 0, 0
+
+    def __len__(self):
+        return len(self.rows)
+
+    def values(self):
+        return self.rows.values()
+
+    def upper_ends(self):
+        """The pending upper ends (+inf in free slots)."""
+        return self.up[:self._used]
+
+    def add(self, key, row, lo, up):
+        if self._free:
+            slot = self._free.pop()
+        else:
+            slot, self._used = self._used, self._used + 1
+            if slot == len(self.up):
+                self.up = np.concatenate([self.up, np.full(len(self.up), np.inf)])
+        self.up[slot] = up
+        self._seq += 1
+        self.rows[key] = (row, lo, up, self._seq, slot)
+        heapq.heappush(self._by_lo, (lo, self._seq, key))
+        heapq.heappush(self._by_lo_desc, (-lo, self._seq, key))
+
+    def _live(self, entry):
+        e = self.rows.get(entry[2])
+        return e is not None and e[3] == entry[1]
+
+    def _remove(self, key):
+        e = self.rows.pop(key)
+        self.up[e[4]] = np.inf
+        self._free.append(e[4])
+        return e
+
+    def _sweep(self):
+        """Rebuild the heaps from the live entries once the stale ones dominate
+        (amortised O(1) per support)."""
+        if len(self._by_lo) + len(self._by_lo_desc) > 4 * len(self.rows) + 256:
+            self._by_lo = [(e[1], e[3], k) for k, e in self.rows.items()]
+            self._by_lo_desc = [(-e[1], e[3], k) for k, e in self.rows.items()]
+            heapq.heapify(self._by_lo)
+            heapq.heapify(self._by_lo_desc)
+
+    def drop_above(self, thr):
+        """Remove the supports whose lower end is above ``thr``; returns their keys."""
+        keys, heap = [], self._by_lo_desc
+        while heap and (not self._live(heap[0]) or -heap[0][0] > thr):
+            entry = heapq.heappop(heap)
+            if self._live(entry):
+                self._remove(entry[2])
+                keys.append(entry[2])
+        self._sweep()
+        return keys
+
+    def pop_lowest(self, m):
+        """Remove and return the ``m`` supports with the lowest lower ends (ties in the
+        order they came), as (key, (row, lo, up)) pairs, lowest first."""
+        out, heap = [], self._by_lo
+        while heap and len(out) < m:
+            entry = heapq.heappop(heap)
+            if self._live(entry):
+                out.append((entry[2], self._remove(entry[2])[:3]))
+        self._sweep()
+        return out
+
+
 class _KBest:
     """The ``keep`` best supports offered so far (score, then lexicographic order),
     among those scoring at most ``cutoff``. ``others`` are the scores of supports
@@ -296,8 +379,11 @@ class _KBest:
         self.keys = set()
         self.others = np.empty(0) if others is None else \
             np.sort(np.asarray(others, dtype=float))[:self.keep]
-        # Supports with certified brackets and no exact score yet: key -> (row, lo, up).
-        self.pending = {}
+        # Supports with certified brackets and no exact score yet.
+        self.pending = _Brackets()
+        # The keep smallest of the members' scores, the others' scores and the pending
+        # upper ends (padded with +inf), ascending; None: to be recomputed.
+        self._smallest = None
         self._thr = None
 
     @property
@@ -306,40 +392,43 @@ class _KBest:
         smallest of the members' scores, the pending supports' upper ends and the
         others' scores (an upper end is >= its score, so this is >= the threshold the
         exact scores would give)."""
-        if self._thr is None:
-            self._thr = self.cutoff
-            extra = [self.others] if len(self.others) else []
-            if self.pending:
-                extra.append(np.fromiter((e[2] for e in self.pending.values()), float))
-            if extra:
-                merged = np.sort(np.concatenate([self.v] + extra))
-                if len(merged) >= self.keep:
-                    self._thr = min(self.cutoff, float(merged[self.keep - 1]))
-            elif len(self.v) >= self.keep:
-                self._thr = min(self.cutoff, float(self.v[self.keep - 1]))
+        if self._smallest is None:
+            values = np.concatenate([self.v, self.others, self.pending.upper_ends()])
+            self._set_smallest(values)
         return self._thr
+
+    def _set_smallest(self, values):
+        """Keep the ``keep`` smallest of ``values`` (a partition, not a full sort)."""
+        if len(values) > self.keep:
+            values = np.partition(values, self.keep - 1)[:self.keep]
+        elif len(values) < self.keep:
+            values = np.concatenate([values, np.full(self.keep - len(values), np.inf)])
+        self._smallest = np.sort(values)
+        self._thr = min(self.cutoff, float(self._smallest[-1]))
 
     def offer_pending(self, S, lo, up):
         """Supports with certified brackets [lo, up] of their scores, scored exactly
         only if they can still enter the list when it is settled (:meth:`resolve`)."""
         thr = self.threshold
+        added = []
         for i in np.flatnonzero(lo <= thr):
             key = S[i].tobytes()
             if key not in self.keys:
                 self.keys.add(key)
-                self.pending[key] = (S[i], float(lo[i]), float(up[i]))
-                self._thr = None
+                self.pending.add(key, S[i], float(lo[i]), float(up[i]))
+                added.append(float(up[i]))
+        if added:  # new upper ends can only lower the keep smallest: merge them in
+            self._set_smallest(np.concatenate([self._smallest, added]))
         self._drop_pending()
 
     def _drop_pending(self):
         """Forget the pending supports whose lower end is above the threshold."""
-        thr = self.threshold
-        out = [k for k, e in self.pending.items() if e[1] > thr]
-        for k in out:
-            del self.pending[k]
+        # The keep smallest stay as they are: a support came in with its lower end at
+        # most the threshold, itself at most the cut-off, so it leaves only once the
+        # threshold is the keep-th smallest and below the lower end, and then its upper
+        # end is above every one of the keep smallest.
+        for k in self.pending.drop_above(self.threshold):
             self.keys.discard(k)
-        if out:
-            self._thr = None
 
     def resolve(self, scorer, down_to=0):
         """Score exactly the pending supports that can still enter (lower end at most
@@ -349,11 +438,10 @@ class _KBest:
             self._drop_pending()
             if len(self.pending) <= down_to:
                 break
-            items = sorted(self.pending.items(), key=lambda kv: kv[1][1])[:RESOLVE_BATCH]
+            items = self.pending.pop_lowest(RESOLVE_BATCH)
             for k, _ in items:
-                del self.pending[k]
                 self.keys.discard(k)
-            self._thr = None
+            self._smallest = None
             S = np.array([e[0] for _, e in items])
             self.offer(S, scorer.score(S))
 
@@ -387,7 +475,7 @@ class _KBest:
         for row in S[self.keep:]:
             self.keys.discard(row.tobytes())
         self.S, self.v = S[:self.keep], v[:self.keep]
-        self._thr = None
+        self._smallest = None
 
     def trim(self):
         """Drop the members above the final threshold: with ``others``, members offered
