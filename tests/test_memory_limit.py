@@ -44,13 +44,19 @@ def _noise(seed=2, n=60, p=20, s=4):
     return LeastSquaresScorer(X, y, 1.0, 10.0), s
 
 
+def _weak(sc):
+    """The moments without the diagonal shift, whose bounds would settle these tall
+    problems in a few nodes: the tests below need a long search."""
+    return Moments.from_scorer(sc, shift=False)
+
+
 def test_dives_keep_the_list_exact_in_a_tenth_of_the_memory():
     sc, s = _noise()
-    free = branch_and_bound(sc, s, keep=5, leaf_max=1)
+    free = branch_and_bound(sc, s, keep=5, leaf_max=1, moments=_weak(sc))
     assert free.nodes > 500 and free.dived == 0
     limit = free.peak_open_bytes / 10
     budget = MemoryBudget(limit)
-    dived = branch_and_bound(sc, s, keep=5, leaf_max=1, memory=budget)
+    dived = branch_and_bound(sc, s, keep=5, leaf_max=1, memory=budget, moments=_weak(sc))
     assert dived.dived > 0 and dived.peak_open_bytes <= limit
     np.testing.assert_array_equal(dived.supports, free.supports)
     np.testing.assert_array_equal(dived.scores, free.scores)
@@ -63,7 +69,8 @@ def test_past_the_limit_the_branch_and_bound_stops():
     sc, s = _noise()
     budget = MemoryBudget(20_000)
     with pytest.raises(SearchMemoryLimit) as err:
-        branch_and_bound(sc, s, keep=5, leaf_max=1, memory=budget, problem="best support")
+        branch_and_bound(sc, s, keep=5, leaf_max=1, memory=budget, problem="best support",
+                         moments=_weak(sc))
     assert isinstance(err.value, SearchTimeout)  # callers that catch time-outs catch it
     text = str(err.value)
     assert "memory_limit" in text and "nothing is released" in text
@@ -271,3 +278,37 @@ def test_cli_memory_limit(tmp_path, capsys, monkeypatch):
               "--memory-limit", "20000", "--seed", "0"])
     assert stop.value.code == 3
     assert "--memory-limit" in capsys.readouterr().err  # the CLI names its own option
+
+
+def test_single_precision_copy_of_x_is_held_and_released():
+    # The Fenchel bounds' float32 copy of X (the screening pass) is held in the budget
+    # while the duals live, released when they go, and skipped (every pass in double
+    # precision) when the budget has no room left for it.
+    import gc
+
+    from dpsubset.scores.convex import ConvexLossScorer
+    from dpsubset.search.fenchel import ConvexDuals
+
+    rng = np.random.default_rng(4)
+    n, p = 120, 10
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    sc = ConvexLossScorer(X, y, 1.0, 1.0, None, loss="logistic")
+    budget = MemoryBudget(10 ** 6)
+    duals = ConvexDuals(sc, memory=budget)
+    assert duals.X32 is not None and budget.total == duals.X32.nbytes == 4 * n * p
+    del duals
+    gc.collect()
+    assert budget.total == 0
+    budget.hold("open nodes", 10 ** 6 - 4 * n * p + 1)  # one byte short of room
+    full = ConvexDuals(sc, memory=budget)
+    assert full.X32 is None and budget.total == 10 ** 6 - 4 * n * p + 1
+    # Held during a search and released with it.
+    budget = MemoryBudget(10 ** 7)
+    seen = []
+    hold = budget.hold
+    budget.hold = lambda key, nbytes, **kw: (seen.append(key[0]), hold(key, nbytes, **kw))
+    res = branch_and_bound(sc, 3, keep=2, memory=budget)
+    np.testing.assert_array_equal(res.supports, top_r_by_enumeration(sc, 3, 2).supports)
+    gc.collect()
+    assert "single-precision X" in seen and budget.total == 0

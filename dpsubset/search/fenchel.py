@@ -59,6 +59,8 @@ Every value here is a score bound of the private data and stays inside the call.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .perspective import BOUND_RTOL, NodeBound, _line_search, _psi_vec, psi
@@ -135,8 +137,9 @@ class ConvexDuals:
         A scorer of :mod:`dpsubset.scores.convex` (X, y, forced, loss_fn, lam_n, r).
     memory : MemoryBudget, optional
         The search's memory budget: the single-precision copy of X (the screening
-        pass) is made only when it takes at most a tenth of its limit (and at most
-        SINGLE_COPY_BYTES).
+        pass) is made only when it takes at most a tenth of its limit, what the budget
+        has left and SINGLE_COPY_BYTES, and is held in the budget while this object
+        lives.
     """
 
     def __init__(self, scorer, memory=None):
@@ -162,9 +165,16 @@ class ConvexDuals:
         self.X32 = None
         cap = SINGLE_COPY_BYTES
         if memory is not None and memory.share(0.1) is not None:
-            cap = min(cap, memory.share(0.1))
+            # (and within what the budget has left: the copy only saves time, so
+            # without room the passes run in double precision instead of stopping)
+            cap = min(cap, memory.share(0.1), memory.limit - memory.total)
         if self.p and (self.n + 4) * _EPS32 <= N_EPS32_MAX and 4 * self.X.size <= cap:
             self.X32 = self.X.astype(np.float32)
+            if memory is not None:  # held in the budget until this object goes
+                key = ("single-precision X", id(self))
+                memory.hold(key, self.X32.nbytes,
+                            route="the branch and bound (its single-precision copy of X)")
+                weakref.finalize(self, memory.release, key)
 
     def u_of(self, alpha):
         """u = A'alpha/n: the always-in block first, then the candidates (one pass), in
