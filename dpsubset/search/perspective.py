@@ -29,6 +29,16 @@ The bound needs only X'alpha and ||alpha||^2, which for alpha = c y - A b come f
 second moments (G, g, yy): :class:`Moments` holds them, built from a scorer (X in
 memory) or from a Gram matrix directly.
 
+**The diagonal shift.** For any d >= 0 with [A, y]'[A, y]/n - d diag(1, ..., 1, 0) positive
+semi-definite, G + lam_n I = (G - d I) + (lam_n + d) I, so every score is the same
+problem with the moments G - d I and the ridge lam_n + d, and the bound above applies
+to that pair. Its relaxation then treats lam_n + d of the quadratic perspectively
+instead of lam_n: much tighter when the ridge is small and the columns are far from
+collinear (n well above P). :func:`diagonal_shift` finds such a d from the smallest
+eigenvalue of G and proves it with a Cholesky factorisation (docs/methods/
+branch-and-bound.md, "The diagonal shift"; Frangioni and Gentile 2006, Dong, Chen and
+Linderoth 2015).
+
 Every value here is a score bound of the private data and stays inside the call.
 """
 from __future__ import annotations
@@ -37,8 +47,9 @@ import weakref
 from collections import OrderedDict
 
 import numpy as np
+import scipy.linalg
 
-__all__ = ["Moments", "NodeBound", "DualPoint", "psi"]
+__all__ = ["Moments", "NodeBound", "DualPoint", "psi", "diagonal_shift"]
 
 # Relative rounding allowance of a bound (the moments are sums of n products; the
 # scorer's exact scores carry errors of the same order; 1e-10 is far above both).
@@ -53,6 +64,67 @@ SLOW = 1.0
 # docs/benchmarks/search-constants.md.
 COLUMN_CACHE_BYTES = 256 * 2 ** 20
 COLUMN_CACHE_SHARE = 1 / 8
+# The diagonal shift needs the smallest eigenvalue of the stored P x P Gram matrix and a
+# Cholesky factorisation of the moment matrix (0.1 s at P = 1000, about 1 s at 2000, on
+# one core); above this many columns it is not computed (and the Gram matrix is mostly
+# not stored there anyway).
+SHIFT_MAX_COLUMNS = 2000
+# The shift is taken a little below the eigenvalue (relative), so that the Cholesky
+# proof of the next step does not fail on a matrix that is only just semi-definite.
+SHIFT_BELOW = 1e-3
+
+
+def diagonal_shift(G, gy, yy):
+    """The largest shift d >= 0 this package proves valid: M - d diag(1, ..., 1, 0) is
+    positive definite up to a rounding margin, for M the moment matrix of [A, y] over n.
+
+    Parameters
+    ----------
+    G : ndarray, shape (P, P)
+        A'A/n.
+    gy : ndarray, shape (P,)
+        A'y/n.
+    yy : float
+        y'y/n.
+
+    Returns
+    -------
+    float
+        0.0 when no positive shift is proved (n <= P, collinear columns, y in their span).
+
+    Notes
+    -----
+    The candidate is the smallest eigenvalue of G, a little lowered; the proof is a
+    Cholesky factorisation of M - d diag(1, ..., 1, 0) - delta I with delta a margin of
+    4 (P + 1) times the unit roundoff times trace(M), above the backward error of the
+    factorisation, so the matrix is positive semi-definite in exact arithmetic when it
+    succeeds. It may fail where y is nearly in the columns' span (the Schur complement
+    y'y/n - g'(G - d I)^{-1} g turns negative); the candidate is then halved, five
+    times at most.
+    """
+    G = np.asarray(G, dtype=float)
+    P = len(G)
+    if P == 0:
+        return 0.0
+    trace = float(np.trace(G)) + float(yy)
+    delta = 4.0 * (P + 1) * np.finfo(float).eps * trace
+    lam_min = float(scipy.linalg.eigh(G, eigvals_only=True, subset_by_index=[0, 0])[0])
+    d = lam_min * (1.0 - SHIFT_BELOW) - delta
+    M = np.empty((P + 1, P + 1))
+    for _ in range(6):
+        if d <= delta:
+            return 0.0
+        M[:P, :P] = G
+        M[:P, P] = M[P, :P] = gy
+        M[P, P] = yy
+        M[np.diag_indices(P)] -= d
+        M[np.diag_indices(P + 1)] -= delta
+        try:
+            np.linalg.cholesky(M)
+            return float(d)
+        except np.linalg.LinAlgError:
+            d /= 2.0
+    return 0.0
 
 
 def psi(tau, lam_n, r):
@@ -83,11 +155,23 @@ class Moments:
         COLUMN_CACHE_SHARE of the memory limit.
     memory : MemoryBudget, optional
         The search's memory budget: the cache's size is held in it.
+    shift : float, optional
+        A diagonal shift d proved valid by :func:`diagonal_shift`: the bounds use the
+        moments G - d I and the ridge lam_n + d (the same scores). Default 0.
+
+    Attributes
+    ----------
+    lam_n : float
+        The ridge the bounds use: lam/n plus the shift.
     """
 
-    def __init__(self, gy, yy, lam_n, r, k_forced, *, gram=None, column_fn=None, memory=None):
+    def __init__(self, gy, yy, lam_n, r, k_forced, *, gram=None, column_fn=None, memory=None,
+                 shift=0.0):
         self.gy = np.asarray(gy, dtype=float)
-        self.yy, self.lam_n, self.r = float(yy), float(lam_n), float(r)
+        self.shift = float(shift)
+        if self.shift < 0.0:
+            raise ValueError("Moments: shift must be >= 0")
+        self.yy, self.lam_n, self.r = float(yy), float(lam_n) + self.shift, float(r)
         self.k_forced = int(k_forced)
         self.P = len(self.gy)
         self.p = self.P - self.k_forced
@@ -109,8 +193,15 @@ class Moments:
         self.diag = np.diag(gram).copy() if gram is not None else None
 
     def cols(self, idx):
-        """A'A_idx/n, shape (P, len(idx))."""
+        """Columns ``idx`` of the shifted moments A'A/n - shift I, shape (P, len(idx))."""
         idx = np.asarray(idx, dtype=np.intp)
+        out = self._cols(idx)
+        if self.shift and len(idx):
+            out[idx, np.arange(len(idx))] -= self.shift  # out is a new array, never the Gram
+        return out
+
+    def _cols(self, idx):
+        """A'A_idx/n, unshifted (a new array)."""
         if self.gram is not None:
             return self.gram[:, idx]
         if not len(idx):
@@ -137,21 +228,25 @@ class Moments:
         return out
 
     @classmethod
-    def from_scorer(cls, sc, memory=None):
+    def from_scorer(cls, sc, memory=None, shift=True):
         """From a LeastSquaresScorer: its stored Gram matrix when it has one, else
-        columns of A'A/n computed from X on demand (and cached, within ``memory``)."""
+        columns of A'A/n computed from X on demand (and cached, within ``memory``).
+        With ``shift`` (and a stored Gram matrix of at most SHIFT_MAX_COLUMNS columns,
+        fewer than the rows) the bounds use the diagonal shift, computed once per
+        scorer."""
         kf = sc.k_forced
         gy = np.concatenate([sc.Fy, sc.Xy])
-        if sc._gram is not None and kf == 0:
-            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=sc._gram)  # no copy
         if sc._gram is not None:
-            P = kf + sc.p
-            G = np.empty((P, P))
-            G[:kf, :kf] = sc.FF
-            G[kf:, :kf] = sc.XF
-            G[:kf, kf:] = sc.XF.T
-            G[kf:, kf:] = sc._gram
-            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=G)
+            G = sc._gram  # no copy without always-in columns
+            if kf:
+                P = kf + sc.p
+                G = np.empty((P, P))
+                G[:kf, :kf] = sc.FF
+                G[kf:, :kf] = sc.XF
+                G[:kf, kf:] = sc.XF.T
+                G[kf:, kf:] = sc._gram
+            d = _scorer_shift(sc, G, gy) if shift else 0.0
+            return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=G, shift=d)
         A_cols = lambda j: (sc.forced[:, j] if j < kf else sc.X[:, j - kf])  # noqa: E731
 
         def column_fn(idx):
@@ -162,9 +257,10 @@ class Moments:
         return mom
 
     @classmethod
-    def from_gram(cls, G, Xy, yy, lam, n, r, *, FF=None, XF=None, Fy=None):
+    def from_gram(cls, G, Xy, yy, lam, n, r, *, FF=None, XF=None, Fy=None, shift=True):
         """From sufficient statistics: G = X'X/n, Xy = X'y/n, yy = y'y/n, and for the
-        always-in columns F: FF = F'F/n, XF = X'F/n, Fy = F'y/n."""
+        always-in columns F: FF = F'F/n, XF = X'F/n, Fy = F'y/n; with ``shift`` the
+        diagonal shift as in :meth:`from_scorer`."""
         G = np.asarray(G, dtype=float)
         p = len(G)
         kf = 0 if FF is None else len(FF)
@@ -178,7 +274,29 @@ class Moments:
             gy = np.concatenate([np.asarray(Fy, float), np.asarray(Xy, float)])
         else:
             A, gy = G, np.asarray(Xy, dtype=float)
-        return cls(gy, yy, lam / n, r, kf, gram=A)
+        d = diagonal_shift(A, gy, yy) if shift and n > len(A) and len(A) <= SHIFT_MAX_COLUMNS else 0.0
+        return cls(gy, yy, lam / n, r, kf, gram=A, shift=d)
+
+
+# Shifts already proved, per scorer (a search builds its moments once, but top-R, the
+# mistake classes and the certificates run several searches on one scorer).
+_SHIFTS = weakref.WeakKeyDictionary()
+
+
+def _scorer_shift(sc, G, gy):
+    """The diagonal shift of a scorer's moments (0 where it is not computed)."""
+    if sc.n <= len(G) or len(G) > SHIFT_MAX_COLUMNS:
+        return 0.0
+    try:
+        return _SHIFTS[sc]
+    except (KeyError, TypeError):
+        pass
+    d = diagonal_shift(G, gy, sc.yy)
+    try:
+        _SHIFTS[sc] = d
+    except TypeError:  # a scorer that cannot be weakly referenced: not cached
+        pass
+    return d
 
 
 class DualPoint:
