@@ -115,6 +115,13 @@ def test_split_halves_the_rows_and_reports_the_larger_part():
     assert res.privacy.eps == pytest.approx(4.0)      # max, not the sum 8
     assert "parallel composition" in res.privacy.statement
     assert res.inference.mode == "split" and res.bse[res.support].notna().all()
+    # glance's eps_inference is composed as the release is: the larger part's inference
+    # spending (the confidence on the selection's rows, the moments on the refit's)
+    inf = {side: sum(st["eps"] for st in res.privacy.stages if st["stage"].startswith("inference")
+                     and (st["stage"] == "inference: selection confidence") == (side == "A"))
+           for side in "AB"}
+    assert min(inf.values()) > 0
+    assert res.glance().iloc[0]["eps_inference"] == pytest.approx(max(inf.values()))
     # the selection saw half the rows: its score sensitivity (about 2 b_y^2 / n) doubles
     full = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=2)
     assert res.privacy.sensitivity == pytest.approx(2 * full.privacy.sensitivity, rel=1e-3)

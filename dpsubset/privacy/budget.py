@@ -189,9 +189,14 @@ def _split_parts(eps, refit, eps_select, eps_refit, eps_moments, eps_confidence)
 SELECTION_ROWS = ("screening", "selection", "inference: selection confidence")
 
 
-def _part(stage):
+def part_of_stage(stage):
+    """The part of the rows a stage reads with ``split=True``: "selection rows" or
+    "refit rows"."""
     return "selection rows" if (stage in SELECTION_ROWS or stage.split(":")[0] in SELECTION_ROWS) \
         else "refit rows"
+
+
+_part = part_of_stage
 
 
 class BudgetLedger:

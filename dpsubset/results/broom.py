@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..privacy.budget import part_of_stage
 from ..privacy.leaks import NotReleasedError
 
 __all__ = ["TIDY_INFERENCE", "TIDY_INTERVAL", "GLANCE_INFERENCE", "check_tidy_args", "tidy_inference",
@@ -91,19 +92,29 @@ def tidy_inference(res, terms, conf_int=False, conf_level=0.95):
 def glance_inference(res):
     """{column: value} that ``glance()`` adds for a fit with private inference (else empty).
 
-    ``eps_inference`` (the eps of the inference stages), ``inference_mode``
+    ``eps_inference`` (the eps of the inference stages, composed as the release is:
+    with ``split=True`` the larger of the two parts' totals), ``inference_mode``
     (``"conditional"``, ``"split"``, or None when no intervals were released, e.g. for
     the hinge loss) and, when a selection confidence was released, its bounds on the
     probability that the mechanism releases the best-scoring support
     (``selection_conf_low``, ``selection_conf_high``), their joint level and the
     verdict in words (``selection_verdict``).
     """
-    spent = [float(st["eps"]) for st in res.privacy.stages
-             if str(st.get("stage", "")).startswith("inference")]
-    if not spent:
+    stages = [(str(st.get("stage", "")), float(st["eps"])) for st in res.privacy.stages
+              if str(st.get("stage", "")).startswith("inference")]
+    if not stages:
         return {}
+    # Accounted as the release is: basic composition within a part of the rows and, with
+    # split=True, the larger part's total (the confidence reads the selection's rows, the
+    # second moments the refit's; parallel composition), not the sum of the two.
+    split = getattr(res.privacy, "split", None) is not None
+    parts = {}
+    for stage, eps in stages:
+        part = part_of_stage(stage) if split else "all rows"
+        parts.setdefault(part, []).append(eps)
     inf = getattr(res, "inference", None)
-    row = dict(eps_inference=math.fsum(spent), inference_mode=None if inf is None else str(inf.mode))
+    row = dict(eps_inference=max(math.fsum(v) for v in parts.values()),
+               inference_mode=None if inf is None else str(inf.mode))
     conf = getattr(res, "_selection_confidence", None)
     if conf is not None:
         row.update(selection_conf_low=float(conf.prob_lower), selection_conf_high=float(conf.prob_upper),
