@@ -274,7 +274,9 @@ class Moments:
             gy = np.concatenate([np.asarray(Fy, float), np.asarray(Xy, float)])
         else:
             A, gy = G, np.asarray(Xy, dtype=float)
-        d = diagonal_shift(A, gy, yy) if shift and n > len(A) and len(A) <= SHIFT_MAX_COLUMNS else 0.0
+        d = 0.0
+        if shift and len(A) < n and len(A) <= SHIFT_MAX_COLUMNS:
+            d = diagonal_shift(A, gy, yy)
         return cls(gy, yy, lam / n, r, kf, gram=A, shift=d)
 
 
