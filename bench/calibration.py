@@ -93,7 +93,7 @@ the moments get half: 0.3 eps against 0.1 eps by default; 03:32-04:03 UTC, load 
     huber   1000 eps 4 split      0.957     0.943      0.454 / 0.443   0.948 [0.720, 1.000]      0.22        0.068        2.57
     squared 5000 eps 16 cond.     0.957     0.970      0.093 / 0.102   0.968 [0.878, 1.000]      0.04        0.064        5.81
 
-There the package's own interval is in the band in all five cells, and 34-63 % narrower
+There the package's own interval is in the band in all five cells, and 37-63 % narrower
 in the three split cells than at the default share (bench/coverage.py --share 0.2 0.4 0.6
 on the same seeds: 1.95 / 1.50 / 1.22, 1.84 / 1.26 / 0.98, 1.24 / 0.87 / 0.45), while the
 useful control cell pays 44 % more width (0.065 -> 0.093) and the selection less budget.
