@@ -494,3 +494,16 @@ def test_a_shift_that_is_too_large_is_caught():
     nb = NodeBound(bad)
     worst, _, _ = nb.improve(nb.empty_point(), root, iters=40)
     assert worst > v.min()
+
+
+def test_no_shift_without_room_in_the_memory_budget():
+    # The shift's two transient (P + 1)^2 matrices are not taken past the memory limit
+    # (the search then runs with the plain bounds, not stopped), and that 0 is not
+    # cached: the same scorer with room gets its shift.
+    from dpsubset.search.limits import MemoryBudget
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 20))
+    sc = LeastSquaresScorer(X, X[:, 0] + rng.normal(size=300), 1.0, 10.0)
+    assert Moments.from_scorer(sc, memory=MemoryBudget(1000)).shift == 0.0
+    assert Moments.from_scorer(sc, memory=MemoryBudget(10 ** 8)).shift > 0.0
+    assert Moments.from_scorer(sc).shift > 0.0

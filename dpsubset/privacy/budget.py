@@ -196,9 +196,6 @@ def part_of_stage(stage):
         else "refit rows"
 
 
-_part = part_of_stage
-
-
 class BudgetLedger:
     """What the stages of one call spent, checked against its plan as they spend it.
 
@@ -255,7 +252,7 @@ class BudgetLedger:
         split = self.plan is not None and self.plan.split
         out = {}
         for e in self._entries:
-            part = _part(e["stage"]) if split else "all rows"
+            part = part_of_stage(e["stage"]) if split else "all rows"
             out[part] = out.get(part, 0.0) + e[key]
         return out
 

@@ -671,7 +671,7 @@ def _incumbent(best, keep, node, sel, nb, scorer):
     expanded node, scored exactly. Not at two free slots when one-slot nodes are
     settled at once: the child with the branching column in has it among its
     completions, scored there in a batch."""
-    if (len(best.keys) < keep or len(best.keys) == 0) and (node.k > 2 or not nb.one_slot_leaves):
+    if len(best.keys) < keep and (node.k > 2 or not nb.one_slot_leaves):
         cand = np.sort(np.concatenate([node.fixed, sel]))[None, :]
         best.offer(cand, scorer.score(cand))
 

@@ -245,7 +245,7 @@ class Moments:
                 G[kf:, :kf] = sc.XF
                 G[:kf, kf:] = sc.XF.T
                 G[kf:, kf:] = sc._gram
-            d = _scorer_shift(sc, G, gy) if shift else 0.0
+            d = _scorer_shift(sc, G, gy, memory) if shift else 0.0
             return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=G, shift=d)
         A_cols = lambda j: (sc.forced[:, j] if j < kf else sc.X[:, j - kf])  # noqa: E731
 
@@ -285,14 +285,20 @@ class Moments:
 _SHIFTS = weakref.WeakKeyDictionary()
 
 
-def _scorer_shift(sc, G, gy):
-    """The diagonal shift of a scorer's moments (0 where it is not computed)."""
-    if sc.n <= len(G) or len(G) > SHIFT_MAX_COLUMNS:
+def _scorer_shift(sc, G, gy, memory=None):
+    """The diagonal shift of a scorer's moments (0 where it is not computed, and where
+    the memory budget has no room for its two transient (P + 1)^2 matrices: the shift
+    only speeds the search up, so it never stops one)."""
+    P = len(G)
+    if sc.n <= P or P > SHIFT_MAX_COLUMNS:
         return 0.0
     try:
         return _SHIFTS[sc]
     except (KeyError, TypeError):
         pass
+    if memory is not None and memory.limit is not None \
+            and 16 * (P + 1) ** 2 > memory.limit - memory.total:
+        return 0.0  # not cached: a later search may have the room
     d = diagonal_shift(G, gy, sc.yy)
     try:
         _SHIFTS[sc] = d
