@@ -196,7 +196,11 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         The inference stages' budget; default ``0.2 * eps``
         (``dpsubset.inference.DEFAULT_INFERENCE_SHARE``), taken off the top before the
         selection / refit split. When both stages run the selection confidence takes
-        a quarter of it. Only with ``inference=True``.
+        half of it and the intervals' second moments the other half. Where the refit
+        reads few rows (n_refit eps from 2000 to 7500, n_refit the refit's rows) the
+        default gives the moments more, ``750 / n_refit`` up to 0.2 eps (0.3 eps with
+        ``split=True``), out of the refit's part; the selection's part is the same
+        (``dpsubset.inference.budget.moments_eps``). Only with ``inference=True``.
     split : bool
         Select on a random half of the rows and refit (with its inference) on the other
         half. The split is drawn independently of the data, so by parallel composition
@@ -310,10 +314,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
     # Step 2: plan the budget (no data); the method's options are checked against its part
-    eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split)
-    plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
-                                    screen_share=None if cfg.screen is None else cfg.screen.share,
-                                    eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
+    def plan_of(eps_moments, eps_confidence, eps_select=eps_select):
+        return BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
+                                        screen_share=None if cfg.screen is None else cfg.screen.share,
+                                        eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
+
+    plan = plan_of(*_inference_settings(cfg, inference, eps_inference, split))
     options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
     plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
     rng = as_generator(random_state)
@@ -336,6 +342,15 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
     else:
         design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
+    if inference and eps_inference is None and eps_refit is None and (split or eps_select is None):
+        # the moments' default part grows where the refit's rows are few (public n;
+        # inference/budget.py); the extra comes out of the refit's part, and the selection
+        # keeps the part planned above (with the screen's share added back: the plan takes it again)
+        parts = inference_parts(cfg.eps, None, loss=cfg.loss, method=cfg.method, refit=cfg.refit,
+                                n_refit=split_sizes(design.n)[1] if split else design.n, split=split)
+        if parts != (plan.eps_moments, plan.eps_confidence):
+            plan = plan_of(*parts, eps_select=plan.eps_select + plan.eps_screen).with_gap_test(
+                options.get("eps0"))
     fit_cfg = _check_design(design, cfg, plan, options, split)
     bar.update()
     # split=True: disjoint random rows for the selection and the refit (drawn before any row is read)
