@@ -20,7 +20,10 @@ For each cell (loss, n, eps, mode) and data set: one release with ``inference=Tr
 interval on the same support from all rows (non-private). Printed per cell:
 reps, share of releases with the true support, coverage of the slopes' 95 % intervals
 over every released slope (all) and over releases with the true support (right), median
-width of the private interval and its ratio to the OLS width.
+width of the private interval and its ratio to the OLS width. ``--summarise RAW ...``
+adds the issue's criterion (all slopes in the split mode, the true support's in the
+conditional mode and for logistic), its binomial standard error and where it lies
+against [0.93, 0.97] ("band").
 
     python bench/coverage.py                              # the issue's grid, 500 data sets per cell
     python bench/coverage.py --reps 40 --draws 200        # what a shared machine allows
@@ -141,7 +144,27 @@ def summarise(sl, head):
         width = sl[f"{v}_hi"] - sl[f"{v}_lo"]
         row[f"median_width{tag}"] = float(width.median())
         row[f"width_vs_ols{tag}"] = float((width / sl["ols_width"]).median())
+    row.update(criterion_band(sl, head))
     return row
+
+
+def criterion_band(sl, head, lo=0.93, hi=0.97, min_right=20):
+    """The issue's criterion for one cell: the coverage it reads (all slopes in the split
+    mode, the true support's in the conditional mode; the true support's for logistic in
+    both), its binomial standard error sqrt(0.95 x 0.05 / slopes), and where it lies
+    against [lo, hi]: "in", "above"/"below", "(< 2 s.e.)" when within two standard errors,
+    or "(k right)" when fewer than ``min_right`` releases count."""
+    right_only = head["mode"] == "conditional" or head["loss"] == "logistic"
+    d = sl[sl["right_support"]] if right_only else sl
+    releases = d["rep"].nunique()
+    if len(d) == 0 or (right_only and releases < min_right):
+        return dict(criterion=float("nan"), se=float("nan"), band=f"({releases} right)")
+    cov = float(((d["package_lo"] <= d["target"]) & (d["target"] <= d["package_hi"])).mean())
+    se = float(np.sqrt(0.95 * 0.05 / len(d)))
+    band = "in" if lo <= cov <= hi else ("above" if cov > hi else "below")
+    if band != "in" and min(abs(cov - lo), abs(cov - hi)) < 2 * se:
+        band += " (< 2 s.e.)"
+    return dict(criterion=cov, se=se, band=band)
 
 
 def summarise_raw(paths, variant="package"):
@@ -152,8 +175,8 @@ def summarise_raw(paths, variant="package"):
     keys = ["loss", "n", "eps", "mode"]
     tag = "" if variant == "package" else f"_{variant}"
     print("| loss | n | eps | mode | data sets | true support | coverage (all) | coverage (true support) "
-          "| coverage (third slot) | median width | width / OLS | " + " | ".join(VARIANTS) + " |")
-    print("|---" * (11 + len(VARIANTS)) + "|")
+          "| coverage (third slot) | s.e. | band | median width | width / OLS | " + " | ".join(VARIANTS) + " |")
+    print("|---" * (13 + len(VARIANTS)) + "|")
     rows = []
     for (loss, n, eps, mode), d in sl.groupby(keys, sort=False):
         reps = d["rep"].nunique()
@@ -163,7 +186,7 @@ def summarise_raw(paths, variant="package"):
         other = " | ".join(f"{row['coverage_all' + ('' if v == 'package' else '_' + v)]:.3f}" for v in VARIANTS)
         print(f"| {loss} | {n} | {eps:g} | {mode} | {reps} | {right:.2f} | {row['coverage_all' + tag]:.3f} "
               f"| {row['coverage_right' + tag]:.3f} | {row['coverage_contested' + tag]:.3f} "
-              f"| {row['median_width' + tag]:.3g} | {row['width_vs_ols' + tag]:.2f} | {other} |")
+              f"| {row['se']:.3f} | {row['band']} | {row['median_width' + tag]:.3g} | {row['width_vs_ols' + tag]:.2f} | {other} |")
     return rows
 
 

@@ -9,7 +9,7 @@ from .results.results import PredictionClippedWarning
 from .search.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
 from .results.tables import summary_table
-from .results.usefulness import LowUtilityWarning
+from .results.usefulness import BallBindsWarning, LowUtilityWarning
 from .inference.plan import Plan, plan
 
 __version__ = "0.1.0"
@@ -17,5 +17,5 @@ __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout",
            "SearchMemoryLimit", "load_hitters",
            "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
-           "best_subset_nonprivate", "LowUtilityWarning", "PredictionClippedWarning",
+           "best_subset_nonprivate", "LowUtilityWarning", "BallBindsWarning", "PredictionClippedWarning",
            "plan", "Plan"]

@@ -38,7 +38,7 @@ from .search.progress import call_progress
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
                             resolve_time_limit)
 from .design.suffstats import gram_route, refit_from_gram
-from .results.usefulness import LowUtilityWarning, release_warnings
+from .results.usefulness import BallBindsWarning, LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import check_screen, screen_design
 from .inference import (coefficient_inference, confidence_of_selection, inference_parts, rows_of,
@@ -196,11 +196,8 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         The inference stages' budget; default ``0.2 * eps``
         (``dpsubset.inference.DEFAULT_INFERENCE_SHARE``), taken off the top before the
         selection / refit split. When both stages run the selection confidence takes
-        half of it and the intervals' second moments the other half. Where the refit
-        reads few rows (n_refit eps from 2000 to 7500, n_refit the refit's rows) the
-        default gives the moments more, ``750 / n_refit`` up to 0.2 eps (0.3 eps with
-        ``split=True``), out of the refit's part; the selection's part is the same
-        (``dpsubset.inference.budget.moments_eps``). Only with ``inference=True``.
+        half of it and the intervals' second moments the other half. Only with
+        ``inference=True``.
     split : bool
         Select on a random half of the rows and refit (with its inference) on the other
         half. The split is drawn independently of the data, so by parallel composition
@@ -297,6 +294,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         no better than chance, or the refit's noise larger than the response's
         range), judged from public quantities only (dpsubset/results/usefulness.py), with
         what would help.
+    BallBindsWarning
+        ``inference=True`` and the released coefficients lie on the sphere of the
+        refit's ball: the intervals assume the truth lies inside it
+        (docs/guide/inference.md, "When the ball binds").
     """
     # The formula's evaluation context, captured once here and passed down as a mapping.
     context = capture_context(1) if context is None else context
@@ -314,12 +315,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
     # Step 2: plan the budget (no data); the method's options are checked against its part
-    def plan_of(eps_moments, eps_confidence, eps_select=eps_select):
-        return BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
-                                        screen_share=None if cfg.screen is None else cfg.screen.share,
-                                        eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
-
-    plan = plan_of(*_inference_settings(cfg, inference, eps_inference, split))
+    eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split)
+    plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
+                                    screen_share=None if cfg.screen is None else cfg.screen.share,
+                                    eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
     options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
     plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
     rng = as_generator(random_state)
@@ -342,15 +341,6 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
     else:
         design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
-    if inference and eps_inference is None and eps_refit is None and (split or eps_select is None):
-        # the moments' default part grows where the refit's rows are few (public n;
-        # inference/budget.py); the extra comes out of the refit's part, and the selection
-        # keeps the part planned above (with the screen's share added back: the plan takes it again)
-        parts = inference_parts(cfg.eps, None, loss=cfg.loss, method=cfg.method, refit=cfg.refit,
-                                n_refit=split_sizes(design.n)[1] if split else design.n, split=split)
-        if parts != (plan.eps_moments, plan.eps_confidence):
-            plan = plan_of(*parts, eps_select=plan.eps_select + plan.eps_screen).with_gap_test(
-                options.get("eps0"))
     fit_cfg = _check_design(design, cfg, plan, options, split)
     bar.update()
     # split=True: disjoint random rows for the selection and the refit (drawn before any row is read)
@@ -687,6 +677,14 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
             loss_options=fit_cfg.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
             refit_delta=cfg.refit_delta or 0.0, row_bound=row_bound, r=fit_cfg.r_refit, rng=rng,
             ledger=ledger, mode="split" if split else "conditional")
+        if coef_inf.on_sphere:  # a fact of the release and the public radius: no data value
+            warnings.warn(
+                f"inference=True: the released coefficients lie on the sphere of the refit's ball "
+                f"(r_refit = {fit_cfg.r_refit:.3g}, mapped units), so they are shrunk towards 0 and "
+                f"the intervals assume the true coefficients lie inside the ball; if they do not, "
+                f"the intervals can miss them. Tighter codebook ranges, more rows or eps, or a larger "
+                f"r_refit= help (docs/guide/inference.md, 'When the ball binds')",
+                BallBindsWarning, stacklevel=4)
     return conf, coef_inf
 
 

@@ -132,54 +132,6 @@ def test_split_halves_the_rows_and_reports_the_larger_part():
         split_rows(3, np.random.default_rng(0))
 
 
-def test_moments_default_grows_as_the_refit_rows_shrink():
-    """The moments' default part is MOMENT_ROWS_EPS / n_refit between the fixed part and a cap;
-    the extra comes out of the refit's part, never the selection's."""
-    from dpsubset.inference.budget import (MOMENT_ROWS_EPS, MOMENTS_MAX_SHARE, MOMENTS_MIN_ROWS_EPS,
-                                           moments_eps)
-    unsplit = inference_parts(4.0, None, loss="squared", method="top_r", refit=True)
-    assert unsplit == (pytest.approx(0.4), pytest.approx(0.4))
-    # a small refit part: the cap; a middling one: the aim; a large one: the unsplit part;
-    # below MOMENTS_MIN_ROWS_EPS the fixed part (the refit's noise fills the ball there)
-    assert inference_parts(4.0, None, loss="squared", method="top_r", refit=True, n_refit=500) == (
-        pytest.approx(MOMENTS_MAX_SHARE[False] * 4.0), pytest.approx(0.4))
-    assert inference_parts(4.0, None, loss="squared", method="top_r", refit=True, n_refit=400) == unsplit
-    assert moments_eps(MOMENTS_MIN_ROWS_EPS, 1.0) == pytest.approx(0.3)
-    assert moments_eps(MOMENTS_MIN_ROWS_EPS - 1, 1.0) == pytest.approx(0.1)
-    assert moments_eps(2500, 1.0) == pytest.approx(MOMENT_ROWS_EPS / 2500)
-    assert inference_parts(4.0, None, loss="squared", method="top_r", refit=True, n_refit=10_000) == unsplit
-    # the intervals alone keep their larger unsplit part as the floor; the confidence alone
-    # and a user's eps_inference are as without a split
-    assert inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True,
-                           n_refit=10_000) == (pytest.approx(0.4), 0.0)
-    assert inference_parts(2.0, None, loss="hinge", method="top_r", refit=True, n_refit=5000) == (
-        0.0, pytest.approx(0.4))
-    assert inference_parts(2.0, 1.0, loss="squared", method="top_r", refit=True, n_refit=1000) == (0.5, 0.5)
-    # in a release: the refit's rows spend 0.3 eps on the moments and 0.7 eps on the refit;
-    # the selection's rows are planned as without the rule (0.9 eps + the confidence's 0.1 eps)
-    res = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), inference=True,
-                             split=True, random_state=2)
-    spent = {st["stage"]: st["eps"] for st in res.privacy.stages}
-    assert spent["inference: second moments"] == pytest.approx(1.2)
-    assert spent["refit"] == pytest.approx(2.8)
-    assert spent["selection"] == pytest.approx(3.6)
-    assert spent["inference: selection confidence"] == pytest.approx(0.4)
-    # without a split the extra comes out of the refit's part too (cap 0.2 eps), and the
-    # selection keeps its 0.4 eps: n = 1000 at eps = 4 aims at 750 / 1000 = 0.75
-    res = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), inference=True,
-                             random_state=2)
-    spent = {st["stage"]: st["eps"] for st in res.privacy.stages}
-    assert spent["inference: second moments"] == pytest.approx(0.75)
-    assert spent["selection"] == pytest.approx(1.6) and spent["refit"] == pytest.approx(1.25)
-    assert inference_parts(4.0, None, loss="squared", method="top_r", refit=True, n_refit=500, split=True)[0] \
-        == pytest.approx(MOMENTS_MAX_SHARE[True] * 4.0)
-    # a user's eps_inference is split as documented, whatever the rows
-    res = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), inference=True,
-                             eps_inference=0.8, split=True, random_state=2)
-    assert {st["stage"]: st["eps"] for st in res.privacy.stages}["inference: second moments"] == \
-        pytest.approx(0.4)
-
-
 def test_moment_sensitivity_and_release():
     assert second_moment_sensitivity([1.0, 1.0, 3.0]) == pytest.approx(25.0)
     Z = np.ones((4, 2))
@@ -533,3 +485,20 @@ def test_planned_width_matches_fresh_data_sets():
     lo, hi = np.quantile(np.array(slopes), [0.025, 0.975], axis=0)
     oracle = float(np.median(hi - lo))
     assert abs(planned / oracle - 1) < 0.07, (planned, oracle)
+
+
+def test_ball_binds_is_flagged_where_the_release_lies_on_the_sphere(fit):
+    """A release on the refit's sphere says that its intervals rest on the truth lying inside
+    the ball: in inference, glance() and the summary's notes; a release inside says nothing."""
+    # the refit's ball far smaller than the true coefficients (norm about 0.9 in mapped units)
+    with pytest.warns(dps.BallBindsWarning, match="lie on the sphere of the refit's ball"):
+        small = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
+                                   r_refit=0.1, random_state=5)
+    est = small.inference.estimate_mapped
+    assert np.linalg.norm(est) == pytest.approx(0.1, rel=1e-6)
+    assert small.inference.on_sphere and small.glance().iloc[0]["ball_binds"]
+    assert "lie on the sphere of the refit's ball" in " ".join(str(small.summary()).split())
+    # with the default ball the release at n eps = 24,000 lies inside it
+    assert np.linalg.norm(fit.inference.estimate_mapped) < fit.r_refit * (1 - 1e-6)
+    assert not fit.inference.on_sphere and not fit.glance().iloc[0]["ball_binds"]
+    assert "lie on the sphere" not in " ".join(str(fit.summary()).split())

@@ -84,6 +84,12 @@ class CoefficientInference:
         Share of the bootstrap refits on the sphere of the refit's ball (a function of the
         bootstrap alone: post-processing). Above alpha/2 the intervals also hold the
         percentile interval (docs/methods/inference.md, "The interval").
+    on_sphere : bool
+        Whether the released coefficients lie on the sphere of the refit's ball (a function
+        of the release and the public radius). The ball then binds: the coefficients are
+        shrunk, and the intervals, which assume that the true coefficients lie inside the
+        ball, can miss coefficients outside it (docs/guide/inference.md, "When the ball
+        binds").
     """
 
     names: list
@@ -95,6 +101,7 @@ class CoefficientInference:
     estimate_mapped: np.ndarray = field(default=None, repr=False)
     errors_mapped: np.ndarray = field(default=None, repr=False)
     sphere_share: float = 0.0
+    on_sphere: bool = False
 
     @property
     def draws(self):

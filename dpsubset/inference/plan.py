@@ -25,7 +25,7 @@ from ..refit.objective import objective_perturbation_gram
 from ..scores import LeastSquaresScorer, sensitivity
 from ..search.exact import SubsetSearch, default_R
 from .bootstrap import bootstrap_refits
-from .budget import DEFAULT_INFERENCE_SHARE, inference_parts
+from .budget import DEFAULT_INFERENCE_SHARE
 from .moments import SimulationModel, before_clipping
 
 __all__ = ["plan", "Plan"]
@@ -145,9 +145,8 @@ def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=No
     target_width : float, optional
         Target median width of the slopes' 95 % intervals (``inference=True``).
     inference : bool
-        Plan for a release with ``inference=True``: the selection then gets half of
-        ``(1 - DEFAULT_INFERENCE_SHARE) eps`` and the refit what the inference stages'
-        default parts leave (``inference_parts``). Implied by ``target_width``.
+        Plan for a release with ``inference=True``: the selection and the refit then
+        share ``(1 - DEFAULT_INFERENCE_SHARE) eps``. Implied by ``target_width``.
     trials : int
         Simulated data sets per grid point.
     n_grid, eps_grid : sequence, optional
@@ -183,15 +182,11 @@ def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=No
         data = [_simulate(size, p, s, effect, noise, rho, b_x, b_y, rng) for _ in range(trials)]
         for e in epss:
             eps_select = (1 - DEFAULT_REFIT_SHARE) * rest * e
-            # the refit gets the rest after the inference stages' default parts (the moments'
-            # part grows where n eps is small, out of the refit's: inference/budget.py)
-            eps_refit = DEFAULT_REFIT_SHARE * rest * e if rest == 1.0 else e - eps_select - sum(
-                inference_parts(e, None, loss="squared", method="top_r", refit=True, n_refit=size))
             probs = [_p_true(X, y, s=s, eps_select=eps_select, b_x=b_x, b_y=b_y, time_limit=time_limit)
                      for X, y in data]
             row = dict(n=size, eps=e, p_true_support=float(np.mean(probs)))
             if target_width is not None:
-                row["median_width"] = _width(*data[0], s=s, eps_refit=eps_refit, b_x=b_x,
+                row["median_width"] = _width(*data[0], s=s, eps_refit=DEFAULT_REFIT_SHARE * rest * e, b_x=b_x,
                                              b_y=b_y, rng=rng)
             rows.append(row)
         if eps is not None and _meets(rows[-1], target_prob, target_width):

@@ -112,6 +112,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=np.asarray(coef_mapped, dtype=float), errors_mapped=thetas - model.coef,
         sphere_share=sphere_share,
+        on_sphere=bool(np.linalg.norm(coef_mapped) >= r * (1.0 - 1e-6)),
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
 

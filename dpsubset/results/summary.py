@@ -202,8 +202,14 @@ def _inference_note(res):
                 "inference=True) releases them privately).")
     where = ("on rows the selection did not see (split=True)" if inf.mode == "split"
              else "conditional on the released support")
-    return (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
+    note = (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
             f"and the privacy noise of the refit (docs/guide/inference.md).")
+    if getattr(inf, "on_sphere", False):
+        note += (" The released coefficients lie on the sphere of the refit's ball: the ball binds, "
+                 "so they are shrunk towards 0, and the intervals assume that the true coefficients "
+                 "lie inside the ball; if they do not, the intervals can miss them (docs/guide/"
+                 "inference.md, \"When the ball binds\").")
+    return note
 
 
 def build_summary(res, title=None, latex_table=None):

@@ -43,11 +43,17 @@ import math
 
 import numpy as np
 
-__all__ = ["LowUtilityWarning", "selection_best_case", "refit_noise_floor", "release_warnings"]
+__all__ = ["LowUtilityWarning", "BallBindsWarning", "selection_best_case", "refit_noise_floor", "release_warnings"]
 
 
 class LowUtilityWarning(UserWarning):
     """The settings make the release noise on any data (privacy is not affected)."""
+
+
+class BallBindsWarning(UserWarning):
+    """The released coefficients lie on the sphere of the refit's ball: their intervals
+    assume a truth inside the ball (docs/guide/inference.md, "When the ball binds").
+    Raised from the release and the public radius only (privacy is not affected)."""
 
 
 def _fmt(x):

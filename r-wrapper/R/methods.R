@@ -116,6 +116,7 @@ summary.dpsubset <- function(object, ...) {
                  loss = object$loss, intervals = intervals, selection_confidence = confidence,
                  inference_requested = "eps_inference" %in% names(gl),
                  inference_mode = if ("inference_mode" %in% names(gl)) gl$inference_mode,
+                 ball_binds = isTRUE(gl$ball_binds),
                  nobs = object$nobs, s = object$s, n_candidates = length(object$candidates),
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
                  stages = object$privacy$stages, privacy = object$privacy, refit = object$refit,
@@ -168,6 +169,12 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
                        "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
         sep = "\n")
+    if (isTRUE(x$ball_binds)) {
+      cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
+                        "are shrunk towards 0, and the intervals assume that the true coefficients lie inside the",
+                        "ball; if they do not, the intervals can miss them (Python docs: docs/guide/inference.md,",
+                        "\"When the ball binds\")."), exdent = 2), sep = "\n")
+    }
   } else if (isTRUE(x$inference_requested)) {   # inference = TRUE with the hinge loss
     cat(strwrap(sprintf(paste("No standard errors or p-values: loss '%s' has no model of the response to",
                               "simulate from, so inference = TRUE gives no intervals for it."),
@@ -381,7 +388,9 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   (`TRUE` for every fit: a search that does not certify releases nothing),
 #'   `gap_check_passed`, `bounds_public`, `r`, `lam`, `formula` (the R
 #'   formula) and `response`; with `inference = TRUE` also `eps_inference`,
-#'   `inference_mode` (`"conditional"` or `"split"`) and the selection
+#'   `inference_mode` (`"conditional"` or `"split"`), `ball_binds` (`TRUE` when
+#'   the released coefficients lie on the sphere of the refit's ball: the
+#'   intervals then rest on the truth lying inside it) and the selection
 #'   confidence: `selection_conf_low`, `selection_conf_high` (bounds on the
 #'   probability that the mechanism releases the best-scoring support),
 #'   `selection_conf_level` and `selection_verdict` (in words). No count of the

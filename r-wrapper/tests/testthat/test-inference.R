@@ -143,3 +143,15 @@ test_that("the privacy report and print(fit) state the selection confidence wher
   expect_null(plain$privacy$selection_confidence)
   expect_false(any(grepl("election confidence", capture.output(print(plain), print(plain$privacy)))))
 })
+
+test_that("a release on the refit's sphere says that its intervals rest on the ball (ball_binds)", {
+  skip_if_no_python()
+  small <- inference_fit(inference = TRUE, r_refit = 0.05)
+  expect_true(glance(small)$ball_binds)
+  out <- paste(capture.output(print(summary(small))), collapse = " ")
+  expect_match(gsub("\\s+", " ", out), "lie on the sphere of the refit's ball", fixed = TRUE)
+  roomy <- inference_fit(inference = TRUE)
+  expect_false(glance(roomy)$ball_binds)
+  expect_false(grepl("lie on the sphere", gsub("\\s+", " ", paste(capture.output(print(summary(roomy))),
+                                                                   collapse = " ")), fixed = TRUE))
+})
