@@ -146,7 +146,8 @@ test_that("the privacy report and print(fit) state the selection confidence wher
 
 test_that("a release on the refit's sphere says that its intervals rest on the ball (ball_binds)", {
   skip_if_no_python()
-  small <- inference_fit(inference = TRUE, r_refit = 0.05)
+  expect_warning(small <- inference_fit(inference = TRUE, r_refit = 0.05), "lie on the sphere of the refit's ball",
+                 fixed = TRUE)
   expect_true(glance(small)$ball_binds)
   out <- paste(capture.output(print(summary(small))), collapse = " ")
   expect_match(gsub("\\s+", " ", out), "lie on the sphere of the refit's ball", fixed = TRUE)
