@@ -93,13 +93,13 @@ class RealDesignModel:
         return self.design.spec.to_original_scale(coef, names)[list(support)], float(np.linalg.norm(coef))
 
 
-def run_cell(model, *, eps, split, s, reps, seed0, share=None):
+def run_cell(model, *, eps, split, s, reps, seed0, share=None, r_refit=None):
     rows = []
     for rep in range(reps):
         df = model.draw(np.random.default_rng(seed0 + rep))
         res = dps.dp_best_subset(model.ds.formula, df, eps=eps, s=s, bounds=model.ds.bounds, inference=True,
                                  eps_inference=None if share is None else share * eps, split=split,
-                                 random_state=seed0 + rep, verbose=False)
+                                 r_refit=r_refit, random_state=seed0 + rep, verbose=False)
         support = list(res.support)
         target, norm = model.target(support)
         ci = res.conf_int().loc[support]
@@ -133,21 +133,24 @@ def main():
     ap.add_argument("--seed", type=int, default=30000)
     ap.add_argument("--share", type=float, nargs="+", default=[None],
                     help="eps_inference / eps (default: the package's default)")
+    ap.add_argument("--r-refit", type=float, nargs="+", default=[None],
+                    help="the refit's radius in mapped units (default: the package's default)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # seeded releases and LowUtilityWarning, every call
-    print("| data | n | eps | mode | share | true support | criterion | s.e. | coverage (all) | median width "
+    print("| data | n | eps | mode | share | r_refit | true support | criterion | s.e. | coverage (all) | median width "
           "| RMSE (mapped) | truth / r | on the sphere | coverage there | elsewhere |")
-    print("|---" * 15 + "|")
+    print("|---" * 16 + "|")
     t0 = time.time()
     models = {}
     for cell in args.cells:
         name, eps, mode = cell.split(":")
         model = models.setdefault(name, RealDesignModel(name, args.s))
-        for share in args.share:
+        for share, r_refit in [(sh, rr) for sh in args.share for rr in args.r_refit]:
             split = mode == "split"
             r = summarise(run_cell(model, eps=float(eps), split=split, s=args.s, reps=args.reps,
-                                   seed0=args.seed, share=share), split)
+                                   seed0=args.seed, share=share, r_refit=r_refit), split)
             print(f"| {name} | {model.ds.n} | {float(eps):g} | {mode} | {'default' if share is None else share} "
+                  f"| {'default' if r_refit is None else r_refit} "
                   f"| {r['true_support']:.2f} | {r['criterion']:.3f} | {r['se']:.3f} | {r['coverage_all']:.3f} "
                   f"| {r['median_width']:.3g} | {r['rmse_mapped']:.3g} | {r['truth_over_r']:.2f} "
                   f"| {r['on_sphere']:.2f} | {r['coverage_sphere']:.3f} | {r['coverage_inside']:.3f} |",
