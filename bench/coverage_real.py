@@ -32,10 +32,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-
 import dpsubset as dps
 from dpsubset.design.build import build_design
+from dpsubset.inference.moments import _clipped_moments  # the clipped normal's mean, closed form
 from dpsubset.nonprivate import best_subset_nonprivate
 from dpsubset.studies.real_data import load_real_data
 
@@ -43,13 +42,6 @@ from dpsubset.studies.real_data import load_real_data
 #: budget where the release is useful to noise-filled
 DEFAULT_CELLS = [f"{name}:{eps}:{mode}" for name in ("pima", "anes96", "boston", "credit", "star98", "wage")
                  for eps in (4, 16) for mode in ("conditional", "split")]
-
-
-def clipped_mean(mu, sd, c):
-    """E[clip(N(mu, sd^2), -c, c)], elementwise."""
-    a, b = (-c - mu) / sd, (c - mu) / sd
-    return (-c * norm.cdf(a) + c * norm.sf(b) + mu * (norm.cdf(b) - norm.cdf(a))
-            + sd * (norm.pdf(a) - norm.pdf(b)))
 
 
 class RealDesignModel:
@@ -69,7 +61,7 @@ class RealDesignModel:
         resid = d.y - A @ beta
         self.sigma = float(np.sqrt(resid @ resid / (len(resid) - A.shape[1])))
         self.mu = A @ beta
-        self.mean_y = clipped_mean(self.mu, self.sigma, d.b_y)  # E[clipped response], mapped
+        self.mean_y = _clipped_moments(self.mu, self.sigma, d.b_y)[0]  # E[clipped response], mapped
         spec = d.spec
         self.centre_y, self.half_y = spec.column_maps[spec.response_name]
 

@@ -38,7 +38,7 @@ from .search.progress import call_progress
 from .search.limits import (Deadline, SearchTimeout, explain_timeout, resolve_memory_limit,
                             resolve_time_limit)
 from .design.suffstats import gram_route, refit_from_gram
-from .results.usefulness import BallBindsWarning, LowUtilityWarning, release_warnings
+from .results.usefulness import BALL_BINDS_NOTE, BallBindsWarning, LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import check_screen, screen_design
 from .inference import (coefficient_inference, confidence_of_selection, inference_parts, rows_of,
@@ -679,11 +679,9 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
             ledger=ledger, mode="split" if split else "conditional")
         if coef_inf.on_sphere:  # a fact of the release and the public radius: no data value
             warnings.warn(
-                f"inference=True: the released coefficients lie on the sphere of the refit's ball "
-                f"(r_refit = {fit_cfg.r_refit:.3g}, mapped units), so they are shrunk towards 0 and "
-                f"the intervals assume the true coefficients lie inside the ball; if they do not, "
-                f"the intervals can miss them. Tighter codebook ranges, more rows or eps, or a larger "
-                f"r_refit= help (docs/guide/inference.md, 'When the ball binds')",
+                f"inference=True: {BALL_BINDS_NOTE} (r_refit = {fit_cfg.r_refit:.3g}, mapped units). "
+                f"Tighter codebook ranges, more rows or eps, or a larger r_refit= help "
+                f"(docs/guide/inference.md, 'When the ball binds')",
                 BallBindsWarning, stacklevel=4)
     return conf, coef_inf
 

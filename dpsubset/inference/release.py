@@ -103,18 +103,23 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     refit = BootstrapRefit(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
                            r=r, delta=refit_delta, loss_options=loss_options, start=model.coef)
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng)
-    # where the ball binds the errors' tails are the projection's (intervals.py); the output
-    # noise of the iterative losses (about 1e-8 r) may move a point on the sphere a little
-    sphere_share = float(np.mean(np.linalg.norm(thetas, axis=1) >= r * (1.0 - 1e-6)))
+    # where the ball binds the errors' tails are the projection's (intervals.py)
+    sphere_share = float(np.mean(_on_sphere(thetas, r)))
     errors = to_user_units(spec, used_cols, thetas) - to_user_units(spec, used_cols, model.coef[None])[0]
     estimate = to_user_units(spec, used_cols, np.asarray(coef_mapped, dtype=float)[None])[0]
     return CoefficientInference(
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=np.asarray(coef_mapped, dtype=float), errors_mapped=thetas - model.coef,
         sphere_share=sphere_share,
-        on_sphere=bool(np.linalg.norm(coef_mapped) >= r * (1.0 - 1e-6)),
+        on_sphere=bool(_on_sphere(np.asarray(coef_mapped, dtype=float), r)),
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
+
+
+def _on_sphere(theta, r):
+    """Whether each coefficient vector (the last axis) lies on the sphere of radius r. The
+    output noise of the iterative losses (about 1e-8 r) may move a point on it a little."""
+    return np.linalg.norm(theta, axis=-1) >= r * (1.0 - 1e-6)
 
 
 def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r"):

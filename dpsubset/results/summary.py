@@ -11,6 +11,8 @@ import math
 
 from statsmodels.iolib.summary import Summary
 
+from .usefulness import BALL_BINDS_NOTE
+
 __all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
 
 #: What the result says about bounds that were not given by the user (their values
@@ -204,11 +206,8 @@ def _inference_note(res):
              else "conditional on the released support")
     note = (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
             f"and the privacy noise of the refit (docs/guide/inference.md).")
-    if getattr(inf, "on_sphere", False):
-        note += (" The released coefficients lie on the sphere of the refit's ball: the ball binds, "
-                 "so they are shrunk towards 0, and the intervals assume that the true coefficients "
-                 "lie inside the ball; if they do not, the intervals can miss them (docs/guide/"
-                 "inference.md, \"When the ball binds\").")
+    if inf.on_sphere:
+        note += f" {BALL_BINDS_NOTE} (docs/guide/inference.md, \"When the ball binds\")."
     return note
 
 

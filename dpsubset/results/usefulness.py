@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-__all__ = ["LowUtilityWarning", "BallBindsWarning", "selection_best_case", "refit_noise_floor", "release_warnings"]
+__all__ = ["LowUtilityWarning", "BallBindsWarning", "BALL_BINDS_NOTE", "selection_best_case", "refit_noise_floor", "release_warnings"]
 
 
 class LowUtilityWarning(UserWarning):
@@ -54,6 +54,13 @@ class BallBindsWarning(UserWarning):
     """The released coefficients lie on the sphere of the refit's ball: their intervals
     assume a truth inside the ball (docs/guide/inference.md, "When the ball binds").
     Raised from the release and the public radius only (privacy is not affected)."""
+
+
+#: What a release on the refit's sphere means for its intervals: the summary's note and
+#: the start of the BallBindsWarning (R's summary prints the same words).
+BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
+                   "they are shrunk towards 0, and the intervals assume that the true coefficients lie "
+                   "inside the ball; if they do not, the intervals can miss them")
 
 
 def _fmt(x):
