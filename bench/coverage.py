@@ -101,6 +101,7 @@ def one_release(df, full, *, loss, eps, split, seed, share=None):
                         err_mean=inf.errors[:, j].mean(), err_sd=inf.errors[:, j].std(ddof=1),
                         ols_width=ols.loc[c, 1] - ols.loc[c, 0], contested=int(c[1:]) >= 2,
                         sphere_share=getattr(inf, "sphere_share", float("nan")),
+                        on_sphere=bool(inf.on_sphere), open_ends=bool(np.isinf(ci.loc[c, 0]) or np.isinf(ci.loc[c, 1])),
                         **{f"{v}_lo": ends[v][0] for v in VARIANTS}, **{f"{v}_hi": ends[v][1] for v in VARIANTS}))
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 

@@ -680,7 +680,8 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
         if coef_inf.on_sphere:  # a fact of the release and the public radius: no data value
             warnings.warn(
                 f"inference=True: {BALL_BINDS_NOTE} (r_refit = {fit_cfg.r_refit:.3g}, mapped units). "
-                f"Tighter codebook ranges, more rows or eps, or a larger r_refit= help "
+                f"For narrower intervals, choose r_refit= from what is known of the effects' size "
+                f"before the data are seen, or give tighter codebook ranges or more rows or eps "
                 f"(docs/guide/inference.md, 'When the ball binds')",
                 BallBindsWarning, stacklevel=4)
     return conf, coef_inf

@@ -384,6 +384,18 @@ def test_logistic_intervals_by_parametric_bootstrap():
     np.testing.assert_allclose(pred["mean"], res.predict(df.head(4)))
     assert ((0 < pred["mean_ci_lower"]) & (pred["mean_ci_lower"] < pred["mean"])
             & (pred["mean"] < pred["mean_ci_upper"]) & (pred["mean_ci_upper"] < 1)).all()
+    # a ball far smaller than the truth: on the sphere, and logistic has no least squares to
+    # bound the side the truth may lie on, so that end is open; the slopes' directions are
+    # clear (independent columns), so the end towards 0 stays finite and holds the truth
+    with pytest.warns(dps.BallBindsWarning):
+        small = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="logistic",
+                                   bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
+                                   r_refit=0.5, random_state=12)
+    ci = small.conf_int().loc[["x0", "x1", "x2"]]
+    assert small.inference.on_sphere and (np.isinf(ci[0]) ^ np.isinf(ci[1])).all(), ci
+    truth = pd.Series([1.5, -1.5, 1.0], index=ci.index)
+    assert ((ci[0] <= truth) & (truth <= ci[1])).all(), ci
+    assert np.isinf(small.bse.loc[ci.index]).all()
     hinge = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="hinge",
                                bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
                                random_state=12)
@@ -432,11 +444,11 @@ def test_interval_holds_the_percentile_interval_where_the_ball_binds():
 
 def test_a_release_whose_ball_binds_reports_the_share():
     """Few rows and a small eps: the privacy noise fills the ball, most bootstrap refits sit on
-    its sphere, and the release's intervals hold the percentile interval."""
-    res = dps.dp_best_subset("y ~ .", _frame(600, seed=3), eps=0.5, s=3, bounds=(1.0, 3.0),
+    its sphere, and the intervals of a release inside the ball hold the percentile interval."""
+    res = dps.dp_best_subset("y ~ .", _frame(1000, seed=3), eps=1.0, s=3, bounds=(1.0, 3.0),
                              inference=True, random_state=3)
     inf = res.inference
-    assert inf.sphere_share > 0.5
+    assert inf.sphere_share > 0.5 and not inf.on_sphere
     lo_q, hi_q = np.quantile(inf.errors, [0.025, 0.975], axis=0)
     ci = res.conf_int().loc[inf.names]
     assert (ci[0].to_numpy() <= inf.estimate + lo_q + 1e-12).all()
@@ -502,3 +514,104 @@ def test_ball_binds_is_flagged_where_the_release_lies_on_the_sphere(fit):
     assert np.linalg.norm(fit.inference.estimate_mapped) < fit.r_refit * (1 - 1e-6)
     assert not fit.inference.on_sphere and not fit.glance().iloc[0]["ball_binds"]
     assert "lie on the sphere" not in " ".join(str(fit.summary()).split())
+
+
+def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
+    """A release on the sphere: an end opens where at least alpha/2 of the ray's draws point
+    to it, and takes the end of least squares from the noisy moments when there is one;
+    bse is the interval's width over 2 x 1.96, tvalues NaN, and the p-values invert the
+    intervals."""
+    from dpsubset.inference.intervals import BeyondTheBall, CoefficientInference
+
+    rng = np.random.default_rng(0)
+    errors = 0.1 * rng.standard_normal((1000, 3))
+    est = np.array([0.5, -0.4, 0.05])
+    directions = np.column_stack([np.full(200, 1.0),                              # outward: upper opens
+                                  np.where(np.arange(200) < 2, 1.0, -1.0),           # 1 % up: the lower
+                                  np.where(np.arange(200) % 2 == 0, 1.0, -1.0)])     # either way: both
+    closed = CoefficientInference(names=["a", "b", "c"], estimate=est, errors=errors).conf_int()
+    # logistic: no least squares, the ends stay open
+    open_ = CoefficientInference(names=["a", "b", "c"], estimate=est, errors=errors, on_sphere=True,
+                                 beyond=BeyondTheBall(directions))
+    ci = open_.conf_int()
+    assert ci.loc["a", 1] == np.inf and ci.loc["a", 0] == closed.loc["a", 0]
+    assert ci.loc["b", 0] == -np.inf and ci.loc["b", 1] == closed.loc["b", 1]
+    assert np.isinf(ci.loc["c"]).all()
+    assert np.isinf(open_.conf_int(0.01).loc["b"]).all()  # at alpha = 0.01, 1 % of the draws suffice
+    assert np.isinf(open_.bse).all() and open_.tvalues.isna().all()
+    p = open_.pvalues
+    assert p["c"] == 1.0 and p["a"] <= 1e-4  # c never leaves out 0; a's lower end is far above it
+    assert 1e-4 < p["b"] < 0.05
+    for alpha in (0.8 * p["b"], 1.2 * p["b"]):  # the intervals leave out 0 exactly above p
+        lo, hi = open_.conf_int(alpha).loc["b"]
+        assert (lo <= 0.0 <= hi) == (alpha < p["b"]), (alpha, p["b"])
+    # least squares from the moments (centred at 0.9, -0.9, 0.2, spread 0.3) closes the open ends
+    far, far_err = np.array([0.9, -0.9, 0.2]), 0.3 * rng.standard_normal((1000, 3))
+    shut = CoefficientInference(names=["a", "b", "c"], estimate=est, errors=errors, on_sphere=True,
+                                beyond=BeyondTheBall(directions, far, far_err))
+    ci = shut.conf_int()
+    q_lo, q_hi = np.quantile(far_err, [0.025, 0.975], axis=0)
+    c_lo, c_hi = np.quantile(far_err - far_err.mean(axis=0), [0.025, 0.975], axis=0)
+    far_hi = far - np.minimum(q_lo, c_lo)
+    far_lo = far - np.maximum(q_hi, c_hi)
+    np.testing.assert_allclose(ci[0], [closed.loc["a", 0], far_lo[1], far_lo[2]])
+    np.testing.assert_allclose(ci[1], [far_hi[0], closed.loc["b", 1], far_hi[2]])
+    np.testing.assert_allclose(shut.bse, (ci[1] - ci[0]) / (2 * 1.959963984540054))
+    cov = shut.cov_params().to_numpy()
+    np.testing.assert_allclose(np.diag(cov), shut.bse ** 2)
+    assert np.isnan(cov[0, 1])
+    # the far end short of the refit's finite end: the interval spans both
+    clash = CoefficientInference(names=["a"], estimate=np.array([0.5]), errors=errors[:, :1], on_sphere=True,
+                                 beyond=BeyondTheBall(directions[:, :1], np.array([0.0]), 0.01 * far_err[:, :1]))
+    lo, hi = clash.conf_int().loc["a"]
+    assert lo < 0.0 < closed.loc["a", 0] <= hi
+
+
+def test_intervals_of_a_release_on_the_sphere_hold_a_truth_beyond_it():
+    """True coefficients outside a small ball (r_refit = 0.1; the truth's norm is 0.25 in
+    mapped units): the release sits on the sphere, shrunk. Intervals for a truth inside the
+    ball missed it (the test's own check before the change); with the ray and least squares
+    from the noisy moments they hold it, finite at both ends."""
+    truth = pd.Series(BETA, index=["x0", "x1", "x2"])
+    for seed in (5, 6, 7):
+        with pytest.warns(dps.BallBindsWarning):
+            res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0),
+                                     inference=True, r_refit=0.1, random_state=seed)
+        assert res.inference.on_sphere
+        ci = res.conf_int().loc[truth.index]
+        assert ((ci[0] <= truth) & (truth <= ci[1])).all(), (seed, ci)
+        assert np.isfinite(ci.to_numpy()).all()
+        # shrunk towards 0 by the ball: every slope smaller than its truth in size
+        assert (np.abs(res.params[truth.index]) < np.abs(truth)).all()
+
+
+def test_the_free_refit_is_the_perturbed_objectives_minimiser_without_the_ball():
+    """BootstrapRefit.without_ball(): the same noise and ridge, the ball lifted: for least
+    squares the closed form, for logistic the minimiser a general optimiser finds."""
+    from scipy.optimize import minimize
+    from dpsubset.inference.fast_refit import BootstrapRefit
+    from dpsubset.refit.objective import _sample_noise
+
+    rng = np.random.default_rng(4)
+    A = np.hstack([np.ones((400, 1)), rng.uniform(-1, 1, (400, 2))])
+    y_lin = np.clip(A @ [0.2, 1.5, -1.2] + 0.3 * rng.standard_normal(400), -1, 1)
+    y_bin = np.where(rng.random(400) < 1 / (1 + np.exp(-A @ [0.5, 3.0, -2.0])), 1.0, -1.0)
+    for loss, y in (("squared", y_lin), ("logistic", y_bin)):
+        refit = BootstrapRefit(loss=loss, n=400, eps=2.0, row_bound=np.sqrt(3), b_y=1.0, r=0.3,
+                               delta=0.0, loss_options={})
+        free = refit.without_ball()
+        theta_free = free(A, y, np.random.default_rng(9))
+        theta_ball = refit(A, y, np.random.default_rng(9))
+        assert np.linalg.norm(theta_ball) <= 0.3 * (1 + 1e-6) < np.linalg.norm(theta_free)  # output noise ~1e-8 r
+        cal = refit.calibration(3)
+        b = _sample_noise(np.random.default_rng(9), cal, size=1)[0]
+        if loss == "squared":
+            H = 2 * A.T @ A + cal.regularization * np.eye(3)
+            np.testing.assert_allclose(theta_free, np.linalg.solve(H, 2 * A.T @ y - b), rtol=1e-8)
+            np.testing.assert_allclose(free.hessian(A, y, theta_free), H)
+        else:
+            f = lambda t: (np.logaddexp(0, -y * (A @ t)).sum() * refit._lossobj.scale
+                           + 0.5 * cal.regularization * t @ t + b @ t)
+            best = minimize(f, np.zeros(3), method="BFGS", options=dict(gtol=1e-10)).x
+            # the logistic refit adds its output noise after the solve: compare within it
+            assert np.linalg.norm(theta_free - best) < 10 * cal.d_max + 1e-3, (theta_free, best)

@@ -124,10 +124,12 @@ print(res_inf.selection_confidence)
 # they describe the coefficients of that model, not which predictors matter, and
 # their width (the bounds are wide and the budget small) says the same. The
 # `BallBindsWarning` above and the note under the table add a second caution: the
-# refit's coefficients lie on the sphere of its ball, so they are shrunk, and the
-# intervals hold only if the true coefficients lie inside that ball, which on real
-# data with codebook ranges they often do not (docs/guide/inference.md, "When the
-# ball binds"). A paper should report this release, if at all, with its verdict.
+# refit's coefficients lie on the sphere of its ball, so they are shrunk, and the true
+# coefficients may lie beyond it. The intervals allow for that: on the side where the
+# truth may lie, their end is that of least squares on the private second moments,
+# which at this budget is far out, and the width says how little the release knows
+# (docs/guide/inference.md, "When the ball binds"). A paper should report this release,
+# if at all, with its verdict.
 #
 # On data with enough rows a small budget gives a release that can be trusted.
 # Below, 20,000 simulated rows with 10 candidate predictors drawn uniformly on

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "DEFAULT_DRAWS"]
+from .moments import least_squares_from_moments
+
+__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS"]
 
 #: Bootstrap refits per release. The 2.5 % and 97.5 % quantiles of 500 draws have a
 #: Monte Carlo error of about 1 % of the interval's width (docs/methods/inference.md).
@@ -118,4 +120,35 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     for b in range(draws):
         A, y = simulate_rows(model, n, col_bounds, b_y, rng)
         out[b] = refit(A, y, rng)
+    return out
+
+
+def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAULT_DRAWS, rng):
+    """Least squares from noisy second moments, on ``draws`` simulated data sets.
+
+    Each simulated data set's ``Z'Z`` gets fresh Laplace noise of the released moments'
+    public scale on its upper triangle, as the release's own moments did, and
+    :func:`~dpsubset.inference.moments.least_squares_from_moments` is solved from it: the
+    parametric bootstrap of the sufficient-statistics estimate (Ferrando, Wang and Sheldon
+    2022). Post-processing, as :func:`bootstrap_refits`.
+
+    Returns
+    -------
+    ndarray, shape (draws, d)
+        Mapped units.
+    """
+    draws = int(draws)
+    d = len(model.coef)
+    iu = np.triu_indices(d + 1)
+    out = np.empty((draws, d))
+    chunk = max(1, CHUNK_VALUES // max(1, n * d))
+    for lo in range(0, draws, chunk):
+        m = min(chunk, draws - lo)
+        A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
+        Z = np.concatenate([A, y[..., None]], axis=2)
+        ZtZ = Z.transpose(0, 2, 1) @ Z
+        nu = np.zeros((m, d + 1, d + 1))
+        nu[:, iu[0], iu[1]] = rng.laplace(0.0, noise_scale, size=(m, len(iu[0])))
+        ZtZ = ZtZ + nu + np.triu(nu, 1).transpose(0, 2, 1)
+        out[lo:lo + m] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
     return out

@@ -23,6 +23,8 @@ Nothing here reads the data: its inputs are simulated rows (post-processing).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..refit.certificate import _ball_qp
@@ -38,6 +40,8 @@ _SHORT_STEP = 1e-6
 
 def _into_ball(theta, r):
     """Rows of theta scaled into the ball (floating point; nothing is certified here)."""
+    if np.isinf(r):  # the ball lifted (BootstrapRefit.without_ball)
+        return theta
     nrm = np.linalg.norm(theta, axis=-1, keepdims=True)
     return np.where(nrm > r, theta * (r / np.maximum(nrm, 1e-300)), theta)
 
@@ -68,6 +72,12 @@ class BootstrapRefit:
         ``huber_h`` and the like.
     start : ndarray, optional
         Warm start of the Newton iterations (the simulation's truth).
+    ball : float, optional
+        Radius of the set the refit minimises over; default ``r``, the mechanism's. With
+        ``numpy.inf`` the same perturbed objective (same ridge, same noise law, calibrated
+        at ``r``) is minimised without the ball: the error of the refit were it free to
+        leave the ball, which the intervals of a release on the sphere need
+        (:mod:`dpsubset.inference.intervals`, docs/methods/inference.md).
 
     Notes
     -----
@@ -75,8 +85,11 @@ class BootstrapRefit:
     returns the m refits; ``refit(A, y, rng)`` is one draw.
     """
 
-    def __init__(self, *, loss, n, eps, row_bound, b_y, r, delta, loss_options, start=None):
-        self.loss, self.n, self.r = loss, int(n), float(r)
+    def __init__(self, *, loss, n, eps, row_bound, b_y, r, delta, loss_options, start=None, ball=None):
+        self.loss, self.n = loss, int(n)
+        # r calibrates the noise (the mechanism's constants); the ball is where the minimum is sought
+        self.r_noise = float(r)
+        self.r = self.r_noise if ball is None else float(ball)
         self._settings = dict(eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                               **{k: v for k, v in loss_options.items() if k in ("huber_h", "hinge_h")})
         self._lossobj = _refit_loss(loss, b_y=b_y, huber_h=loss_options.get("huber_h"),
@@ -102,6 +115,26 @@ class BootstrapRefit:
             return _ball_step(H, q, self.r)
         theta = self._newton(A, y, b, cal)
         return theta + _sample_output_noise(rng, cal, size=m)
+
+    def without_ball(self):
+        """The same refit (ridge, noise law, start) minimised without the ball."""
+        free = copy.copy(self)
+        free.r = np.inf
+        return free
+
+    def hessian(self, A, y, theta):
+        """Hessian of the perturbed objective at ``theta`` on one data set, shape (d, d).
+
+        ``2 A'A + Delta I`` for least squares, ``A' diag(phi'') A + Delta I`` otherwise (the
+        objective's linear noise term has none).
+        """
+        A, y = np.asarray(A, dtype=float), np.asarray(y, dtype=float)
+        dim = A.shape[1]
+        Delta = self.calibration(dim).regularization
+        if self.loss == "squared":
+            return 2.0 * (A.T @ A) + Delta * np.eye(dim)
+        _, d2 = self._derivs(A[None], y[None], np.asarray(theta, dtype=float)[None])
+        return (A * d2[0][:, None]).T @ A + Delta * np.eye(dim)
 
     def _derivs(self, A, y, theta):
         """phi' and phi'' of every row at theta (per draw); no loss values (not needed)."""
@@ -139,6 +172,7 @@ class BootstrapRefit:
         """
         m, _, dim = A.shape
         Delta, r, tol = cal.regularization, self.r, 0.1 * cal.d_max
+        short = _SHORT_STEP * self.r_noise  # a finite scale even when the ball is lifted
         start = np.zeros(dim) if self.start is None or len(self.start) != dim else self.start
         theta = np.repeat(_into_ball(start[None], r), m, axis=0)
         d1, d2 = self._derivs(A, y, theta)
@@ -160,7 +194,7 @@ class BootstrapRefit:
             gt = self._gradient(X, N1, trial, bb, Delta)
             # a long step (> 1e-6 r) is taken in full when it lands inside the ball and cuts
             # the gradient (Newton's local regime); otherwise it must pass Armijo's test
-            long_ = np.linalg.norm(step, axis=1) > _SHORT_STEP * r
+            long_ = np.linalg.norm(step, axis=1) > short
             gnorm, gtnorm = np.linalg.norm(g, axis=1), np.linalg.norm(gt, axis=1)
             inside = np.linalg.norm(trial, axis=1) < r * (1.0 - 1e-9)
             newton_ok = inside & (gtnorm <= 0.5 * gnorm)

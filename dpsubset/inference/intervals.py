@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-__all__ = ["CoefficientInference", "to_user_units"]
+__all__ = ["CoefficientInference", "BeyondTheBall", "to_user_units"]
+
+_Z95 = float(norm.ppf(0.975))
 
 
 def to_user_units(spec, names, coef_mapped):
@@ -41,21 +43,118 @@ def to_user_units(spec, names, coef_mapped):
     return np.asarray(coef_mapped, dtype=float) @ L.T + shift
 
 
-def _interval(estimate, errors, alpha, sphere_share=0.0):
-    """The basic bootstrap interval of ``estimate`` widened to hold its bias-free version,
-    and the percentile interval too when the ball binds in more than alpha/2 of the refits."""
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+@dataclass(frozen=True, eq=False)
+class BeyondTheBall:
+    """What the intervals of a release on the refit's sphere need (post-processing only).
+
+    The truth may lie beyond the sphere, on a ray from the release; nothing in the refit
+    bounds how far (docs/methods/inference.md, "When the release lies on the sphere").
+
+    Attributes
+    ----------
+    directions : ndarray, shape (K, d)
+        Draws of the ray's direction; an end opens where at least alpha/2 of them point.
+    estimate : ndarray, shape (d,), or None
+        Least squares from the noisy second moments (no ball), which bounds the open end;
+        None for the logistic loss, whose open ends stay open.
+    errors : ndarray, shape (B, d), or None
+        Its parametric bootstrap errors.
+    """
+
+    directions: np.ndarray
+    estimate: np.ndarray = None
+    errors: np.ndarray = None
+
+    def column(self, j):
+        """The same for column j alone."""
+        return BeyondTheBall(self.directions[:, j:j + 1],
+                             None if self.estimate is None else self.estimate[j:j + 1],
+                             None if self.errors is None else self.errors[:, j:j + 1])
+
+    def linear(self, A):
+        """The same for the linear combinations ``A @ theta`` (rows of A)."""
+        A = np.asarray(A, dtype=float)
+        return BeyondTheBall(self.directions @ A.T,
+                             None if self.estimate is None else A @ self.estimate,
+                             None if self.errors is None else self.errors @ A.T)
+
+    def user_units(self, spec, names):
+        """Mapped units to the user's (directions and errors are linear, the estimate affine)."""
+        zero = to_user_units(spec, names, np.zeros((1, len(names))))[0]
+        lin = lambda t: to_user_units(spec, names, t) - zero
+        return BeyondTheBall(lin(self.directions),
+                             None if self.estimate is None else to_user_units(spec, names, self.estimate[None])[0],
+                             None if self.errors is None else lin(self.errors))
+
+
+def _open_sides(beyond, alpha):
+    """Which ends are open, (lower, upper) booleans per column, or None inside the ball.
+
+    An end opens when at least alpha/2 of the ray's draws point to it, so a direction the
+    noise in the moments could turn round opens both ends.
+    """
+    if beyond is None:
+        return None
+    dirs = beyond.directions
+    return np.mean(dirs < 0, axis=0) >= alpha / 2.0, np.mean(dirs > 0, axis=0) >= alpha / 2.0
+
+
+def _basic(estimate, errors, alpha):
+    """The basic bootstrap interval widened to hold the same interval of the centred errors."""
     probs = [alpha / 2.0, 1.0 - alpha / 2.0]
     lo_q, hi_q = np.quantile(errors, probs, axis=0)
     lo_c, hi_c = np.quantile(errors - errors.mean(axis=0), probs, axis=0)
-    lower, upper = estimate - np.maximum(hi_q, hi_c), estimate - np.minimum(lo_q, lo_c)
-    if sphere_share > alpha / 2.0:
-        # a tail made by the projection onto the sphere points to the centre whatever the
-        # truth: reflected (basic) it points away from a truth inside the ball, so the
-        # percentile interval, which keeps its direction, is held as well
-        lower, upper = np.minimum(lower, estimate + lo_q), np.maximum(upper, estimate + hi_q)
-    return lower, upper
+    return estimate - np.maximum(hi_q, hi_c), estimate - np.minimum(lo_q, lo_c), lo_q, hi_q
+
+
+def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
+    """The released interval (docs/methods/inference.md, "The interval").
+
+    Inside the ball: the basic bootstrap interval of ``estimate`` widened to hold its
+    bias-free version, and the percentile interval too when the ball binds in more than
+    alpha/2 of the refits. On the sphere (``beyond``): ``errors`` are the refit's without
+    the ball; an end the ray points to opens and, where least squares from the noisy
+    moments is at hand, takes that estimate's own end of the same level instead of
+    infinity (each end then misses with probability alpha/2 at most).
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    lower, upper, lo_q, hi_q = _basic(estimate, errors, alpha)
+    if beyond is None:
+        if sphere_share > alpha / 2.0:
+            # a tail made by the projection onto the sphere points to the centre whatever the
+            # truth: reflected (basic) it points away from a truth inside the ball, so the
+            # percentile interval, which keeps its direction, is held as well
+            lower, upper = np.minimum(lower, estimate + lo_q), np.maximum(upper, estimate + hi_q)
+        return lower, upper
+    down, up = _open_sides(beyond, alpha)
+    if beyond.estimate is None:
+        return np.where(down, -np.inf, lower), np.where(up, np.inf, upper)
+    far_lo, far_hi, _, _ = _basic(beyond.estimate, beyond.errors, alpha)
+    new_lo, new_hi = np.where(down, far_lo, lower), np.where(up, far_hi, upper)
+    # the two disagree (the far end falls short of the refit's finite end): one of them
+    # missed, so the interval spans both: the far estimate's interval and the finite end
+    finite_end = np.where(up, lower, upper)
+    clash = new_lo > new_hi
+    return (np.where(clash, np.minimum(far_lo, finite_end), new_lo),
+            np.where(clash, np.maximum(far_hi, finite_end), new_hi))
+
+
+def _inverted_pvalues(estimate, errors, sphere_share, beyond, tol=1e-4):
+    """Two-sided p-values that agree with the intervals: the smallest alpha at which the
+    1 - alpha interval leaves out 0 (bisection; the intervals shrink as alpha grows)."""
+    def holds(alphas):
+        ends = [_interval(estimate[j:j + 1], errors[:, j:j + 1], float(a), sphere_share,
+                          None if beyond is None else beyond.column(j)) for j, a in enumerate(alphas)]
+        return np.array([e[0][0] <= 0.0 <= e[1][0] for e in ends])
+
+    lo, hi = np.full(len(estimate), tol), np.full(len(estimate), 1.0 - tol)
+    at_hi, at_lo = holds(hi), holds(lo)
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        inside = holds(mid)
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    return np.where(at_hi, 1.0, np.where(at_lo, 0.5 * (lo + hi), tol))
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,9 +186,13 @@ class CoefficientInference:
     on_sphere : bool
         Whether the released coefficients lie on the sphere of the refit's ball (a function
         of the release and the public radius). The ball then binds: the coefficients are
-        shrunk, and the intervals, which assume that the true coefficients lie inside the
-        ball, can miss coefficients outside it (docs/guide/inference.md, "When the ball
-        binds").
+        shrunk, the true ones may lie beyond the sphere, and the intervals are open on the
+        side they may lie (docs/guide/inference.md, "When the ball binds").
+    beyond, beyond_mapped : BeyondTheBall or None
+        For a release on the sphere (user's and mapped units): the draws of the ray on
+        which the truth may lie beyond it and least squares from the noisy moments with its
+        bootstrap errors; ``errors`` are then those of the refit without the ball. None
+        otherwise.
     """
 
     names: list
@@ -102,16 +205,30 @@ class CoefficientInference:
     errors_mapped: np.ndarray = field(default=None, repr=False)
     sphere_share: float = 0.0
     on_sphere: bool = False
+    beyond: BeyondTheBall = field(default=None, repr=False)
+    beyond_mapped: BeyondTheBall = field(default=None, repr=False)
 
     @property
     def draws(self):
         """Number of bootstrap refits."""
         return int(self.errors.shape[0])
 
+    def _implied_se(self, lower, upper, se):
+        """On the sphere the standard error is the one the 95 % interval implies, its width
+        over 2 x 1.96 (``inf`` where an end is open); inside the ball the errors' spread."""
+        if self.beyond is None:
+            return se
+        return (upper - lower) / (2.0 * _Z95)
+
     @property
     def bse(self):
-        """Standard errors: the standard deviation of the bootstrap errors."""
-        return pd.Series(self.errors.std(axis=0, ddof=1), index=self.names)
+        """Standard errors: the standard deviation of the bootstrap errors; for a release on
+        the sphere the width of the 95 % interval over 2 x 1.96 (``inf`` where it is open)."""
+        lower, upper = self._ends(0.05)
+        return pd.Series(self._implied_se(lower, upper, self.errors.std(axis=0, ddof=1)), index=self.names)
+
+    def _ends(self, alpha):
+        return _interval(self.estimate, self.errors, float(alpha), self.sphere_share, self.beyond)
 
     def conf_int(self, alpha=0.05):
         """Basic bootstrap intervals, widened to contain their bias-free version.
@@ -119,8 +236,12 @@ class CoefficientInference:
         ``[b - q(1 - alpha/2), b - q(alpha/2)]`` with q the quantiles of the errors, and
         the same with the errors' mean removed; the interval is the smallest that holds
         both. When more than alpha/2 of the bootstrap refits lie on the ball's sphere, it
-        also holds the percentile interval ``[b + q(alpha/2), b + q(1 - alpha/2)]``
-        (docs/methods/inference.md, "The interval"; docs/benchmarks/coverage.md).
+        also holds the percentile interval ``[b + q(alpha/2), b + q(1 - alpha/2)]``.
+        When the release itself lies on the sphere, the errors are those of the refit
+        without the ball, and the end towards which the truth may lie beyond the sphere
+        is that of least squares from the noisy moments (``inf`` for logistic)
+        (docs/methods/inference.md, "The interval" and "When the release lies on the
+        sphere"; docs/benchmarks/coverage.md).
 
         Parameters
         ----------
@@ -131,8 +252,7 @@ class CoefficientInference:
         pandas.DataFrame
             Columns 0 (lower) and 1 (upper), as statsmodels returns them.
         """
-        alpha = float(alpha)
-        lower, upper = _interval(self.estimate, self.errors, alpha, self.sphere_share)
+        lower, upper = self._ends(alpha)
         return pd.DataFrame({0: lower, 1: upper}, index=self.names)
 
     def linear_interval(self, A, alpha=0.05):
@@ -149,21 +269,37 @@ class CoefficientInference:
         (ndarray, ndarray, ndarray)
             Standard errors, lower and upper ends, in mapped units.
         """
-        errors = self.errors_mapped @ np.asarray(A, dtype=float).T  # (B, m)
-        lower, upper = _interval(A @ self.estimate_mapped, errors, float(alpha), self.sphere_share)
-        return errors.std(axis=0, ddof=1), lower, upper
+        A = np.asarray(A, dtype=float)
+        errors = self.errors_mapped @ A.T  # (B, m)
+        beyond = None if self.beyond_mapped is None else self.beyond_mapped.linear(A)
+        estimate = A @ self.estimate_mapped
+        lower, upper = _interval(estimate, errors, float(alpha), self.sphere_share, beyond)
+        lo95, hi95 = _interval(estimate, errors, 0.05, self.sphere_share, beyond)
+        return self._implied_se(lo95, hi95, errors.std(axis=0, ddof=1)), lower, upper
 
     @property
     def tvalues(self):
-        """``estimate / bse`` (Wald statistics with the bootstrap standard error)."""
-        return pd.Series(self.estimate, index=self.names) / self.bse
+        """``estimate / bse`` (Wald statistics with the bootstrap standard error); NaN for a
+        release on the sphere, whose shrunk coefficients are no centre of a Wald test."""
+        if self.beyond is not None:
+            return pd.Series(np.nan, index=self.names)
+        return pd.Series(self.estimate / self.errors.std(axis=0, ddof=1), index=self.names)
 
     @property
     def pvalues(self):
-        """Two-sided p-values of the Wald statistics against the normal distribution."""
+        """Two-sided p-values of the Wald statistics against the normal distribution; for a
+        release on the sphere, the p-values the intervals invert (the smallest alpha whose
+        interval leaves out 0, to 1e-4)."""
+        if self.beyond is not None:
+            return pd.Series(_inverted_pvalues(self.estimate, self.errors, self.sphere_share, self.beyond),
+                             index=self.names)
         return pd.Series(2.0 * norm.sf(np.abs(self.tvalues.to_numpy())), index=self.names)
 
     def cov_params(self):
-        """The bootstrap covariance of the coefficients (a d x d DataFrame)."""
+        """The bootstrap covariance of the coefficients (a d x d DataFrame); for a release on
+        the sphere ``bse**2`` on the diagonal and NaN (not known) off it."""
         C = np.atleast_2d(np.cov(self.errors, rowvar=False))
+        if self.beyond is not None:
+            C = np.diag(self.bse.to_numpy() ** 2)
+            C[~np.eye(len(self.names), dtype=bool)] = np.nan
         return pd.DataFrame(C, index=self.names, columns=self.names)

@@ -23,7 +23,7 @@ from scipy.stats import norm
 from ..refit.ssp import _ssp_sensitivity
 
 __all__ = ["NoisyMoments", "second_moment_sensitivity", "release_second_moments",
-           "SimulationModel", "simulation_model"]
+           "SimulationModel", "simulation_model", "least_squares_from_moments"]
 
 
 def second_moment_sensitivity(bounds, neighbour="replace-one"):
@@ -271,3 +271,36 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y, response="gauss
     return SimulationModel(coef=coef, sigma2=sigma2, sigma2_floor=(b_y / 100.0) ** 2,
                            rss_weights=_rss_weights(coef, intercept), noise_scale=moments.scale,
                            dof=dof, mean=mean, cov=cov, intercept=intercept, response=response)
+
+
+def least_squares_from_moments(ZtZ, n, *, intercept, x_bounds):
+    """Least-squares coefficients from (noisy) second moments, mapped units.
+
+    ``(X'X)^{-1} X'y`` with ``X'X`` and ``X'y`` read from ``Z'Z`` (the response last), the
+    constant column's square replaced by the public n, the matrix made positive
+    semi-definite and given the variance floor of :func:`simulation_model`,
+    ``n (bound / 100)^2`` per column, so that a noisy matrix cannot make the solve
+    degenerate. Sufficient statistics perturbation's estimate (no ball): post-processing
+    of the released moments.
+
+    Parameters
+    ----------
+    ZtZ : ndarray, shape (..., d + 1, d + 1)
+        One matrix or a stack of them.
+    n : int
+    intercept : bool
+    x_bounds : array_like, shape (d,)
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+    """
+    ZtZ = np.asarray(ZtZ, dtype=float)
+    d = ZtZ.shape[-1] - 1
+    G = ZtZ[..., :d, :d].copy()
+    if intercept:
+        G[..., 0, 0] = n
+    w, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
+    G = (V * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(V, -1, -2)
+    G = G + np.diag(n * (np.asarray(x_bounds, dtype=float) / 100.0) ** 2)
+    return np.linalg.solve(G, ZtZ[..., :d, d:])[..., 0]

@@ -9,15 +9,18 @@ the plan from the ledger.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..refit.objective import objective_perturbation, objective_perturbation_gram
 from . import bootstrap
-from .bootstrap import bootstrap_refits
+from .bootstrap import bootstrap_moment_fits, bootstrap_refits
 from .confidence import selection_confidence
 from .fast_refit import BootstrapRefit
-from .intervals import CoefficientInference, to_user_units
-from .moments import release_second_moments, simulation_model
+from .intervals import BeyondTheBall, CoefficientInference, to_user_units
+from .moments import (NoisyMoments, _psd, least_squares_from_moments, release_second_moments,
+                      simulation_model)
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
@@ -95,9 +98,10 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps, 0.0)
     # post-processing only from here on
     spec = design.spec
-    model = simulation_model(moments, coef=coef_mapped, intercept=bool(spec.has_intercept),
-                             x_bounds=bounds[:-1], b_y=design.b_y,
-                             response="binary" if loss == "logistic" else "gaussian")
+    model_of = functools.partial(simulation_model, coef=coef_mapped, intercept=bool(spec.has_intercept),
+                                 x_bounds=bounds[:-1], b_y=design.b_y,
+                                 response="binary" if loss == "logistic" else "gaussian")
+    model = model_of(moments)
     # the bootstrap's refits are never released: the same mechanism without the rounding
     # certificate, many draws at once (inference/fast_refit.py)
     refit = BootstrapRefit(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
@@ -105,15 +109,86 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng)
     # where the ball binds the errors' tails are the projection's (intervals.py)
     sphere_share = float(np.mean(_on_sphere(thetas, r)))
-    errors = to_user_units(spec, used_cols, thetas) - to_user_units(spec, used_cols, model.coef[None])[0]
-    estimate = to_user_units(spec, used_cols, np.asarray(coef_mapped, dtype=float)[None])[0]
+    coef_mapped = np.asarray(coef_mapped, dtype=float)
+    on_sphere = bool(_on_sphere(coef_mapped, r))
+    beyond = None
+    if on_sphere:
+        # the truth may lie beyond the sphere, on a ray from the release: the intervals
+        # take the refit's errors without the ball, the ray's direction, and least squares
+        # from the noisy moments for the end the ray leaves open (docs/methods/inference.md,
+        # "When the release lies on the sphere")
+        thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit.without_ball(),
+                                  draws=draws, rng=rng)
+        beyond = BeyondTheBall(_ray_directions(moments, model_of, refit, coef_mapped, bounds=bounds,
+                                               b_y=design.b_y, rng=rng))
+        if loss != "logistic":  # a linear model's coefficients: least squares estimates them
+            far = least_squares_from_moments(moments.ZtZ, design.n, intercept=bool(spec.has_intercept),
+                                             x_bounds=bounds[:-1])
+            fits = bootstrap_moment_fits(model_of(moments, coef=far), design.n, bounds[:-1], design.b_y,
+                                         moments.scale, draws=draws, rng=rng)
+            beyond = BeyondTheBall(beyond.directions, far, fits - far)
+    user = lambda t: to_user_units(spec, used_cols, t)
+    errors = user(thetas) - user(model.coef[None])[0]
+    estimate = user(coef_mapped[None])[0]
     return CoefficientInference(
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
-        estimate_mapped=np.asarray(coef_mapped, dtype=float), errors_mapped=thetas - model.coef,
-        sphere_share=sphere_share,
-        on_sphere=bool(_on_sphere(np.asarray(coef_mapped, dtype=float), r)),
+        estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
+        sphere_share=sphere_share, on_sphere=on_sphere,
+        beyond=None if beyond is None else beyond.user_units(spec, used_cols), beyond_mapped=beyond,
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
+
+
+#: Draws of the ray's direction (each from the noisy moments with fresh noise of their law).
+RAY_DRAWS = 200
+#: Simulated rows per draw for the Hessian of a loss other than least squares.
+RAY_ROWS = 2000
+
+
+def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, rng, draws=RAY_DRAWS):
+    """Draws of the direction of the ray on which the truth may lie beyond the sphere.
+
+    A release on the sphere minimises the perturbed objective over the ball; by its
+    first-order condition the free minimiser (the ball lifted, the same noise) lies on the
+    ray ``coef + t H^{-1} coef``, t >= 0, with H the objective's Hessian on the data. Every
+    truth whose free refit lands on that ray gives the same release however far out it
+    lies, and the noise moves the truth along the ray's side only through the free refit's
+    error, which the intervals take from the bootstrap. So the ray's direction depends on
+    the release and on H alone. H is private: it is read from the noisy second moments,
+    ``2 X'X + Delta`` for least squares and, for the other losses, ``sum phi''(x'coef) x x'
+    + Delta`` over rows simulated from them (the Hessian at the release: for a loss that
+    is not quadratic the ray is its tangent). Each draw subtracts fresh noise of the
+    moments' public Laplace law from them, so the draws spread as far as the moments
+    leave H uncertain. Post-processing only.
+
+    Returns
+    -------
+    ndarray, shape (draws, d)
+        Directions in mapped units.
+    """
+    coef = np.asarray(coef, dtype=float)
+    d = len(coef)
+    m = moments.ZtZ.shape[0]
+    iu = np.triu_indices(m)
+    Delta = refit.calibration(d).regularization
+    intercept = model_of(moments).intercept
+    out = np.empty((int(draws), d))
+    for k in range(int(draws)):
+        nu = np.zeros((m, m))
+        nu[iu] = rng.laplace(0.0, moments.scale, size=len(iu[0]))
+        ZtZ = moments.ZtZ - (nu + np.triu(nu, 1).T)
+        if refit.loss == "squared":
+            G = ZtZ[:d, :d].copy()
+            if intercept:
+                G[0, 0] = moments.n  # public
+            H = 2.0 * _psd(G) + Delta * np.eye(d)
+        else:
+            model = model_of(NoisyMoments(ZtZ=ZtZ, n=moments.n, eps=moments.eps, sensitivity=moments.sensitivity))
+            rows = min(moments.n, RAY_ROWS)
+            A, y = bootstrap.simulate_rows(model, rows, bounds[:-1], b_y, rng)
+            H = (refit.hessian(A, y, coef) - Delta * np.eye(d)) * (moments.n / rows) + Delta * np.eye(d)
+        out[k] = np.linalg.solve(H, coef)
+    return out
 
 
 def _on_sphere(theta, r):

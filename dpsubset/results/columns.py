@@ -51,6 +51,10 @@ def _series(values, index):
         return None
 
 
+#: How a table shows an end the release leaves open (a standard error of ``inf``).
+OPEN_END = "inf"
+
+
 def _released(res, what, alpha, names):
     """Standard errors (``"std_error"``) or intervals (``"conf_int"``) of ``res``, or None.
 
@@ -128,13 +132,16 @@ class Column:
         stats = self._stats[key]
         if stats is None or term not in stats.index:
             return ""
+        # NaN: not estimated; inf: an open end where the refit's ball binds (the release
+        # does not bound the coefficient on that side), shown as such
         if statistic == "std_error":
             se = float(stats[term])
-            return "" if not math.isfinite(se) else f"({fmt_num(se)})"
+            return "" if math.isnan(se) else f"({fmt_num(se) if math.isfinite(se) else OPEN_END})"
         lo, hi = (float(v) for v in stats.loc[term, ["lo", "hi"]])
-        if not (math.isfinite(lo) and math.isfinite(hi)):
+        if math.isnan(lo) or math.isnan(hi):
             return ""
-        return f"[{fmt_num(lo)}, {fmt_num(hi)}]"
+        return ((f"[{fmt_num(lo)}" if math.isfinite(lo) else f"(-{OPEN_END}") + ", "
+                + (f"{fmt_num(hi)}]" if math.isfinite(hi) else f"{OPEN_END})"))
 
     def releases(self, statistic, conf_level):
         """Whether this column shows a standard error (interval) for at least one term."""

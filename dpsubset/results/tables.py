@@ -23,7 +23,7 @@ import os
 
 import pandas as pd
 
-from .columns import FORCED_NO_COEF, NOT_SELECTED, OPTIONAL_ROWS, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
+from .columns import FORCED_NO_COEF, NOT_SELECTED, OPEN_END, OPTIONAL_ROWS, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
 from .latex import LATEX_PACKAGES, render_latex
 from .summary import DPSummary, _latex_escape, _num
 
@@ -243,6 +243,11 @@ def _notes(columns, names, heads, rows, statistic, conf_level, own, user):
                      "; empty: not in that model" if "" in cells else "", "."])
     if shows:
         text += f" Under the estimates: {what}."
+        if any(OPEN_END in v for kind, _, row in rows if kind == "stat" for v in row):
+            text += (f" {OPEN_END}: the refit's ball binds, and the release does not bound the "
+                     "coefficient on that side" + ("" if statistic == "conf_int" else
+                                                   " (statistic=\"conf_int\" shows the ends it does bound)")
+                     + " (docs/guide/inference.md, \"When the ball binds\").")
     none = "No confidence intervals" if statistic == "conf_int" else "No standard errors"
     if private and not shows & set(private):
         text += (f" {none} for the private fits: none is released privately." if baseline

@@ -51,16 +51,19 @@ class LowUtilityWarning(UserWarning):
 
 
 class BallBindsWarning(UserWarning):
-    """The released coefficients lie on the sphere of the refit's ball: their intervals
-    assume a truth inside the ball (docs/guide/inference.md, "When the ball binds").
-    Raised from the release and the public radius only (privacy is not affected)."""
+    """The released coefficients lie on the sphere of the refit's ball: the truth may lie
+    beyond it, and the intervals reach out on that side (docs/guide/inference.md, "When
+    the ball binds"). Raised from the release and the public radius only (privacy is not
+    affected)."""
 
 
 #: What a release on the refit's sphere means for its intervals: the summary's note and
 #: the start of the BallBindsWarning (R's summary prints the same words).
 BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
-                   "they are shrunk towards 0, and the intervals assume that the true coefficients lie "
-                   "inside the ball; if they do not, the intervals can miss them")
+                   "they are shrunk towards 0 and the true coefficients may lie beyond the sphere. The "
+                   "intervals allow for that: the end on the side where the truth may lie is that of "
+                   "least squares on the private second moments (open, inf, for logistic), so they are "
+                   "wider than the refit's own noise would make them")
 
 
 def _fmt(x):

@@ -171,9 +171,11 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
         sep = "\n")
     if (isTRUE(x$ball_binds)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
-                        "are shrunk towards 0, and the intervals assume that the true coefficients lie inside the",
-                        "ball; if they do not, the intervals can miss them (Python docs: docs/guide/inference.md,",
-                        "\"When the ball binds\")."), exdent = 2), sep = "\n")
+                        "are shrunk towards 0 and the true coefficients may lie beyond the sphere. The intervals",
+                        "allow for that: the end on the side where the truth may lie is that of least squares on",
+                        "the private second moments (open, inf, for logistic), so they are wider than the refit's",
+                        "own noise would make them (Python docs: docs/guide/inference.md, \"When the ball binds\")."),
+                  exdent = 2), sep = "\n")
     }
   } else if (isTRUE(x$inference_requested)) {   # inference = TRUE with the hinge loss
     cat(strwrap(sprintf(paste("No standard errors or p-values: loss '%s' has no model of the response to",
@@ -390,7 +392,8 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   formula) and `response`; with `inference = TRUE` also `eps_inference`,
 #'   `inference_mode` (`"conditional"` or `"split"`), `ball_binds` (`TRUE` when
 #'   the released coefficients lie on the sphere of the refit's ball: the
-#'   intervals then rest on the truth lying inside it) and the selection
+#'   truth may then lie beyond it, and the intervals reach out on that side,
+#'   to `Inf` for logistic) and the selection
 #'   confidence: `selection_conf_low`, `selection_conf_high` (bounds on the
 #'   probability that the mechanism releases the best-scoring support),
 #'   `selection_conf_level` and `selection_verdict` (in words). No count of the

@@ -144,13 +144,20 @@ test_that("the privacy report and print(fit) state the selection confidence wher
   expect_false(any(grepl("election confidence", capture.output(print(plain), print(plain$privacy)))))
 })
 
-test_that("a release on the refit's sphere says that its intervals rest on the ball (ball_binds)", {
+test_that("a release on the refit's sphere says so and widens its intervals (ball_binds)", {
   skip_if_no_python()
   expect_warning(small <- inference_fit(inference = TRUE, r_refit = 0.05), "lie on the sphere of the refit's ball",
                  fixed = TRUE)
   expect_true(glance(small)$ball_binds)
   out <- paste(capture.output(print(summary(small))), collapse = " ")
   expect_match(gsub("\\s+", " ", out), "lie on the sphere of the refit's ball", fixed = TRUE)
+  # the truth may lie beyond the sphere: the intervals reach out to least squares on the
+  # private moments, the standard errors are those the intervals imply, covariances unknown
+  v <- vcov(small)
+  ci <- confint(small)[rownames(v), , drop = FALSE]   # the refit's terms (the others are NA)
+  expect_true(all(is.finite(ci)))
+  expect_equal(unname(sqrt(diag(v))), unname((ci[, 2] - ci[, 1]) / (2 * qnorm(0.975))), tolerance = 1e-8)
+  expect_true(all(is.na(v[upper.tri(v)])))
   roomy <- inference_fit(inference = TRUE)
   expect_false(glance(roomy)$ball_binds)
   expect_false(grepl("lie on the sphere", gsub("\\s+", " ", paste(capture.output(print(summary(roomy))),
