@@ -180,6 +180,7 @@ PARAMETER_RULES = {
     "inference": Flag(),
     "eps_inference": Interval(numbers.Real, 0, None, allow_none=True),
     "split": Flag(),
+    "truth_in_ball": Flag(),
 }
 
 

@@ -52,7 +52,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
                    eps_select=None, eps_refit=None, refit_delta=None,
-                   inference=False, eps_inference=None, split=False,
+                   inference=False, eps_inference=None, split=False, truth_in_ball=False,
                    search="auto", time_limit=None, memory_limit=None, random_state=None,
                    diagnostics=False,
                    verbose=None, method_options=None, solver=None, solver_options=None,
@@ -204,6 +204,14 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         under replace-one the release is max(eps of the two parts)-DP, and each part
         may spend the whole ``eps``. The intervals are then valid whatever the
         selection did (docs/guide/inference.md says which mode to use when).
+    truth_in_ball : bool
+        State that you know, from outside the data, that the true coefficients lie
+        inside the refit's ball (norm at most ``r_refit`` in the mapped units). By
+        default a release whose coefficients lie on the ball's sphere gets intervals
+        that also hold truths beyond it, which can be very wide where the second moments
+        are noisy; with ``truth_in_ball=True`` they assume the truth inside the ball, as
+        the summary then says (docs/guide/inference.md, "When the ball binds"). Only
+        with ``inference=True``.
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
         How the exact searches are solved. ``"auto"``: enumeration for small
         C(p, s); else rank-one/rank-two updates with certified bounds, and where
@@ -315,7 +323,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
     # Step 2: plan the budget (no data); the method's options are checked against its part
-    eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split)
+    eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split, truth_in_ball)
     plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
                                     screen_share=None if cfg.screen is None else cfg.screen.share,
                                     eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
@@ -376,7 +384,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
                                                   ledger, rng)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
     conf, coef_inf = _inference(sel, kept, refit_design, support_idx, used_cols, coef_mapped, cfg,
-                                fit_cfg, plan, ledger, rng, split)
+                                fit_cfg, plan, ledger, rng, split, truth_in_ball)
     bar.update()
     bar.close()
 
@@ -629,9 +637,11 @@ def _stage_report(fit_cfg, refit_ridge):
     return out
 
 
-def _inference_settings(cfg, inference, eps_inference, split):
-    """Step 1 for ``inference=``, ``eps_inference=`` and ``split=``: the inference stages' eps."""
-    validate_params(dict(inference=inference, split=split, eps_inference=eps_inference), PARAMETER_RULES)
+def _inference_settings(cfg, inference, eps_inference, split, truth_in_ball=False):
+    """Step 1 for ``inference=``, ``eps_inference=``, ``split=`` and ``truth_in_ball=``: the
+    inference stages' eps."""
+    validate_params(dict(inference=inference, split=split, eps_inference=eps_inference,
+                         truth_in_ball=truth_in_ball), PARAMETER_RULES)
     if split and cfg.on_dask:
         raise ValueError("split=True needs the rows (it splits them); it is not available for Dask "
                          "data frames: split=False, or pass a pandas DataFrame")
@@ -641,6 +651,9 @@ def _inference_settings(cfg, inference, eps_inference, split):
     if not inference:
         if eps_inference is not None:
             raise ValueError("eps_inference was given but inference=False; add inference=True")
+        if truth_in_ball:
+            raise ValueError("truth_in_ball=True is about the intervals, but inference=False; "
+                             "add inference=True or drop truth_in_ball")
         return 0.0, 0.0
     return inference_parts(cfg.eps, eps_inference, loss=cfg.loss, method=cfg.method, refit=cfg.refit)
 
@@ -659,7 +672,7 @@ def _split_sizes(select_design, refit_design):
 
 
 def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_cfg, plan, ledger, rng,
-               split):
+               split, truth_in_ball=False):
     """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
 
     Returns
@@ -676,8 +689,9 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
             design, support_idx, used_cols, coef_mapped=coef_mapped, loss=cfg.loss,
             loss_options=fit_cfg.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
             refit_delta=cfg.refit_delta or 0.0, row_bound=row_bound, r=fit_cfg.r_refit, rng=rng,
-            ledger=ledger, mode="split" if split else "conditional")
-        if coef_inf.on_sphere:  # a fact of the release and the public radius: no data value
+            ledger=ledger, mode="split" if split else "conditional", truth_in_ball=truth_in_ball)
+        # a fact of the release and the public radius: no data value
+        if coef_inf.on_sphere and not truth_in_ball:
             warnings.warn(
                 f"inference=True: {BALL_BINDS_NOTE} (r_refit = {fit_cfg.r_refit:.3g}, mapped units). "
                 f"For narrower intervals, choose r_refit= from what is known of the effects' size "

@@ -615,3 +615,29 @@ def test_the_free_refit_is_the_perturbed_objectives_minimiser_without_the_ball()
             best = minimize(f, np.zeros(3), method="BFGS", options=dict(gtol=1e-10)).x
             # the logistic refit adds its output noise after the solve: compare within it
             assert np.linalg.norm(theta_free - best) < 10 * cal.d_max + 1e-3, (theta_free, best)
+
+
+def test_truth_in_ball_keeps_the_intervals_of_a_truth_inside_it():
+    """truth_in_ball=True: the user knows the truth lies in the ball, so a release on the
+    sphere keeps the refit's own intervals (no reach beyond), says so in the summary and
+    glance(), and gives no BallBindsWarning; it needs inference=True."""
+    import warnings as _w
+
+    with _w.catch_warnings():
+        _w.simplefilter("error", dps.BallBindsWarning)
+        res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
+                                 r_refit=0.1, truth_in_ball=True, random_state=5)
+    inf = res.inference
+    assert inf.on_sphere and inf.truth_in_ball and inf.beyond is None
+    with pytest.warns(dps.BallBindsWarning):
+        wide = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
+                                  r_refit=0.1, random_state=5)
+    width = lambda r: (r.conf_int()[1] - r.conf_int()[0]).dropna()
+    assert (width(res) < width(wide)).all()
+    assert np.isfinite(res.tvalues.dropna()).all()
+    row = res.glance().iloc[0]
+    assert row["ball_binds"] and row["truth_in_ball"] and not wide.glance().iloc[0]["truth_in_ball"]
+    text = " ".join(str(res.summary()).split())
+    assert "as stated with truth_in_ball=True" in text and "may lie beyond" not in text
+    with pytest.raises(ValueError, match="truth_in_ball"):
+        dps.dp_best_subset("y ~ .", _frame(300), eps=8.0, s=3, bounds=(1.0, 3.0), truth_in_ball=True)

@@ -192,7 +192,11 @@ class CoefficientInference:
         For a release on the sphere (user's and mapped units): the draws of the ray on
         which the truth may lie beyond it and least squares from the noisy moments with its
         bootstrap errors; ``errors`` are then those of the refit without the ball. None
-        otherwise.
+        otherwise, and with ``truth_in_ball``.
+    truth_in_ball : bool
+        The user stated that the true coefficients lie inside the refit's ball
+        (``dp_best_subset(..., truth_in_ball=True)``): a release on the sphere keeps the
+        intervals of a truth inside it.
     """
 
     names: list
@@ -207,6 +211,7 @@ class CoefficientInference:
     on_sphere: bool = False
     beyond: BeyondTheBall = field(default=None, repr=False)
     beyond_mapped: BeyondTheBall = field(default=None, repr=False)
+    truth_in_ball: bool = False
 
     @property
     def draws(self):

@@ -63,7 +63,7 @@ def support_moments(design, support_idx):
 
 def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode="conditional",
-                          draws=None):
+                          draws=None, truth_in_ball=False):
     """Private standard errors and intervals of the released coefficients.
 
     Parameters
@@ -84,6 +84,9 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     rng : numpy.random.Generator
     ledger : BudgetLedger
     mode : {"conditional", "split"}
+    truth_in_ball : bool
+        The user states that the true coefficients lie inside the refit's ball: a release
+        on the sphere then keeps the intervals of a truth inside it.
     draws : int, optional
         Bootstrap refits; default :data:`dpsubset.inference.bootstrap.DEFAULT_DRAWS`,
         read at call time (bench/coverage.py sets it to state a cheaper run).
@@ -112,7 +115,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     coef_mapped = np.asarray(coef_mapped, dtype=float)
     on_sphere = bool(_on_sphere(coef_mapped, r))
     beyond = None
-    if on_sphere:
+    if on_sphere and not truth_in_ball:
         # the truth may lie beyond the sphere, on a ray from the release: the intervals
         # take the refit's errors without the ball, the ray's direction, and least squares
         # from the noisy moments for the end the ray leaves open (docs/methods/inference.md,
@@ -133,7 +136,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     return CoefficientInference(
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
-        sphere_share=sphere_share, on_sphere=on_sphere,
+        sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),
         beyond=None if beyond is None else beyond.user_units(spec, used_cols), beyond_mapped=beyond,
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))

@@ -115,6 +115,9 @@ def build_parser():
                      help="the part of --eps for --inference (default 0.2 eps)")
     fit.add_argument("--split", action="store_true",
                      help="select on one random half of the rows and refit on the other")
+    fit.add_argument("--truth-in-ball", action="store_true",
+                     help="with --inference: you know from outside the data that the true coefficients "
+                          "lie inside the refit's ball, so intervals of a release on its sphere may assume it")
     fit.add_argument("--search", default="auto",
                      choices=("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"),
                      help="exact search; 'pyomo' solves the paper's formulation (9) with "
@@ -312,6 +315,7 @@ def _fit(args, parser):
                              r=args.r, lam=args.lam, r_select=args.r_select, r_refit=args.r_refit,
                              lam_select=args.lam_select, lam_refit=args.lam_refit, refit=not args.no_refit,
                              inference=args.inference, eps_inference=args.eps_inference, split=args.split,
+                             truth_in_ball=args.truth_in_ball,
                              search=args.search, solver=args.solver, time_limit=args.time_limit,
                              memory_limit=args.memory_limit,
                              random_state=args.seed, method_options=dict(args.option) or None,

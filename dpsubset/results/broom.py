@@ -31,7 +31,7 @@ TIDY_INFERENCE = ("std.error", "statistic", "p.value")
 TIDY_INTERVAL = ("conf.low", "conf.high")
 #: Columns ``glance()`` adds when the fit spent eps on inference (the ``selection_conf_*``
 #: ones only when a selection confidence was released).
-GLANCE_INFERENCE = ("eps_inference", "inference_mode", "ball_binds", "selection_conf_low", "selection_conf_high",
+GLANCE_INFERENCE = ("eps_inference", "inference_mode", "ball_binds", "truth_in_ball", "selection_conf_low", "selection_conf_high",
                     "selection_conf_level", "selection_verdict")
 
 
@@ -96,8 +96,9 @@ def glance_inference(res):
     with ``split=True`` the larger of the two parts' totals), ``inference_mode``
     (``"conditional"``, ``"split"``, or None when no intervals were released, e.g. for
     the hinge loss), ``ball_binds`` (the released coefficients lie on the sphere of the
-    refit's ball, so the intervals rest on the truth lying inside it; None without
-    intervals) and, when a selection confidence was released, its bounds on the
+    refit's ball; None without intervals), ``truth_in_ball`` (the user stated that the true
+    coefficients lie inside that ball, so the intervals of a release on its sphere assume
+    it; None without intervals) and, when a selection confidence was released, its bounds on the
     probability that the mechanism releases the best-scoring support
     (``selection_conf_low``, ``selection_conf_high``), their joint level and the
     verdict in words (``selection_verdict``).
@@ -117,7 +118,8 @@ def glance_inference(res):
     inf = getattr(res, "inference", None)
     row = dict(eps_inference=max(math.fsum(v) for v in parts.values()),
                inference_mode=None if inf is None else str(inf.mode),
-               ball_binds=None if inf is None else bool(inf.on_sphere))
+               ball_binds=None if inf is None else bool(inf.on_sphere),
+               truth_in_ball=None if inf is None else bool(inf.truth_in_ball))
     conf = getattr(res, "_selection_confidence", None)
     if conf is not None:
         row.update(selection_conf_low=float(conf.prob_lower), selection_conf_high=float(conf.prob_upper),

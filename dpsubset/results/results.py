@@ -673,7 +673,7 @@ class DPSubsetResults:
             goodness-of-fit statistics: they would be computed from the private data.
             No count of the exact solves either: it depends on the data
             (:attr:`PrivacyReport.exact_search`). With ``inference=True``: ``eps_inference``,
-            ``inference_mode``, ``ball_binds`` and the selection confidence (``selection_conf_low``,
+            ``inference_mode``, ``ball_binds``, ``truth_in_ball`` and the selection confidence (``selection_conf_low``,
             ``selection_conf_high``, ``selection_conf_level``, ``selection_verdict``;
             :func:`dpsubset.results.broom.glance_inference`).
         """

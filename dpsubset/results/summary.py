@@ -11,7 +11,7 @@ import math
 
 from statsmodels.iolib.summary import Summary
 
-from .usefulness import BALL_BINDS_NOTE
+from .usefulness import BALL_BINDS_NOTE, BALL_TRUSTED_NOTE
 
 __all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
 
@@ -206,7 +206,9 @@ def _inference_note(res):
              else "conditional on the released support")
     note = (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
             f"and the privacy noise of the refit (docs/guide/inference.md).")
-    if inf.on_sphere:
+    if inf.on_sphere and inf.truth_in_ball:
+        note += (f" {BALL_TRUSTED_NOTE} (docs/guide/inference.md, \"When the ball binds\").")
+    elif inf.on_sphere:
         note += f" {BALL_BINDS_NOTE} (docs/guide/inference.md, \"When the ball binds\")."
     return note
 

@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-__all__ = ["LowUtilityWarning", "BallBindsWarning", "BALL_BINDS_NOTE", "selection_best_case", "refit_noise_floor", "release_warnings"]
+__all__ = ["LowUtilityWarning", "BallBindsWarning", "BALL_BINDS_NOTE", "BALL_TRUSTED_NOTE", "selection_best_case", "refit_noise_floor", "release_warnings"]
 
 
 class LowUtilityWarning(UserWarning):
@@ -64,6 +64,12 @@ BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's b
                    "intervals allow for that: the end on the side where the truth may lie is that of "
                    "least squares on the private second moments (open, inf, for logistic), so they are "
                    "wider than the refit's own noise would make them")
+
+#: The same for a release whose user stated that the truth lies inside the ball
+#: (``truth_in_ball=True``); R's summary prints the same words.
+BALL_TRUSTED_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
+                     "they are shrunk towards 0; the intervals assume, as stated with truth_in_ball=True, "
+                     "that the true coefficients lie inside the ball")
 
 
 def _fmt(x):

@@ -172,6 +172,12 @@
 #' @param split `TRUE`: select on a random half of the rows and refit (with its
 #'   inference) on the other half; the split is drawn independently of the data
 #'   (see the Python package's inference page for when to use it).
+#' @param truth_in_ball `TRUE`: you know, from outside the data, that the true
+#'   coefficients lie inside the refit's ball (norm at most `r_refit` in the
+#'   mapped units). By default a release whose coefficients lie on the ball's
+#'   sphere gets intervals that also hold truths beyond it, which can be very
+#'   wide; with `TRUE` they assume the truth inside the ball, and `summary()`
+#'   says so. Only with `inference = TRUE`.
 #' @param eps_select,eps_refit Manual split of `eps` (default: half each).
 #' @param search `"auto"`, `"enumeration"`, `"branch_and_bound"`,
 #'   `"outer_approximation"`, `"pyomo"` (the paper's formulation (9) for an MIQCP
@@ -251,7 +257,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                            R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
                            keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
                            response_levels = NULL, screen = NULL, refit = TRUE,
-                           inference = FALSE, eps_inference = NULL, split = FALSE,
+                           inference = FALSE, eps_inference = NULL, split = FALSE, truth_in_ball = FALSE,
                            eps_select = NULL, eps_refit = NULL,
                            search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
                                       "pyomo", "scip"),
@@ -293,6 +299,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
   if (!isTRUE(inference) && !isFALSE(inference)) stop("inference must be TRUE or FALSE", call. = FALSE)
   if (!isTRUE(split) && !isFALSE(split)) stop("split must be TRUE or FALSE", call. = FALSE)
+  if (!isTRUE(truth_in_ball) && !isFALSE(truth_in_ball)) stop("truth_in_ball must be TRUE or FALSE", call. = FALSE)
   if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
   response_levels <- .check_response_levels(response_levels, formula, data)
@@ -342,6 +349,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     if (!is.null(get(nm, envir = environment()))) args[[nm]] <- get(nm, envir = environment())
   }
   if (isTRUE(split)) args$split <- TRUE
+  if (isTRUE(truth_in_ball)) args$truth_in_ball <- TRUE
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   # messages name model columns in R's spelling; a name that is a data column stays

@@ -116,7 +116,7 @@ summary.dpsubset <- function(object, ...) {
                  loss = object$loss, intervals = intervals, selection_confidence = confidence,
                  inference_requested = "eps_inference" %in% names(gl),
                  inference_mode = if ("inference_mode" %in% names(gl)) gl$inference_mode,
-                 ball_binds = isTRUE(gl$ball_binds),
+                 ball_binds = isTRUE(gl$ball_binds), truth_in_ball = isTRUE(gl$truth_in_ball),
                  nobs = object$nobs, s = object$s, n_candidates = length(object$candidates),
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
                  stages = object$privacy$stages, privacy = object$privacy, refit = object$refit,
@@ -169,7 +169,12 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
                        "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
         sep = "\n")
-    if (isTRUE(x$ball_binds)) {
+    if (isTRUE(x$ball_binds) && isTRUE(x$truth_in_ball)) {
+      cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
+                        "are shrunk towards 0; the intervals assume, as stated with truth_in_ball = TRUE, that the",
+                        "true coefficients lie inside the ball (Python docs: docs/guide/inference.md, \"When the",
+                        "ball binds\")."), exdent = 2), sep = "\n")
+    } else if (isTRUE(x$ball_binds)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
                         "are shrunk towards 0 and the true coefficients may lie beyond the sphere. The intervals",
                         "allow for that: the end on the side where the truth may lie is that of least squares on",
@@ -393,7 +398,8 @@ formula.dpsubset <- function(x, ...) x$formula
 #'   `inference_mode` (`"conditional"` or `"split"`), `ball_binds` (`TRUE` when
 #'   the released coefficients lie on the sphere of the refit's ball: the
 #'   truth may then lie beyond it, and the intervals reach out on that side,
-#'   to `Inf` for logistic) and the selection
+#'   to `Inf` for logistic), `truth_in_ball` (`TRUE` when you stated that the
+#'   true coefficients lie inside that ball) and the selection
 #'   confidence: `selection_conf_low`, `selection_conf_high` (bounds on the
 #'   probability that the mechanism releases the best-scoring support),
 #'   `selection_conf_level` and `selection_verdict` (in words). No count of the
