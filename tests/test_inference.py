@@ -362,6 +362,13 @@ def test_plan_from_public_inputs():
     widths = dps.plan(p=8, s=2, effect=0.5, noise=0.5, eps=8.0, target_width=10.0, trials=1,
                       n_grid=[500, 4000])
     assert widths.table["median_width"].iloc[0] > widths.table["median_width"].iloc[-1] > 0
+    assert widths.table["p_ball_binds"].between(0, 1).all()
+    # effects far outside the default ball: most releases would bind, and their intervals
+    # reach beyond it, so no finite width is promised
+    big = dps.plan(p=8, s=2, effect=4.0, noise=0.5, bounds=(1.0, 3.0), eps=8.0, target_width=10.0,
+                   trials=1, n_grid=[1000])
+    assert big.table["p_ball_binds"].iloc[0] > 0.5 and np.isinf(big.table["median_width"].iloc[0])
+    assert big.n_needed is None
     with pytest.raises(ValueError, match="give eps"):
         dps.plan(p=8, s=2, effect=0.5, noise=0.5)
     with pytest.raises(ValueError, match="noise sd or the assumed r2"):
@@ -483,7 +490,8 @@ def test_planned_width_matches_fresh_data_sets():
     rng = np.random.default_rng(0)
     X = rng.uniform(-b_x, b_x, (n, 8))
     y = X[:, :s] @ beta + 0.5 * rng.standard_normal(n)
-    planned = planning._width(X, y, s=s, eps_refit=eps, b_x=b_x, b_y=b_y, rng=np.random.default_rng(1))
+    planned, binds = planning._width(X, y, s=s, eps_refit=eps, b_x=b_x, b_y=b_y, rng=np.random.default_rng(1))
+    assert binds < 0.5
     r = default_radius(np.full(8, b_x), b_y, s, [1.0], "squared", n=n, eps=eps)
     row_bound = largest_row_norm(np.full(s, b_x), s, [1.0])
     fresh = np.random.default_rng(7)

@@ -44,7 +44,10 @@ class Plan:
         One row per (n, eps): ``p_true_support`` (mean exact probability that top-R
         releases the true support over the simulated data sets) and, when a width
         was asked for, ``median_width`` (the median width of the slopes' 95 %
-        intervals, in the columns' units).
+        intervals, in the columns' units; ``inf`` where most releases would lie on the
+        refit's sphere, whose intervals reach beyond the ball) and ``p_ball_binds``
+        (the share of the refit's draws on that sphere: the chance that a release's
+        ball binds, docs/guide/inference.md, "When the ball binds").
     n_needed, eps_needed : float or None
         The smallest n (at the given eps) or eps (at the given n) of the grid that
         meets every target; None when none does.
@@ -93,7 +96,14 @@ def _p_true(X, y, *, s, eps_select, b_x, b_y, time_limit):
 
 def _width(X, y, *, s, eps_refit, b_x, b_y, rng, draws=200):
     """Median 95 % width of the slopes when the true support is released (the refit and its
-    bootstrap, with exact moments standing in for the noisy ones)."""
+    bootstrap, with exact moments standing in for the noisy ones), and the share of refits
+    on the ball's sphere.
+
+    A release on the sphere gets intervals that reach beyond the ball, as far as least
+    squares on the noisy moments (docs/methods/inference.md), far wider than the refit's
+    spread; where more than half of the refits lie on the sphere the median width is that
+    of such releases, which this does not simulate, and is returned as ``inf``.
+    """
     n = X.shape[0]
     A = np.hstack([np.ones((n, 1)), X[:, :s]])
     bounds = np.concatenate([[1.0], np.full(s, b_x)])
@@ -103,7 +113,10 @@ def _width(X, y, *, s, eps_refit, b_x, b_y, rng, draws=200):
     def refit(A_, y_, rng_):
         return objective_perturbation_gram(A_.T @ A_, A_.T @ y_, n, eps=eps_refit, row_bound=row_bound,
                                            b_y=b_y, r=r, rng=rng_).coef
-    coef = refit(A, y, rng)
+    # the bootstrap's truth is the least-squares fit of the simulated data (the assumed
+    # model's coefficients up to sampling noise), not the refit: a truth outside the ball
+    # must stay outside, or the share of releases whose ball binds is understated
+    coef = np.linalg.lstsq(A, y, rcond=None)[0]
     resid = y - A @ coef
     Z = X[:, :s]
     # the simulation clips its Gaussian columns as a release's does: match the moments after
@@ -113,8 +126,9 @@ def _width(X, y, *, s, eps_refit, b_x, b_y, rng, draws=200):
                             sigma2_floor=(b_y / 100) ** 2, rss_weights=np.zeros(1), noise_scale=0.0,
                             dof=max(n - s - 1, 1), mean=mean, cov=cov, intercept=True)
     thetas = bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=rng)
+    binds = float(np.mean(np.linalg.norm(thetas, axis=1) >= r * (1.0 - 1e-6)))
     lo, hi = np.quantile(thetas[:, 1:], [0.025, 0.975], axis=0)
-    return float(np.median(hi - lo))
+    return (math.inf if binds > 0.5 else float(np.median(hi - lo))), binds
 
 
 def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=None, rho=0.0,
@@ -186,8 +200,8 @@ def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=No
                      for X, y in data]
             row = dict(n=size, eps=e, p_true_support=float(np.mean(probs)))
             if target_width is not None:
-                row["median_width"] = _width(*data[0], s=s, eps_refit=DEFAULT_REFIT_SHARE * rest * e, b_x=b_x,
-                                             b_y=b_y, rng=rng)
+                row["median_width"], row["p_ball_binds"] = _width(
+                    *data[0], s=s, eps_refit=DEFAULT_REFIT_SHARE * rest * e, b_x=b_x, b_y=b_y, rng=rng)
             rows.append(row)
         if eps is not None and _meets(rows[-1], target_prob, target_width):
             break  # the smallest n of the grid that meets the targets

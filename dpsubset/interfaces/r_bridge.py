@@ -536,3 +536,42 @@ def summary_table(results, model_names, fmt, renames, options):
     if isinstance(out, pd.DataFrame):
         return dict(frame=frame_to_plain(out), index=[str(i) for i in out.index])
     return dict(text=str(out))
+
+
+def plan(args):
+    """:func:`dpsubset.plan` for R's ``dpsubset_plan()``: public inputs in, plain values out.
+
+    Parameters
+    ----------
+    args : dict
+        Keyword arguments of :func:`dpsubset.plan` as R sends them (whole numbers may
+        arrive as doubles).
+
+    Returns
+    -------
+    dict
+        ``table`` ({column: list of numbers}; an interval width the plan cannot bound is
+        ``inf``, which R reads as ``Inf``), ``n_needed``, ``eps_needed`` (None when no
+        grid point meets the targets) and ``assumptions`` (text); or ``error``, the
+        message of a setting the plan refuses (R stops with it).
+    """
+    from ..inference.plan import plan as _plan
+
+    args = dict(args)
+    for k in ("p", "s", "n", "trials", "random_state"):
+        if args.get(k) is not None:
+            args[k] = _as_int(k, args[k])
+    for k in ("n_grid", "eps_grid"):
+        if args.get(k) is not None:
+            args[k] = [float(v) for v in (args[k] if isinstance(args[k], (list, tuple)) else [args[k]])]
+    if args.get("n_grid") is not None:
+        args["n_grid"] = [_as_int("n_grid", v) for v in args["n_grid"]]
+    if args.get("bounds") is not None:
+        args["bounds"] = tuple(float(v) for v in args["bounds"])
+    try:
+        res = _plan(**args)
+    except (ValueError, TypeError) as err:
+        return dict(error=str(err))
+    table = {str(c): [float(v) for v in res.table[c].tolist()] for c in res.table.columns}
+    return dict(table=table, n_needed=res.n_needed, eps_needed=res.eps_needed,
+                assumptions=res.assumptions)

@@ -170,3 +170,20 @@ test_that("a release on the refit's sphere says so and widens its intervals (bal
   expect_false(grepl("lie on the sphere", gsub("\\s+", " ", paste(capture.output(print(summary(roomy))),
                                                                    collapse = " ")), fixed = TRUE))
 })
+
+test_that("dpsubset_plan() gives the Python plan from public inputs, and refuses what it cannot plan", {
+  skip_if_no_python()
+  pl <- dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5, eps = 4, trials = 2, n_grid = c(200, 5000))
+  expect_s3_class(pl, "dpsubset_plan")
+  expect_equal(pl$n, c(200, 5000))
+  expect_true(pl$p_true_support[2] >= 0.9 && pl$p_true_support[1] < 0.9)
+  expect_equal(attr(pl, "n_needed"), 5000)
+  expect_match(paste(capture.output(print(pl)), collapse = " "), "rows needed: n >= 5000", fixed = TRUE)
+  # effects far outside the refit's ball: most releases bind, no finite width is promised
+  wide <- dpsubset_plan(p = 8, s = 2, effect = 4, noise = 0.5, eps = 8, target_width = 10, trials = 1,
+                        n_grid = 1000)
+  expect_true(is.infinite(wide$median_width) && wide$p_ball_binds > 0.5)
+  expect_true(is.na(attr(wide, "n_needed")))
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5), "give eps")
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = "big", eps = 1, noise = 1), "effect must be a single number")
+})
