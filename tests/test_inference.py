@@ -581,13 +581,13 @@ def test_intervals_of_a_release_on_the_sphere_hold_a_truth_beyond_it():
     ball missed it (the test's own check before the change); with the ray and least squares
     from the noisy moments they hold it, finite at both ends."""
     truth = pd.Series(BETA, index=["x0", "x1", "x2"])
-    for seed in (5, 6, 7):
+    for loss, seed in (("squared", 5), ("squared", 6), ("squared", 7), ("huber", 5)):
         with pytest.warns(dps.BallBindsWarning):
-            res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0),
+            res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), loss=loss,
                                      inference=True, r_refit=0.1, random_state=seed)
         assert res.inference.on_sphere
         ci = res.conf_int().loc[truth.index]
-        assert ((ci[0] <= truth) & (truth <= ci[1])).all(), (seed, ci)
+        assert ((ci[0] <= truth) & (truth <= ci[1])).all(), (loss, seed, ci)
         assert np.isfinite(ci.to_numpy()).all()
         # shrunk towards 0 by the ball: every slope smaller than its truth in size
         assert (np.abs(res.params[truth.index]) < np.abs(truth)).all()
