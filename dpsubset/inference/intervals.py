@@ -8,7 +8,10 @@ data), and answers in statsmodels' names: ``bse``, ``conf_int(alpha)``, ``tvalue
 the clipping put into the released coefficients, widened where needed to contain the
 same interval of the errors without their mean: the bias correction is only as right as
 the simulation's truth, which is least reliable exactly where the bias is large
-(docs/methods/inference.md, "The interval").
+(docs/methods/inference.md, "The interval"). A release on the refit's sphere may have
+its truth beyond the ball; its intervals (:class:`BeyondTheBall`) reach out on that side
+as far as least squares on the noisy moments (docs/methods/inference.md, "When the
+release lies on the sphere").
 """
 from __future__ import annotations
 
@@ -115,7 +118,7 @@ def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
     alpha/2 of the refits. On the sphere (``beyond``): ``errors`` are the refit's without
     the ball; an end the ray points to opens and, where least squares from the noisy
     moments is at hand, takes that estimate's own end of the same level instead of
-    infinity (each end then misses with probability alpha/2 at most).
+    infinity (each end then misses about alpha/2 of the time).
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
