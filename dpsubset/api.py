@@ -304,8 +304,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         what would help.
     BallBindsWarning
         ``inference=True`` and the released coefficients lie on the sphere of the
-        refit's ball: the intervals assume the truth lies inside it
-        (docs/guide/inference.md, "When the ball binds").
+        refit's ball: the truth may lie beyond it, and the intervals reach out on that
+        side (not with ``truth_in_ball=True``; docs/guide/inference.md, "When the ball
+        binds").
     """
     # The formula's evaluation context, captured once here and passed down as a mapping.
     context = capture_context(1) if context is None else context

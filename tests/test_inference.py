@@ -649,3 +649,23 @@ def test_truth_in_ball_keeps_the_intervals_of_a_truth_inside_it():
     assert "as stated with truth_in_ball=True" in text and "may lie beyond" not in text
     with pytest.raises(ValueError, match="truth_in_ball"):
         dps.dp_best_subset("y ~ .", _frame(300), eps=8.0, s=3, bounds=(1.0, 3.0), truth_in_ball=True)
+
+
+def test_least_squares_from_moments_is_ols_on_exact_moments_and_stacks():
+    """The far end's estimate: on exact moments it is OLS (up to the public variance floor),
+    one matrix or a stack; the moments' noise law is the release's (symmetric, upper
+    triangle drawn)."""
+    from dpsubset.inference.moments import least_squares_from_moments, symmetric_laplace
+
+    rng = np.random.default_rng(2)
+    A = np.hstack([np.ones((2000, 1)), rng.uniform(-1, 1, (2000, 2))])
+    y = A @ [0.3, 2.0, -1.5] + 0.2 * rng.standard_normal(2000)
+    Z = np.hstack([A, y[:, None]])
+    ols = np.linalg.lstsq(A, y, rcond=None)[0]
+    got = least_squares_from_moments(Z.T @ Z, 2000, intercept=True, x_bounds=np.ones(3))
+    np.testing.assert_allclose(got, ols, rtol=1e-3)
+    stack = least_squares_from_moments(np.stack([Z.T @ Z] * 2), 2000, intercept=True, x_bounds=np.ones(3))
+    np.testing.assert_allclose(stack, [got, got])
+    nu = symmetric_laplace(np.random.default_rng(0), 2.0, 4, (3000,))
+    assert np.allclose(nu, np.swapaxes(nu, -1, -2))
+    assert abs(np.mean(np.abs(nu[:, 0, 1])) - 2.0) < 0.15  # Laplace(b): E|X| = b

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .moments import least_squares_from_moments
+from .moments import least_squares_from_moments, symmetric_laplace
 
 __all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS"]
 
@@ -139,16 +139,12 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
     """
     draws = int(draws)
     d = len(model.coef)
-    iu = np.triu_indices(d + 1)
     out = np.empty((draws, d))
     chunk = max(1, CHUNK_VALUES // max(1, n * d))
     for lo in range(0, draws, chunk):
         m = min(chunk, draws - lo)
         A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
         Z = np.concatenate([A, y[..., None]], axis=2)
-        ZtZ = Z.transpose(0, 2, 1) @ Z
-        nu = np.zeros((m, d + 1, d + 1))
-        nu[:, iu[0], iu[1]] = rng.laplace(0.0, noise_scale, size=(m, len(iu[0])))
-        ZtZ = ZtZ + nu + np.triu(nu, 1).transpose(0, 2, 1)
+        ZtZ = Z.transpose(0, 2, 1) @ Z + symmetric_laplace(rng, noise_scale, d + 1, (m,))
         out[lo:lo + m] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
     return out

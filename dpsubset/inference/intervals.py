@@ -189,8 +189,8 @@ class CoefficientInference:
     on_sphere : bool
         Whether the released coefficients lie on the sphere of the refit's ball (a function
         of the release and the public radius). The ball then binds: the coefficients are
-        shrunk, the true ones may lie beyond the sphere, and the intervals are open on the
-        side they may lie (docs/guide/inference.md, "When the ball binds").
+        shrunk, the true ones may lie beyond the sphere, and the intervals reach out on
+        the side they may lie (``beyond``; docs/guide/inference.md, "When the ball binds").
     beyond, beyond_mapped : BeyondTheBall or None
         For a release on the sphere (user's and mapped units): the draws of the ray on
         which the truth may lie beyond it and least squares from the noisy moments with its
@@ -221,19 +221,14 @@ class CoefficientInference:
         """Number of bootstrap refits."""
         return int(self.errors.shape[0])
 
-    def _implied_se(self, lower, upper, se):
-        """On the sphere the standard error is the one the 95 % interval implies, its width
-        over 2 x 1.96 (``inf`` where an end is open); inside the ball the errors' spread."""
-        if self.beyond is None:
-            return se
-        return (upper - lower) / (2.0 * _Z95)
-
     @property
     def bse(self):
         """Standard errors: the standard deviation of the bootstrap errors; for a release on
         the sphere the width of the 95 % interval over 2 x 1.96 (``inf`` where it is open)."""
+        if self.beyond is None:
+            return pd.Series(self.errors.std(axis=0, ddof=1), index=self.names)
         lower, upper = self._ends(0.05)
-        return pd.Series(self._implied_se(lower, upper, self.errors.std(axis=0, ddof=1)), index=self.names)
+        return pd.Series((upper - lower) / (2.0 * _Z95), index=self.names)
 
     def _ends(self, alpha):
         return _interval(self.estimate, self.errors, float(alpha), self.sphere_share, self.beyond)
@@ -282,8 +277,10 @@ class CoefficientInference:
         beyond = None if self.beyond_mapped is None else self.beyond_mapped.linear(A)
         estimate = A @ self.estimate_mapped
         lower, upper = _interval(estimate, errors, float(alpha), self.sphere_share, beyond)
+        if beyond is None:
+            return errors.std(axis=0, ddof=1), lower, upper
         lo95, hi95 = _interval(estimate, errors, 0.05, self.sphere_share, beyond)
-        return self._implied_se(lo95, hi95, errors.std(axis=0, ddof=1)), lower, upper
+        return (hi95 - lo95) / (2.0 * _Z95), lower, upper  # as bse
 
     @property
     def tvalues(self):

@@ -23,7 +23,8 @@ from scipy.stats import norm
 from ..refit.ssp import _ssp_sensitivity
 
 __all__ = ["NoisyMoments", "second_moment_sensitivity", "release_second_moments",
-           "SimulationModel", "simulation_model", "least_squares_from_moments"]
+           "SimulationModel", "simulation_model", "symmetric_laplace", "gram_from_moments",
+           "least_squares_from_moments"]
 
 
 def second_moment_sensitivity(bounds, neighbour="replace-one"):
@@ -95,13 +96,19 @@ def release_second_moments(ZtZ, n, bounds, *, eps, rng):
     NoisyMoments
     """
     ZtZ = np.asarray(ZtZ, dtype=float)
-    m = ZtZ.shape[0]
     sens = second_moment_sensitivity(bounds)
-    iu = np.triu_indices(m)
-    noisy = np.zeros((m, m))
-    noisy[iu] = ZtZ[iu] + rng.laplace(0.0, sens / eps, size=len(iu[0]))
-    noisy = noisy + np.triu(noisy, 1).T
+    upper = np.triu(ZtZ)  # the released entries; the lower triangle mirrors them
+    noisy = upper + np.triu(upper, 1).T + symmetric_laplace(rng, sens / eps, ZtZ.shape[0])
     return NoisyMoments(ZtZ=noisy, n=int(n), eps=float(eps), sensitivity=sens)
+
+
+def symmetric_laplace(rng, scale, m, size=()):
+    """Laplace noise of ``scale`` on the upper triangle of m x m matrices, mirrored below:
+    the noise law of :func:`release_second_moments` (``size`` stacks of it)."""
+    iu = np.triu_indices(m)
+    nu = np.zeros(tuple(size) + (m, m))
+    nu[..., iu[0], iu[1]] = rng.laplace(0.0, scale, size=tuple(size) + (len(iu[0]),))
+    return nu + np.swapaxes(np.triu(nu, 1), -1, -2)
 
 
 @dataclass(frozen=True)
@@ -167,9 +174,11 @@ class SimulationModel:
 
 
 def _psd(A, floor=0.0):
-    """The nearest positive semi-definite matrix (eigenvalues clipped at ``floor``)."""
-    w, V = np.linalg.eigh(0.5 * (A + A.T))
-    return (V * np.maximum(w, floor)) @ V.T
+    """The nearest positive semi-definite matrix (eigenvalues clipped at ``floor``), for one
+    matrix or a stack of them."""
+    At = np.swapaxes(A, -1, -2)
+    w, V = np.linalg.eigh(0.5 * (A + At))
+    return (V * np.maximum(w, floor)[..., None, :]) @ np.swapaxes(V, -1, -2)
 
 
 def _clipped_moments(mu, sd, c):
@@ -273,15 +282,25 @@ def simulation_model(moments, *, coef, intercept, x_bounds, b_y, response="gauss
                            dof=dof, mean=mean, cov=cov, intercept=intercept, response=response)
 
 
+def gram_from_moments(ZtZ, n, *, intercept, x_bounds):
+    """``X'X`` read from (noisy) ``Z'Z`` (the response last; one matrix or a stack): the
+    constant column's square replaced by the public n, made positive semi-definite, with
+    the variance floor of :func:`simulation_model`, ``n (bound / 100)^2`` per column, so that
+    a noisy matrix cannot make a solve degenerate."""
+    ZtZ = np.asarray(ZtZ, dtype=float)
+    d = ZtZ.shape[-1] - 1
+    G = ZtZ[..., :d, :d].copy()
+    if intercept:
+        G[..., 0, 0] = n
+    return _psd(G) + np.diag(n * (np.asarray(x_bounds, dtype=float) / 100.0) ** 2)
+
+
 def least_squares_from_moments(ZtZ, n, *, intercept, x_bounds):
     """Least-squares coefficients from (noisy) second moments, mapped units.
 
-    ``(X'X)^{-1} X'y`` with ``X'X`` and ``X'y`` read from ``Z'Z`` (the response last), the
-    constant column's square replaced by the public n, the matrix made positive
-    semi-definite and given the variance floor of :func:`simulation_model`,
-    ``n (bound / 100)^2`` per column, so that a noisy matrix cannot make the solve
-    degenerate. Sufficient statistics perturbation's estimate (no ball): post-processing
-    of the released moments.
+    ``(X'X)^{-1} X'y`` with ``X'X`` from :func:`gram_from_moments` and ``X'y`` read from
+    ``Z'Z``: sufficient statistics perturbation's estimate (no ball), post-processing of
+    the released moments.
 
     Parameters
     ----------
@@ -297,10 +316,5 @@ def least_squares_from_moments(ZtZ, n, *, intercept, x_bounds):
     """
     ZtZ = np.asarray(ZtZ, dtype=float)
     d = ZtZ.shape[-1] - 1
-    G = ZtZ[..., :d, :d].copy()
-    if intercept:
-        G[..., 0, 0] = n
-    w, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
-    G = (V * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(V, -1, -2)
-    G = G + np.diag(n * (np.asarray(x_bounds, dtype=float) / 100.0) ** 2)
+    G = gram_from_moments(ZtZ, n, intercept=intercept, x_bounds=x_bounds)
     return np.linalg.solve(G, ZtZ[..., :d, d:])[..., 0]

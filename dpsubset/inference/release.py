@@ -19,8 +19,8 @@ from .bootstrap import bootstrap_moment_fits, bootstrap_refits
 from .confidence import selection_confidence
 from .fast_refit import BootstrapRefit
 from .intervals import BeyondTheBall, CoefficientInference, to_user_units
-from .moments import (NoisyMoments, _psd, least_squares_from_moments, release_second_moments,
-                      simulation_model)
+from .moments import (NoisyMoments, gram_from_moments, least_squares_from_moments, release_second_moments,
+                      simulation_model, symmetric_laplace)
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
@@ -123,7 +123,8 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit.without_ball(),
                                   draws=draws, rng=rng)
         beyond = BeyondTheBall(_ray_directions(moments, model_of, refit, coef_mapped, bounds=bounds,
-                                               b_y=design.b_y, rng=rng))
+                                               b_y=design.b_y, intercept=bool(spec.has_intercept),
+                                               rng=rng))
         if loss != "logistic":  # a linear model's coefficients: least squares estimates them
             far = least_squares_from_moments(moments.ZtZ, design.n, intercept=bool(spec.has_intercept),
                                              x_bounds=bounds[:-1])
@@ -148,7 +149,7 @@ RAY_DRAWS = 200
 RAY_ROWS = 2000
 
 
-def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, rng, draws=RAY_DRAWS):
+def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, rng, draws=RAY_DRAWS):
     """Draws of the direction of the ray on which the truth may lie beyond the sphere.
 
     A release on the sphere minimises the perturbed objective over the ball; by its
@@ -171,25 +172,19 @@ def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, rng, draws=R
     """
     coef = np.asarray(coef, dtype=float)
     d = len(coef)
-    m = moments.ZtZ.shape[0]
-    iu = np.triu_indices(m)
+    eye = np.eye(d)
     Delta = refit.calibration(d).regularization
-    intercept = model_of(moments).intercept
+    draws_of_moments = moments.ZtZ - symmetric_laplace(rng, moments.scale, moments.ZtZ.shape[0], (int(draws),))
+    if refit.loss == "squared":  # all draws at once
+        H = 2.0 * gram_from_moments(draws_of_moments, moments.n, intercept=intercept,
+                                    x_bounds=bounds[:-1]) + Delta * eye
+        return np.linalg.solve(H, np.broadcast_to(coef, (int(draws), d))[..., None])[..., 0]
     out = np.empty((int(draws), d))
-    for k in range(int(draws)):
-        nu = np.zeros((m, m))
-        nu[iu] = rng.laplace(0.0, moments.scale, size=len(iu[0]))
-        ZtZ = moments.ZtZ - (nu + np.triu(nu, 1).T)
-        if refit.loss == "squared":
-            G = ZtZ[:d, :d].copy()
-            if intercept:
-                G[0, 0] = moments.n  # public
-            H = 2.0 * _psd(G) + Delta * np.eye(d)
-        else:
-            model = model_of(NoisyMoments(ZtZ=ZtZ, n=moments.n, eps=moments.eps, sensitivity=moments.sensitivity))
-            rows = min(moments.n, RAY_ROWS)
-            A, y = bootstrap.simulate_rows(model, rows, bounds[:-1], b_y, rng)
-            H = (refit.hessian(A, y, coef) - Delta * np.eye(d)) * (moments.n / rows) + Delta * np.eye(d)
+    rows = min(moments.n, RAY_ROWS)
+    for k, ZtZ in enumerate(draws_of_moments):
+        model = model_of(NoisyMoments(ZtZ=ZtZ, n=moments.n, eps=moments.eps, sensitivity=moments.sensitivity))
+        A, y = bootstrap.simulate_rows(model, rows, bounds[:-1], b_y, rng)
+        H = (refit.hessian(A, y, coef) - Delta * eye) * (moments.n / rows) + Delta * eye
         out[k] = np.linalg.solve(H, coef)
     return out
 
