@@ -23,6 +23,7 @@ from .interfaces.r_frames import maybe_from_r
 from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import default_lam, default_radius, largest_row_norm
 from .design import Bounds, as_bounds, build_design, capture_context
+from .design.centring import CentreRequest, check_centre
 from .design.frames import _as_frame
 from ._validation import (FLOAT_LIMIT, PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
                           check_sizes, check_stage_settings, validate_params)
@@ -47,7 +48,7 @@ from .inference import (coefficient_inference, confidence_of_selection, inferenc
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
 
-def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None, lam=None,
+def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre=None, r=None, lam=None,
                    r_select=None, r_refit=None, lam_select=None, lam_refit=None,
                    R=None, gap_check="ptr", eps0=None, delta=None, keep=None,
                    loss="squared", huber_h=None, hinge_h=None, response_levels=None, refit=True,
@@ -98,6 +99,21 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         [-b_y, b_y] without rescaling (the paper's setting). Intervals (lo, hi) are
         clipped and mapped to [-1, 1]. Missing bounds are taken from the data with a
         PrivacyLeakWarning and the result's guarantee is void.
+    centre : None, bool or dict, optional
+        The private centre and spread of the codebook's columns (docs/methods/centring.md).
+        With an intercept, each column bounded by a codebook interval (and each dummy, and an
+        interval-bounded response of a regression loss) is clipped and mapped around its
+        privately released mean instead of its interval's midpoint, and its box is tightened
+        to the released mean +- 4 released standard deviations where the values fill a small
+        part of the interval (never for a column whose values sit at the two ends of its
+        interval, such as a 0/1 indicator). The estimand is then the regression on the columns
+        clipped to the released boxes, which the result lists (``res.centring``). It costs
+        ``0.1 * eps``, taken off the top and listed in the privacy report as the stage
+        "centring". None (default): on when ``bounds`` holds an interval, off for scalar
+        bounds (the paper's setting) and without an intercept; True: on; False: off; a dict
+        sets ``share`` (of eps, default 0.1), ``tighten`` (default True), ``spreads``
+        (default 4) and ``min_interior`` (default 0.5; :mod:`dpsubset.design.centring`). If
+        no column can be centred, nothing is spent.
     r : float, optional
         Radius of the coefficient ball (mapped units) for the scores and the refit
         (both stages; ``r_select=`` and ``r_refit=`` set one each).
@@ -323,14 +339,14 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
         options=dict(method_options or {}, **{k: v for k, v in (("R", R), ("eps0", eps0), ("delta", delta))
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
+    centring = _centre_settings(centre, bounds, cfg.on_dask)
     # Step 2: plan the budget (no data); the method's options are checked against its part
     eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split, truth_in_ball)
-    plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
-                                    screen_share=None if cfg.screen is None else cfg.screen.share,
+    plan_budget = functools.partial(_plan_budget, cfg, eps_select=eps_select, eps_refit=eps_refit,
                                     eps_moments=eps_moments, eps_confidence=eps_confidence, split=split)
-    options = METHODS[method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=loss)
-    plan = plan.with_gap_test(options.get("eps0"))  # mistakes' gap test: its part of the selection's
+    plan, options = plan_budget(eps_centre=0.0 if centring is None else centring.share * cfg.eps)
     rng = as_generator(random_state)
+    ledger = BudgetLedger(plan)
     bar = call_progress(verbose, clock)  # verbose: None (auto), True, False (search/progress.py)
 
     # Step 3: build the design: formula, bounds, clipping (errors about data come from here)
@@ -349,14 +365,20 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     if cfg.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
         design = dask_design(formula, data, bounds, keep, context=context, stacklevel=3)
     else:
-        design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route)
+        request = None if centring is None else CentreRequest(centring, plan.eps_centre, rng, ledger)
+        design = build_design(formula, data, bounds, keep, context=context, stacklevel=3, gram=route,
+                              centre=request)
+    if plan.eps_centre > 0 and not design.spec.centring:
+        # nothing could be centred (no intercept, or no codebook column: public facts of the
+        # formula and the codebook): nothing was spent, and the share goes back to the stages
+        plan, options = plan_budget(eps_centre=0.0)
+        ledger.plan = plan
     fit_cfg = _check_design(design, cfg, plan, options, split)
     bar.update()
     # split=True: disjoint random rows for the selection and the refit (drawn before any row is read)
     select_design, refit_design = _split_design(design, split, rng)
 
     # Step 4: select (after the optional private screen), spending from the ledger
-    ledger = BudgetLedger(plan)
     rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
     try:
         sel, kept = _select(select_design, cfg, fit_cfg, plan, ledger, options, rng, clock, bar)
@@ -411,6 +433,28 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, r=None
     warnings.warn("diagnostics=True returns NON-PRIVATE values (scores of supports on your data); "
                   "do not publish them", PrivacyLeakWarning, stacklevel=2)
     return res, _diagnostics(sel)
+
+
+def _centre_settings(centre, bounds, on_dask):
+    """Step 1 for ``centre=``: its settings, or None (no centring); no data read."""
+    settings = check_centre(centre, as_bounds(bounds))
+    if on_dask and settings is not None:
+        if centre is None:  # the default: the Dask route reduces partitions without a centring pass
+            return None
+        raise ValueError("centre= is not available for Dask data frames (their partitions are reduced to the "
+                         "sufficient statistics in one pass); centre=False, or pass a pandas DataFrame")
+    return settings
+
+
+def _plan_budget(cfg, *, eps_centre, eps_select, eps_refit, eps_moments, eps_confidence, split):
+    """Step 2: the budget plan from the settings (no data), and the method's options checked
+    against the selection's part (the gap test's eps0 set aside)."""
+    plan = BudgetPlan.from_settings(cfg.eps, refit=cfg.refit, eps_select=eps_select, eps_refit=eps_refit,
+                                    screen_share=None if cfg.screen is None else cfg.screen.share,
+                                    eps_moments=eps_moments, eps_confidence=eps_confidence,
+                                    eps_centre=eps_centre, split=split)
+    options = METHODS[cfg.method].validate(cfg.options, s=cfg.s, eps=plan.eps_select, loss=cfg.loss)
+    return plan.with_gap_test(options.get("eps0")), options  # mistakes' gap test: its part
 
 
 @dataclass(frozen=True)

@@ -147,12 +147,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ..privacy.leaks import PrivacyLeakWarning
+from .centring import release_centres
 from .clip import _apply_limits, _clip_raw, _fill_undefined, _interval_map, _limits, _row_blocks, _undefined_error
 from .codebook import (Bounds, CodebookQuery, as_bounds, check_codebook_early, raw_clip_limits,
                        resolve_codebook)
@@ -165,7 +166,8 @@ from .spec import DesignSpec
 __all__ = ["Bounds", "as_bounds", "Design", "DesignSpec", "DesignData", "build_design"]
 
 
-def build_design(formula, data, bounds=None, keep=None, *, context=None, stacklevel=2, gram=False):
+def build_design(formula, data, bounds=None, keep=None, *, context=None, stacklevel=2, gram=False,
+                 centre=None):
     """Turn a formula, a data frame and public bounds into clipped, mapped matrices.
 
     Parameters
@@ -199,6 +201,12 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
         rows). For tall data: memory p^2 instead of n p. A callable
         ``gram(n, p, k)`` decides from the public numbers of rows, candidate and
         always-in columns once they are known.
+    centre : dpsubset.design.centring.CentreRequest, keyword-only, optional
+        Release the centre and spread of every codebook column (and of an interval-bounded
+        response) privately, and clip and map by them instead of the codebook's midpoint and
+        half-width (:mod:`dpsubset.design.centring`; only with an intercept). The release is
+        recorded in ``centre.ledger`` and listed in ``DesignSpec.centring``. None: the
+        codebook's maps.
 
     Returns
     -------
@@ -247,6 +255,8 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
     # Step 8: a bound, clip interval and map for every column and the response
     settled = _settle_bounds(args, names, mat, prepared.response_bool)
     pending += _bounds_from_data(settled.from_data, mat.response_name)
+    # Step 8b: the private centre and spread of the codebook columns (design/centring.py)
+    settled, centring = _centre(settled, mat, forced_names + candidate_names, centre, args.n)
     # Step 9: clip and map (the first thing that happens to the numbers)
     arrays = _clip_and_map_rows(mat, settled, forced_names, candidate_names, args.n, gram)
     del mat
@@ -272,8 +282,22 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
         bounds_from_data=list(settled.from_data),
         float_columns=prepared.float_columns,
         raw_limits=prepared.raw_limits,
+        centring=centring,
     )
     return Design(spec=spec, data=arrays)
+
+
+def _centre(settled, mat, columns, centre, n):
+    """Step 8b: with a centring request and an intercept, the released boxes and maps replace
+    the codebook's for the codebook columns and the response (:mod:`dpsubset.design.centring`)."""
+    if centre is None or not settled.has_intercept:
+        return settled, ()
+    names = [c for c in columns if c != _INTERCEPT]
+    y_raw = settled.y_raw if settled.response_name in settled.interval_columns else None
+    clip_limits, column_maps, record = release_centres(
+        mat.source, y_raw, names, settled.response_name, settled.clip_limits, settled.column_maps,
+        settled.interval_columns, settled.coded, centre, n)
+    return replace(settled, clip_limits=clip_limits, column_maps=column_maps), record
 
 
 # --------------------------------------------------------------------------- step 1
@@ -441,6 +465,8 @@ class _Settled:
     response_name: str
     has_intercept: bool
     model_spec: object
+    interval_columns: frozenset = frozenset()  # columns (and the response) bounded by an interval
+    coded: frozenset = frozenset()  # dummy columns, clipped to their coding's range
 
 
 def _fallbacks(bnds):
@@ -547,9 +573,13 @@ def _settle_bounds(args, names, mat, response_bool):
     source.fill_undefined(clip_limits, learned)
     if y_bad:
         y_raw = _fill_undefined(y_raw[:, None], [response_name], clip_limits, "data", learned)[:, 0]
+    interval_columns = frozenset(c for c, sp in list(specs.items()) + [(response_name, y_spec)]
+                                 if isinstance(sp, tuple))
+    coded = frozenset(c for c in coded_cols if c in mat.inherent_range)
     return _Settled(clip_limits=clip_limits, column_maps=column_maps, mapped_bound=mapped_bound,
                     from_data=from_data, book=book, y_raw=y_raw, response_name=response_name,
-                    has_intercept=mat.has_intercept, model_spec=mat.model_spec)
+                    has_intercept=mat.has_intercept, model_spec=mat.model_spec,
+                    interval_columns=interval_columns, coded=coded)
 
 
 def _bounds_from_data(from_data, response_name):

@@ -111,6 +111,7 @@ class DesignSpec:
     bounds_from_data: list = field(default_factory=list, repr=False)
     float_columns: list = field(default_factory=list, repr=False)
     raw_limits: dict = field(default_factory=dict, repr=False)
+    centring: tuple = ()
 
     def __getstate__(self):
         # Modules in the formula's scope (numpy as `numpy`, ...) do not pickle; keep their names.
@@ -123,6 +124,7 @@ class DesignSpec:
     def __setstate__(self, state):
         state = dict(state)
         state.setdefault("raw_limits", {})  # pickled before raw columns were clipped
+        state.setdefault("centring", ())  # pickled before the private centring
         ctx = state.get("eval_context", {})
         state["eval_context"] = {
             k: (importlib.import_module(v.name) if isinstance(v, _ModuleRef) else v) for k, v in ctx.items()

@@ -1,6 +1,6 @@
 """The privacy budget: a plan made from the public settings, and a ledger each stage spends from.
 
-:class:`BudgetPlan` splits ``eps`` between the stages (screen, selection, refit) before
+:class:`BudgetPlan` splits ``eps`` between the stages (centring, screen, selection, refit) before
 any data are read, from the settings only. :class:`BudgetLedger` is what the stages
 spend from while the call runs (diffprivlib's ``BudgetAccountant`` is the model): each
 :meth:`BudgetLedger.spend` checks the stage's part of the plan and records the stage's
@@ -47,6 +47,10 @@ class BudgetPlan:
         The inference stages' parts (``inference=True``; 0 otherwise): the noisy
         second moments of the intervals and the selection confidence
         (:mod:`dpsubset.inference.budget`).
+    eps_centre : float
+        The centring stage's part (the private centre and spread of the codebook columns,
+        :mod:`dpsubset.design.centring`; 0 without it), taken off the top. It reads every
+        row, so with ``split=True`` it counts in both parts of the rows.
     split : bool
         ``split=True``: the selection's stages (screen, selection, confidence) and the
         refit's (refit, second moments) run on disjoint random rows, and the total is
@@ -60,11 +64,12 @@ class BudgetPlan:
     eps_gap_test: float = 0.0
     eps_moments: float = 0.0
     eps_confidence: float = 0.0
+    eps_centre: float = 0.0
     split: bool = False
 
     @classmethod
     def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None,
-                      eps_moments=0.0, eps_confidence=0.0, split=False):
+                      eps_moments=0.0, eps_confidence=0.0, eps_centre=0.0, split=False):
         """The plan of one call from its settings (public numbers only).
 
         Parameters
@@ -83,6 +88,8 @@ class BudgetPlan:
             Without a split they come off the top and the rest is split between
             selection and refit; with ``split=True`` the selection's rows get
             ``eps - eps_confidence`` and the refit's rows ``eps - eps_moments``.
+        eps_centre : float
+            The centring stage's part, off the top (before every other split).
         split : bool
             Selection and refit on disjoint random rows (parallel composition).
 
@@ -98,11 +105,13 @@ class BudgetPlan:
         """
         eps = check_positive("eps", eps)
         check_eps_ceiling(eps)
+        eps_centre = float(eps_centre)
+        rest = eps - eps_centre  # the centring reads every row: off the top in both modes
         if split:
-            eps_select, eps_refit = _split_parts(eps, refit, eps_select, eps_refit, eps_moments,
+            eps_select, eps_refit = _split_parts(rest, refit, eps_select, eps_refit, eps_moments,
                                                  eps_confidence)
         else:
-            eps_select, eps_refit = _split(eps - eps_moments - eps_confidence, refit, eps_select,
+            eps_select, eps_refit = _split(rest - eps_moments - eps_confidence, refit, eps_select,
                                            eps_refit)
         eps_screen = 0.0
         if screen_share is not None:
@@ -111,7 +120,7 @@ class BudgetPlan:
             eps_select = eps_select - eps_screen
         return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen,
                    eps_moments=float(eps_moments), eps_confidence=float(eps_confidence),
-                   split=bool(split))
+                   eps_centre=eps_centre, split=bool(split))
 
     def with_gap_test(self, eps0):
         """The plan with ``eps0`` of the selection's part set aside for a gap test.
@@ -140,7 +149,7 @@ class BudgetPlan:
             return self.eps_confidence
         group = stage.split(":")[0]
         parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit,
-                 "inference": self.eps_moments + self.eps_confidence}
+                 "inference": self.eps_moments + self.eps_confidence, "centring": self.eps_centre}
         if group not in parts:
             raise BudgetExceededError(f"stage {stage!r} has no part in the budget plan")
         return parts[group]
@@ -189,9 +198,15 @@ def _split_parts(eps, refit, eps_select, eps_refit, eps_moments, eps_confidence)
 SELECTION_ROWS = ("screening", "selection", "inference: selection confidence")
 
 
+#: Stages that read every row before the split (they count in both parts with split=True).
+ALL_ROWS = ("centring",)
+
+
 def part_of_stage(stage):
-    """The part of the rows a stage reads with ``split=True``: "selection rows" or
-    "refit rows"."""
+    """The part of the rows a stage reads with ``split=True``: "selection rows", "refit rows",
+    or "all rows" (a stage before the split)."""
+    if stage.split(":")[0] in ALL_ROWS:
+        return "all rows"
     return "selection rows" if (stage in SELECTION_ROWS or stage.split(":")[0] in SELECTION_ROWS) \
         else "refit rows"
 
@@ -254,6 +269,10 @@ class BudgetLedger:
         for e in self._entries:
             part = part_of_stage(e["stage"]) if split else "all rows"
             out[part] = out.get(part, 0.0) + e[key]
+        if split and "all rows" in out:  # a stage before the split counts in both parts
+            every = out.pop("all rows")
+            for part in ("selection rows", "refit rows"):
+                out[part] = out.get(part, 0.0) + every
         return out
 
     @property

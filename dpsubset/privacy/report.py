@@ -237,6 +237,10 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
                       f"{split[0]} rows (eps = {parts.get('selection rows', 0.0):.4g}), refit on "
                       f"{split[1]} rows (eps = {parts.get('refit rows', 0.0):.4g}); one row lies in "
                       f"one part, so the total is the larger (parallel composition).")
+        centring = sum(st["eps"] for st in stages if str(st["stage"]).split(":")[0] == "centring")
+        if centring > 0:
+            statement += (f" Each part's eps includes the centring's {centring:.4g}, which read every "
+                          f"row before the split.")
     if seeded:
         statement += " " + SEEDED_NOTE
     # With bounds from the data, Delta is a statistic of the data: not kept.

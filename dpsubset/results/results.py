@@ -384,6 +384,19 @@ class DPSubsetResults:
         return [] if self._predictor is None else list(self._predictor.bounds_unused or [])
 
     @property
+    def centring(self) -> pd.DataFrame:
+        """The private centring of the design (``centre=``; docs/methods/centring.md): for each
+        centred column and the response, its codebook interval, the box the release used
+        (tightened where ``tightened``), and its released centre, in the user's units. These are
+        released values (the stage "centring" of the privacy report). Empty when nothing was
+        centred."""
+        cols = ["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "tightened"]
+        recs = () if self._predictor is None else tuple(getattr(self._predictor, "centring", ()) or ())
+        return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, bool(r.tightened)]
+                             for r in recs], index=pd.Index([r.name for r in recs], name="column"),
+                            columns=cols)
+
+    @property
     def bounds_description(self) -> str:
         """The bounds in one line (public numbers only)."""
         if not isinstance(self.bounds, dict):

@@ -1,0 +1,155 @@
+"""The private centring of the design (issue 36; dpsubset/design/centring.py): when it runs, what
+it spends, what it releases, and what a user sees. The privacy audit is
+tests/audit/test_centring_audit.py."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpsubset as dps
+from dpsubset import Bounds
+from dpsubset.design.build import build_design
+from dpsubset.design.centring import CentreRequest, CentreSettings, check_centre
+from dpsubset.privacy.budget import BudgetLedger
+
+
+def survey(n=3000, seed=0):
+    """A survey-like frame: a skewed distance in an honest (0, 30), a rare 0/1 indicator, a
+    common one, an off-centre score, and a response far from its interval's centre."""
+    rng = np.random.default_rng(seed)
+    dist = rng.exponential(1.8, n)
+    rare = (rng.random(n) < 0.01).astype(float)
+    common = (rng.random(n) < 0.82).astype(float)
+    score = rng.normal(70, 5, n)
+    y = 3 + 0.5 * dist + 1.0 * common + 0.05 * score + rng.normal(0, 1, n)
+    data = pd.DataFrame({"dist": dist, "rare": rare, "common": common, "score": score, "y": y})
+    bounds = Bounds(x={"dist": (0.0, 30.0), "rare": (0.0, 1.0), "common": (0.0, 1.0), "score": (0.0, 100.0)},
+                    y=(0.0, 60.0))
+    return data, bounds
+
+
+def centred(data, bounds, eps=5.0, settings=None, formula="y ~ ."):
+    ledger = BudgetLedger()
+    req = CentreRequest(settings or CentreSettings(), eps, np.random.default_rng(1), ledger)
+    return build_design(formula, data, bounds, centre=req), ledger
+
+
+def test_centred_columns_have_mean_near_zero_and_stay_in_the_box():
+    data, bounds = survey()
+    design, ledger = centred(data, bounds)
+    X, y = design.data.X, design.data.y
+    assert np.all(np.abs(X) <= 1) and np.all(np.abs(y) <= 1)
+    names = design.spec.candidate_names
+    # the common indicator and the score are centred at their (private) means
+    for c in ("common", "score"):
+        assert abs(X[:, names.index(c)].mean()) < 0.05
+    assert abs(y.mean()) < 0.05
+    assert {r.name for r in design.spec.centring} == {"dist", "rare", "common", "score", "y"}
+    assert sum(e["eps"] for e in ledger.stages) == pytest.approx(5.0)
+
+
+def test_two_point_columns_are_never_tightened_skewed_ones_are():
+    data, bounds = survey(n=20000)
+    design, _ = centred(data, bounds, eps=50.0)
+    rec = {r.name: r for r in design.spec.centring}
+    assert not rec["rare"].tightened and rec["rare"].box == (0.0, 1.0)
+    assert not rec["common"].tightened
+    assert rec["dist"].tightened and rec["dist"].box[1] < 15.0      # an honest (0, 30) on data of mean 1.8
+    assert rec["y"].tightened and rec["y"].box[1] < 40.0
+    # the rare indicator keeps both of its values
+    j = design.spec.candidate_names.index("rare")
+    assert len(np.unique(design.data.X[:, j])) == 2
+
+
+def test_a_column_is_never_mapped_wider_than_its_codebook():
+    """An off-centre column whose box is not tightened keeps a half-width no larger than its
+    codebook's (centring at its mean would shrink its spread in mapped units)."""
+    data, bounds = survey(n=400)
+    design, _ = centred(data, bounds, eps=0.5)  # too little to tighten anything
+    for r in design.spec.centring:
+        half = design.spec.column_maps[r.name][1]
+        assert half <= (r.codebook[1] - r.codebook[0]) / 2 * (1 + 1e-12)
+
+
+def test_default_is_on_for_a_codebook_off_for_scalar_bounds_and_without_intercept():
+    data, bounds = survey(n=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, random_state=0)
+        stages = [st["stage"] for st in res.privacy.stages]
+        assert stages[0] == "centring"
+        assert res.privacy.eps == pytest.approx(4.0)
+        assert res.eps_select == pytest.approx(0.45 * 4.0) and res.eps_refit == pytest.approx(0.45 * 4.0)
+        assert not res.centring.empty and set(res.centring.columns) >= {"box_lo", "box_hi", "centre"}
+        # scalar bounds (the paper's setting): nothing centred, nothing spent
+        res2 = dps.dp_best_subset("y ~ .", data.assign(y=data.y / 60), eps=4.0, s=2, bounds=(1.0, 1.0),
+                                  random_state=0)
+        assert "centring" not in [st["stage"] for st in res2.privacy.stages]
+        assert res2.eps_select == pytest.approx(2.0) and res2.centring.empty
+        # no intercept: a shift would change the model; the share goes back to the stages
+        res3 = dps.dp_best_subset("y ~ 0 + .", data, eps=4.0, s=2, bounds=bounds, random_state=0)
+        assert "centring" not in [st["stage"] for st in res3.privacy.stages]
+        assert res3.eps_select == pytest.approx(2.0)
+        # centre=False
+        res4 = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, centre=False, random_state=0)
+        assert res4.centring.empty and res4.eps_select == pytest.approx(2.0)
+
+
+def test_predictions_and_coefficients_are_in_the_users_units():
+    """The released coefficients and predictions read the released maps: on a large budget the
+    refit is close to OLS on the same support, intercept included."""
+    data, bounds = survey(n=20000, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ .", data, eps=200.0, s=3, bounds=bounds, random_state=2)
+    import statsmodels.api as sm
+    sup = res.support
+    ols = sm.OLS(data["y"], sm.add_constant(data[sup])).fit()
+    for c in sup:
+        assert res.params[c] == pytest.approx(ols.params[c], rel=0.15, abs=0.02)
+    pred = res.predict(data.iloc[:200])
+    assert np.corrcoef(pred, ols.predict(sm.add_constant(data[sup]).iloc[:200]))[0, 1] > 0.99
+
+
+def test_classification_response_is_not_centred():
+    data, bounds = survey(n=800)
+    data = data.assign(y=(data.y > data.y.median()).astype(float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, loss="logistic", random_state=0)
+    assert "y" not in res.centring.index and "dist" in res.centring.index
+
+
+def test_split_counts_the_centring_in_both_parts():
+    data, bounds = survey(n=1200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, split=True, inference=True,
+                                 random_state=0)
+    assert res.privacy.eps <= 4.0 * (1 + 1e-12)
+    assert "centring" in res.privacy.statement
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ("yes", "centre: expected None, True, False or a dict"),
+    ({"share": 0.9}, "centre['share']"),
+    ({"share": -1}, "share"),
+    ({"spreads": 0}, "spreads"),
+    ({"min_interior": 2}, "min_interior"),
+    ({"shares": 0.1}, "unknown setting"),
+])
+def test_bad_settings_name_the_argument(bad, msg):
+    data, bounds = survey(n=50)
+    with pytest.raises((TypeError, ValueError), match=msg.replace("[", r"\[").replace("]", r"\]")):
+        dps.dp_best_subset("y ~ .", data, eps=1.0, s=2, bounds=bounds, centre=bad)
+
+
+def test_check_centre_defaults():
+    assert check_centre(None, Bounds(x={"a": (0, 1)})) == CentreSettings()
+    assert check_centre(None, Bounds(x=1.0, y=1.0)) is None
+    assert check_centre(None, None) is None
+    assert check_centre(True, Bounds(x=1.0, y=1.0)) == CentreSettings()
+    assert check_centre({"share": 0.2}, None).share == 0.2
