@@ -104,7 +104,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         With an intercept, each column bounded by a codebook interval (and each dummy, and an
         interval-bounded response of a regression loss) is clipped and mapped around its
         privately released mean instead of its interval's midpoint, and its box is tightened
-        to the released mean +- 4 released standard deviations where the values fill a small
+        to the released mean +- 3 released standard deviations where the values fill a small
         part of the interval (never for a column whose values sit at the two ends of its
         interval, such as a 0/1 indicator). The estimand is then the regression on the columns
         clipped to the released boxes, which the result lists (``res.centring``). It costs
@@ -112,8 +112,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         "centring". None (default): on when ``bounds`` holds an interval, off for scalar
         bounds (the paper's setting) and without an intercept; True: on; False: off; a dict
         sets ``share`` (of eps, default 0.1), ``tighten`` (default True), ``spreads``
-        (default 4) and ``min_interior`` (default 0.5; :mod:`dpsubset.design.centring`). If
-        no column can be centred, nothing is spent.
+        (default 3) and ``min_interior`` (default 0.5; :mod:`dpsubset.design.centring`). If
+        no column can be centred, nothing is spent. Giving both ``eps_select`` and
+        ``eps_refit`` leaves the default off (the split is then the user's whole plan).
     r : float, optional
         Radius of the coefficient ball (mapped units) for the scores and the refit
         (both stages; ``r_select=`` and ``r_refit=`` set one each).
@@ -339,7 +340,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         options=dict(method_options or {}, **{k: v for k, v in (("R", R), ("eps0", eps0), ("delta", delta))
                                                if v is not None}))
     clock = Deadline(cfg.time_limit)  # one deadline for the whole call
-    centring = _centre_settings(centre, bounds, cfg.on_dask)
+    centring = _centre_settings(centre, bounds, cfg.on_dask, eps_select, eps_refit)
     # Step 2: plan the budget (no data); the method's options are checked against its part
     eps_moments, eps_confidence = _inference_settings(cfg, inference, eps_inference, split, truth_in_ball)
     plan_budget = functools.partial(_plan_budget, cfg, eps_select=eps_select, eps_refit=eps_refit,
@@ -435,8 +436,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
     return res, _diagnostics(sel)
 
 
-def _centre_settings(centre, bounds, on_dask):
+def _centre_settings(centre, bounds, on_dask, eps_select=None, eps_refit=None):
     """Step 1 for ``centre=``: its settings, or None (no centring); no data read."""
+    if centre is None and eps_select is not None and eps_refit is not None:
+        return None  # an explicit split of the selection and the refit leaves the default off
     settings = check_centre(centre, as_bounds(bounds))
     if on_dask and settings is not None:
         if centre is None:  # the default: the Dask route reduces partitions without a centring pass

@@ -192,13 +192,20 @@ def test_design_clips_nothing_when_data_lie_within_the_codebook():
 
 def test_a_dummy_shows_its_own_interval(hitters):
     res = dps.dp_best_subset("Salary ~ Hits + League + Division", hitters, eps=2, s=1,
-                             bounds=dps.hitters_bounds(), random_state=0)
+                             bounds=dps.hitters_bounds(), random_state=0, centre=False)
     assert res.bounds["League[T.N]"] == (0.0, 1.0) and res.bounds["Division[T.W]"] == (0.0, 1.0)
     td = res.tidy().set_index("term")
     assert td.loc["League[T.N]", ["clip_lo", "clip_hi"]].tolist() == [0.0, 1.0]
     # the numbers are those of the coding's bound 1 (no map): the same release as before the fix
     assert res._predictor.column_maps["League[T.N]"] == (0.0, 1.0)
     assert res.privacy.guarantee == "pure"
+    # centred (the default with a codebook): the dummy keeps its box and is mapped around its
+    # released mean, onto a half-width no larger than its coding's
+    cen = dps.dp_best_subset("Salary ~ Hits + League + Division", hitters, eps=2, s=1,
+                             bounds=dps.hitters_bounds(), random_state=0)
+    assert cen.bounds["League[T.N]"] == (0.0, 1.0)
+    c, h = cen._predictor.column_maps["League[T.N]"]
+    assert 0 <= c <= 1 and h == pytest.approx(max(c, 1 - c))
 
 
 # ---------------------------------------------------------------- codebook files

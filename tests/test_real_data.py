@@ -144,8 +144,8 @@ def ols_excess(formula, d, b, s):
 
 def releases(formula, d, b, s, eps, draws=5, fixed=False, des=None):
     kw = {}
-    if fixed:  # the rule before issue 25
-        kw = dict(r=des.b_y / largest_row_norm(des.x_bounds, s, des.forced_bounds), lam=1.0)
+    if fixed:  # the rule before issue 25 (and before the centring of issue 36)
+        kw = dict(r=des.b_y / largest_row_norm(des.x_bounds, s, des.forced_bounds), lam=1.0, centre=False)
     out = []
     for k in range(draws):
         with warnings.catch_warnings():
@@ -203,7 +203,10 @@ def test_real_data_release_is_near_best(name, s):
     des, excess = ols_excess(ds.formula, ds.data, ds.bounds, s)
     eps = 50.0 if ds.n >= 2000 else 500.0
     got = [excess[support_key(des, S)] for S in releases(ds.formula, ds.data, ds.bounds, s, eps)]
-    assert max(got) <= 1e-3, (name, s, got)
+    # Centred (issue 36), the release targets the regression on the columns winsorised at their
+    # released boxes (m +- 3 sd): on star98's heavy-tailed percentages at s = 3 one release in
+    # five is that regression's best, 1.6 % worse on the original box (docs/methods/centring.md)
+    assert np.median(got) <= 1e-3 and max(got) <= (0.02 if name == "star98" else 1e-3), (name, s, got)
 
 
 def test_every_real_data_set_loads_with_an_intercept_and_a_public_codebook():

@@ -49,7 +49,9 @@ def test_summary_text_has_header_terms_and_notes(fits):
     assert re.search(r"No\. Observations:\s+263", text)
     assert re.search(r"No\. candidates \(p\):\s+19", text)
     assert re.search(r"Support size \(s\):\s+5", text)
-    assert re.search(r"eps \(total\):\s+2\b", text) and re.search(r"eps refit:\s+1\b", text)
+    # 0.1 eps goes to the centring of the codebook's columns (issue 36), half the rest to the refit
+    assert re.search(r"eps \(total\):\s+2\b", text) and re.search(r"eps refit:\s+0\.9\b", text)
+    assert "Centring (eps = 0.2)" in text
     assert f"{res.privacy.sensitivity:.4g}" in text
     for term in ["Intercept"] + res.support:
         assert term in text
@@ -113,7 +115,7 @@ def test_glance_one_row(fits):
     assert row["nobs"] == 263 and row["n_candidates"] == 19 and row["s"] == 5
     assert row["method"] == "top_r" and row["loss"] == "squared" and row["guarantee"] == "pure"
     assert row["eps"] == pytest.approx(2.0) and row["delta"] == 0.0
-    assert row["eps_select"] == pytest.approx(1.0) and row["eps_refit"] == pytest.approx(1.0)
+    assert row["eps_select"] == pytest.approx(0.9) and row["eps_refit"] == pytest.approx(0.9)
     assert row["sensitivity"] == pytest.approx(res.privacy.sensitivity)
     assert bool(row["certificates_closed"]) is True
     for col in ("nobs", "n_candidates", "s"):
@@ -135,7 +137,7 @@ def test_model_and_privacy_report(fits):
     rep = repr(res.privacy)
     assert rep.startswith("Privacy report: pure") and "refit" in rep
     frame = res.privacy.to_frame()
-    assert frame["stage"].tolist() == ["selection", "refit"]
+    assert frame["stage"].tolist() == ["centring", "centring", "selection", "refit"]
     assert frame["eps"].sum() == pytest.approx(2.0)
     assert not hasattr(res, "fittedvalues") and not hasattr(res, "resid")
 

@@ -72,7 +72,7 @@ from .._validation import check_positive
 from .clip import _apply_limits, _interval_map, _limits, _row_blocks
 
 __all__ = ["CentreSettings", "CentreRequest", "ColumnCentre", "DEFAULT_CENTRE_SHARE", "check_centre",
-           "release_centres", "codebook_has_intervals", "laplace_release"]
+           "release_centres", "codebook_has_intervals", "laplace_release", "centring_frame"]
 
 #: Share of the call's eps spent on the centre and spread of the columns (taken off the top).
 DEFAULT_CENTRE_SHARE = 0.1
@@ -211,6 +211,16 @@ class ColumnCentre:
     box: tuple
     centre: float
     tightened: bool
+
+
+def centring_frame(records):
+    """The public record as a table: one row per centred column, in the user's units."""
+    import pandas as pd
+
+    recs = tuple(records or ())
+    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, bool(r.tightened)]
+                         for r in recs], index=pd.Index([r.name for r in recs], name="column"),
+                        columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "tightened"])
 
 
 def _eligible(names, clip_limits, specs_interval, coded):

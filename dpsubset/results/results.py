@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..design.frames import _as_frame
+from ..design.centring import centring_frame
 from ..design.spec import DesignSpec
 from ..privacy.leaks import NotReleasedError
 from ..privacy.report import CERTIFIED, FLOAT_CAVEAT, SEEDED_CAVEAT, SEEDED_NOTE, PrivacyReport
@@ -390,11 +391,7 @@ class DPSubsetResults:
         (tightened where ``tightened``), and its released centre, in the user's units. These are
         released values (the stage "centring" of the privacy report). Empty when nothing was
         centred."""
-        cols = ["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "tightened"]
-        recs = () if self._predictor is None else tuple(getattr(self._predictor, "centring", ()) or ())
-        return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, bool(r.tightened)]
-                             for r in recs], index=pd.Index([r.name for r in recs], name="column"),
-                            columns=cols)
+        return centring_frame(() if self._predictor is None else getattr(self._predictor, "centring", ()))
 
     @property
     def bounds_description(self) -> str:

@@ -175,6 +175,15 @@ def notes_text(res):
     elif res.bounds == BOUNDS_FROM_DATA:
         notes.append("Bounds were taken from the data: no differential privacy guarantee "
                      "(the learned values are not shown).")
+    cen = res.centring
+    if not cen.empty:
+        eps_c = sum(st["eps"] for st in res.privacy.stages if str(st["stage"]).split(":")[0] == "centring")
+        tight = [c for c in cen.index if cen.loc[c, "tightened"]]
+        notes.append(f"Centring (eps = {eps_c:.4g}): {len(cen)} codebook column(s) and the response mapped "
+                     "around privately released centres"
+                     + (f"; the boxes of {', '.join(tight)} tightened to the released spread, so the "
+                        "estimand is the regression on the columns winsorised there (res.centring)"
+                        if tight else "") + ".")
     derived = res.bounds_derived
     if derived:
         notes.append("Bounds derived from the codebook by interval arithmetic: "
