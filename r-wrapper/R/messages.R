@@ -52,7 +52,13 @@
   c("=\\(([^()]*)\\)", " = c(\\1)"),
   c("bounds=\\(b_x, b_y\\)", "bounds = c(b_x, b_y)"),
   c("pass bounds=\\.\\.\\.", "pass bounds = ..."),
-  c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default|inference|alpha)=", "\\1 = "),
+  # the Python package's functions and pages, as an R user finds them
+  c("\\bdps\\.plan\\b(\\(\\))?", "dpsubset_plan()"),
+  c("\\bdps\\.dp_best_subset\\b(\\(\\))?", "dp_best_subset()"),
+  c("\\((see )?docs/(guide|methods)/([A-Za-z0-9_-]+)\\.md(, ['\"][^'\"]+['\"])?\\)",
+    "(the dpsubset documentation, page '\\3'\\4)"),
+  c("\\bdocs/(guide|methods)/([A-Za-z0-9_-]+)\\.md", "the dpsubset documentation's page '\\2'"),
+  c("\\b([a-z][a-z0-9_]*)= ?(?!=)", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
   # whole numbers as R prints them: 1, not 1.0
