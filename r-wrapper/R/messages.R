@@ -58,6 +58,7 @@
   c("\\((see )?docs/(guide|methods)/([A-Za-z0-9_-]+)\\.md(, ['\"][^'\"]+['\"])?\\)",
     "(the dpsubset documentation, page '\\3'\\4)"),
   c("\\bdocs/(guide|methods)/([A-Za-z0-9_-]+)\\.md", "the dpsubset documentation's page '\\2'"),
+  c("\\bdrop (\\w+)=(?=$|[^\\w])", "leave out \\1"),
   c("\\b([a-z][a-z0-9_]*)= ?(?!=)", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
@@ -75,7 +76,6 @@
   c("(\\binterval|=) \\((-?[0-9.e+]+|lo|[+-]?inf), (-?[0-9.e+]+|hi|[+-]?inf)\\)", "\\1 c(\\2, \\3)"),
   c("'Intercept'", "'(Intercept)'"),
   c("got an unexpected keyword argument '([^']*)'", "has no argument '\\1'"),
-  c("\\bdrop (\\w+)=(?=$|[^\\w])", "leave out \\1"),
   # the number of supports: choose(p, s) in R
   c("\\bC\\(([0-9]+), ([0-9]+)\\)", "choose(\\1, \\2)"),
   c("\\bTrue\\b", "TRUE"),

@@ -253,6 +253,7 @@ terms.dpsubset <- function(x, ...) .fit_terms(x)
   if (is.na(f)) return(NULL)
   field <- names(fields)[f]
   value <- .released(x, fields[[field]][1], paste0(prefix, "$", field), fields[[field]][2])
+  if (is.character(value)) value <- .r_voice(value)   # a sentence (selection_confidence): R's spelling
   if (identical(fields[[field]][1], "scale") && field == "sigma") sqrt(value) else value
 }
 
