@@ -208,8 +208,8 @@ class PlainBaseline:
 def _baseline(res, where):
     coef = getattr(res, "params", None)
     if coef is None and isinstance(getattr(res, "coef", None), pd.Series):   # best_subset_nonprivate
-        return Column(res, False, "", list(res.forced), list(res.candidates), set(res.support),
-                      res.coef.astype(float))
+        return Column(res, False, str(getattr(res, "response", "") or ""), list(res.forced),
+                      list(res.candidates), set(res.support), res.coef.astype(float))
     if coef is None:
         raise TypeError(f"{where}: expected a result of dp_best_subset, or a non-private baseline with "
                         f"coefficients (a statsmodels results object, best_subset_nonprivate); got "

@@ -386,6 +386,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   tidy_df$term <- .rename(tidy_df$term, map)
   glance_df <- .plain_frame(plain$glance)
   glance_df$formula <- .formula_string(formula)
+  if (!is.null(glance_df$selection_verdict)) glance_df$selection_verdict <- .r_voice(glance_df$selection_verdict)
   structure(list(
     support = .rename(plain$support, map),
     coefficients = coefs,
