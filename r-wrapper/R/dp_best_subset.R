@@ -60,7 +60,10 @@
 #' Logical columns are 0/1 columns with the public bound 1. Numeric columns
 #' need bounds (below). Dates and list columns are refused. Missing values in
 #' the columns the formula uses are an error (rows are never dropped: that
-#' would change n).
+#' would change n). R cannot tell levels fixed in advance from levels learned by
+#' `factor(x)` when all of them occur in sorted order: such factors get a
+#' warning of class `"dpsubset_privacy_leak"` (one per call, naming the
+#' columns) unless `public_levels` names them.
 #'
 #' @section Bounds:
 #' Bounds are public: they must come from outside the data. `bounds = c(b_x, b_y)`
@@ -204,6 +207,18 @@
 #'   `FALSE`: nothing.
 #' @param na.action What to do with missing values: only `"fail"` (or
 #'   `na.fail`), see Missing values.
+#' @param subset As for `lm()`: an expression evaluated in `data` (then in the
+#'   caller's frame) that keeps rows, e.g. `subset = region == "north"`, or row
+#'   numbers. The number of rows kept is the n of the release, which the guarantee
+#'   takes as public (as it takes `nrow(data)`): use a subgroup whose size you
+#'   could publish, such as one fixed by the study design. An `NA` in a logical
+#'   subset is an error (rows are never dropped silently).
+#' @param public_levels Factor columns whose levels were fixed in advance from
+#'   public knowledge (a character vector, or `TRUE` for all). A factor whose
+#'   levels are exactly the values that occur, sorted, is what `factor(x)` and
+#'   `read.csv(stringsAsFactors = TRUE)` learn from the data; the call then warns
+#'   once (class `"dpsubset_privacy_leak"`), naming those columns, unless they
+#'   are listed here.
 #' @param ... Not used; an error if given (arguments are matched by name, as in
 #'   Python).
 #'

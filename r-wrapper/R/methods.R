@@ -126,7 +126,8 @@ summary.dpsubset <- function(object, ...) {
 }
 
 #' @rdname summary.dpsubset
-#' @return `coef(summary(fit))` is, as for lm, a numeric matrix with the terms in
+#' @section Value of coef(summary(fit)):
+#'   `coef(summary(fit))` is, as for lm, a numeric matrix with the terms in
 #'   rows (the always-in and selected columns) and the columns `Estimate` and,
 #'   with `inference = TRUE`, `Std. Error`, `z value` and `Pr(>|z|)` (private:
 #'   from the released standard errors; the tests are normal, not t).
@@ -498,7 +499,8 @@ augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "respon
 #' @param ... Further arguments of the Python `summary_table()` by name, e.g.
 #'   `title = "..."`, `all_terms = TRUE`, `coef_map = c(wt = "Weight", hp = "Horsepower")`
 #'   (modelsummary's named vector: these rows, in this order, with these labels),
-#'   `labels = c(wt = "Weight")` (rename only), `size = "small"`, `abbreviate = FALSE`.
+#'   `labels = c(wt = "Weight")` (rename only), `size = "small"`, `resize = TRUE`,
+#'   `abbreviate = FALSE` (LaTeX).
 #' @return A string of class `"dpsubset_table"` (printed as is), or a data.frame
 #'   (the row under a term is named `"<term> (std. error)"` or `"<term> (conf. int.)"`).
 #' @export
