@@ -193,6 +193,9 @@ _CLI_FIXES = [
     (re.compile(r"pass bounds=\.\.\. to fix.*$", re.S),
      "give public bounds: --codebook FILE (a CSV with the columns column,lo,hi,levels, limits known in "
      "advance) or --bounds BX BY"),
+    (re.compile(r"fix: write C\((\w+), levels=\[\.\.\.\]\).*likewise for the others.*$", re.S),
+     r"fix: list the levels of each of these columns in the codebook (--codebook, column 'levels', "
+     r"separated by |)"),
     (re.compile(r"fix: write C\((\w+), levels=\[\.\.\.\]\).*$", re.S),
      r"fix: list the levels of \1 in the codebook (--codebook, column 'levels', separated by |)"),
     (re.compile(r"Remove or impute them first, e\.g\..*$", re.S),
