@@ -142,7 +142,10 @@ def coef_plot(results, names=None, *, level=0.95, intercept=False, terms=None, a
     rows = _drawn_terms(fits, intercept, terms)
     k = len(fits)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.45 * len(rows) * max(1, (k + 1) // 2)))
+        # wide enough for the term names on the left and the legend on the right
+        labels = [n if c.private else f"{n} (NOT private)" for n, c in fits]
+        width = 4.2 + 0.075 * max(len(t) for t in rows) + 0.075 * max(len(x) for x in labels)
+        fig, ax = plt.subplots(figsize=(width, 1.5 + 0.45 * len(rows) * max(1, (k + 1) // 2)))
     else:
         fig = ax.figure
     offsets = np.linspace(0.22, -0.22, k) if k > 1 else np.zeros(1)
@@ -188,8 +191,11 @@ def coef_plot(results, names=None, *, level=0.95, intercept=False, terms=None, a
             "no private intervals (fit with inference=True)") if private else f"{100 * level:g}% intervals"
     if any(t not in c.selected for c in private for t in c.candidates):
         note += "; a term not selected is not drawn (0 by selection)"
-    ax.text(0.0, 1.01, note, transform=ax.transAxes, fontsize=7.5, va="bottom", ha="left", color="0.3")
-    ax.set_title(title or "Coefficients", pad=14, loc="left", fontsize=11)
+    import textwrap
+    ax.text(0.0, 1.01, textwrap.fill(note, 60), transform=ax.transAxes, fontsize=7.5, va="bottom", ha="left",
+            color="0.3")
+    ax.set_title(title or "Coefficients", pad=14 + 9 * textwrap.fill(note, 60).count("\n"), loc="left",
+                 fontsize=11)
     # the legend right of the axes: never on the points
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     fig.tight_layout()
@@ -270,7 +276,7 @@ def plan_plot(plan, *, ax=None, title=None):
             col = "p_true_support" if a is axes[0] else "median_width"
             hit = table[table[over] == needed]
             if len(hit) and math.isfinite(float(hit[col].iloc[0])):
-                a.plot([needed], [float(hit[col].iloc[0])], marker="o", ms=14, mfc="none", color="black",
+                a.plot([needed], [float(hit[col].iloc[0])], ls="none", marker="o", ms=14, mfc="none", color="black",
                        label=f"needed: {over} = {needed:g}")
         a.grid(alpha=0.3)
         if a.get_legend_handles_labels()[0]:

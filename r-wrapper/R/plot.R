@@ -92,7 +92,8 @@ plot.dpsubset <- function(x, compare = NULL, level = 0.95, intercept = FALSE, ma
                          main = if (is.null(main)) sprintf("dpsubset: %s", .formula_string(x$formula)) else main,
                          ...)
   graphics::mtext(sub, side = 3, line = 0.4, cex = 0.75)
-  graphics::axis(2, at = rev(seq_along(terms)), labels = terms, las = 1)
+  graphics::axis(2, at = rev(seq_along(terms)), labels = terms, las = 1,
+                 cex.axis = if (length(terms) > 8) 0.8 else 1)
   graphics::abline(v = 0, lty = 3, col = "grey50")
   cols <- grDevices::palette.colors(max(k, 2L), "Okabe-Ito")[seq_len(k) + 1L]
   cols[is.na(cols)] <- "black"
