@@ -624,7 +624,7 @@ print.dpsubset_bounds <- function(x, ...) {
 .privacy_list <- function(p, text) {
   structure(list(
     guarantee = p$guarantee,
-    statement = p$statement,
+    statement = .r_voice(p$statement),
     eps = p$eps,
     delta = p$delta,
     stages = .rows_df(p$stages, c(stage = "character", mechanism = "character", eps = "numeric",
@@ -633,7 +633,7 @@ print.dpsubset_bounds <- function(x, ...) {
     sensitivity = p$sensitivity,
     seeded = isTRUE(p$seeded),
     bounds_public = p$bounds_public,
-    leaks = .chr(p$leaks),
+    leaks = .r_voice(.chr(p$leaks)),
     exact_search = isTRUE(p$exact_search),
     gap_check_passed = if (is.null(p$gap_check_passed)) NA else p$gap_check_passed,
     all_certificates_closed = p$all_certificates_closed,

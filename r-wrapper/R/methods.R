@@ -184,19 +184,19 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     where <- if (identical(x$inference_mode, "split")) "refit on rows the selection did not see (split = TRUE)" else
       "conditional on the released support"
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
-                       "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
+                       "and the privacy noise of the refit (the dpsubset documentation, page 'inference')."), exdent = 2),
         sep = "\n")
     if (isTRUE(x$ball_binds) && isTRUE(x$truth_in_ball)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
                         "are shrunk towards 0; the intervals assume, as stated with truth_in_ball = TRUE, that the",
-                        "true coefficients lie inside the ball (Python docs: docs/guide/inference.md, \"When the",
+                        "true coefficients lie inside the ball (the dpsubset documentation, page 'inference', \"When the",
                         "ball binds\")."), exdent = 2), sep = "\n")
     } else if (isTRUE(x$ball_binds)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
                         "are shrunk towards 0 and the true coefficients may lie beyond the sphere. The intervals",
                         "allow for that: the end on the side where the truth may lie is that of least squares on",
                         "the private second moments (open, inf, for logistic), so they are wider than the refit's",
-                        "own noise would make them (Python docs: docs/guide/inference.md, \"When the ball binds\")."),
+                        "own noise would make them (the dpsubset documentation, page 'inference', \"When the ball binds\")."),
                   exdent = 2), sep = "\n")
     }
   } else if (isTRUE(x$inference_requested)) {   # inference = TRUE with the hinge loss
