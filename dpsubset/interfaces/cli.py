@@ -299,15 +299,6 @@ def _as_read(data, levels):
     return data
 
 
-def _blame(exc, args):
-    """The package's message, naming the option the user gave: a response interval that
-    came from the codebook is the codebook's, not --y-bounds'."""
-    text = str(exc)
-    if args.codebook and args.y_bounds is None:
-        text = text.replace("--y-bounds", "the codebook's row for the response")
-    return text
-
-
 def _write_out(res, path):
     from ..results.tables import summary_table
 
@@ -368,7 +359,7 @@ def _fit(args, parser):
                              response_levels=(None if args.response_levels is None
                                               else tuple(_level(v) for v in args.response_levels)))
     except (ValueError, TypeError) as exc:
-        _fail(parser, _blame(exc, args))
+        _fail(parser, str(exc))
     except SearchTimeout as exc:  # nothing was released: say why, without a traceback
         lines = cli_message(exc).strip().splitlines()[:MAX_ERROR_LINES]
         parser.exit(3, "\n".join([f"dpsubset fit: {lines[0]}"] + lines[1:]) + "\n")

@@ -34,6 +34,7 @@
   c("\\*\\*", "^"),
   c("raw=True", "raw = TRUE"),
   # results methods
+  c("terms are named as in res\\.terms \\(e\\.g\\..*$", "terms are named as in names(coef(fit))"),
   c("res\\.get_prediction\\(newdata\\)", "predict(fit, newdata, interval = \"confidence\")"),
   c("res\\.predict\\(newdata\\)", "predict(fit, newdata)"),
   c("res\\.summary\\(\\)", "summary(fit)"),

@@ -40,6 +40,9 @@ test_that("coef_map takes modelsummary's named vector and labels a named vector"
   expect_true("Renamed" %in% rownames(tab3))
   expect_error(summary_table(fit, coef_map = 1:2), "named character vector such as c(wt = \"Weight\"",
                fixed = TRUE)
+  err <- expect_error(summary_table(fit, coef_map = c(zz = "Z")), "not terms of any of the fits")
+  expect_match(conditionMessage(err), "names(coef(fit))", fixed = TRUE)
+  expect_false(grepl("res.terms", conditionMessage(err), fixed = TRUE))
 })
 
 test_that("terms(), formula() and update() work on a fit of mpg ~ .", {
