@@ -9,6 +9,7 @@ from .results.results import PredictionClippedWarning
 from .search.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
 from .results.tables import summary_table
+from .results.plots import coef_plot, plan_plot
 from .results.usefulness import BallBindsWarning, LowUtilityWarning
 from .inference.plan import Plan, plan
 
@@ -18,4 +19,4 @@ __all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "SearchMemoryLimit", "load_hitters",
            "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",
            "best_subset_nonprivate", "LowUtilityWarning", "BallBindsWarning", "PredictionClippedWarning",
-           "plan", "Plan"]
+           "plan", "Plan", "coef_plot", "plan_plot"]

@@ -54,6 +54,10 @@ class NonPrivateBestSubset:
     certificates : list
         The optimality certificates of the search (all closed).
     label : str
+    response : str
+        The dependent variable (a table's header).
+    nobs : int or None
+        Rows of the fit (a table's N).
     """
 
     support: list
@@ -66,6 +70,8 @@ class NonPrivateBestSubset:
     r: float
     certificates: list = field(default_factory=list, repr=False)
     label: str = LABEL
+    response: str = ""
+    nobs: int | None = None
 
 
 def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, keep=None, search="auto",
@@ -136,4 +142,5 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
                   "the exact best subset of the data", PrivacyLeakWarning, stacklevel=2)
     return NonPrivateBestSubset(support=support, score=value, coef=coef, forced=list(design.forced_names),
                                 candidates=list(design.candidate_names), s=int(s), lam=float(lam), r=float(r),
-                                certificates=certs)
+                                certificates=certs, response=str(design.response_name),
+                                nobs=int(design.X.shape[0]))

@@ -381,3 +381,66 @@ def test_timeout_advice_in_the_command_line_spelling():
     text = cli_message(timeout_advice(12, 3, search="auto", r=1.0, lam=2.0, time_limit=5.0))
     assert "--search enumeration" in text and "search='" not in text
     assert "--time-limit" in text and "--r (now 1)" in text and "--lam (now 2)" in text
+
+
+# ---------------------------------------------------------------- issue 39: short errors, intervals
+
+def _err_lines(capsys):
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--formula", "y ~ nosuchcolumn", "--bounds", "0.5", "0.5"], "nosuchcolumn"),
+    (["--formula", "y ~ .", "--bounds", "0.5", "0.5", "--s", "50"], "s"),
+    (["--formula", "y ~ .", "--bounds", "0.5", "0.5", "--keep", "zz"], "zz"),
+])
+def test_a_data_error_is_short_and_has_no_usage_text(csv, capsys, extra, msg):
+    argv = ["fit", csv, "--eps", "2", "--s", "2", "--seed", "1"] + extra
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    lines = _err_lines(capsys)
+    assert 1 <= len(lines) <= 5, lines
+    assert not any(ln.startswith("usage:") or ln.lstrip().startswith("[--") for ln in lines), lines
+    assert lines[0].startswith("dpsubset fit: error: ") and msg in lines[0]
+
+
+def test_the_csv_output_carries_the_private_intervals(csv, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    assert main(["fit", csv, "--formula", "y ~ .", "--eps", "8", "--s", "2", "--bounds", "0.5", "0.5",
+                 "--inference", "--seed", "1", "--out", str(out)]) == 0
+    tidy = pd.read_csv(out)
+    assert {"std.error", "conf.low", "conf.high"} <= set(tidy.columns)
+    sel = tidy[tidy["selected"] | tidy["forced"]]
+    assert (sel["conf.low"] <= sel["estimate"]).all() and (sel["estimate"] <= sel["conf.high"]).all()
+    plain = tmp_path / "p.csv"
+    main(["fit", csv, "--formula", "y ~ .", "--eps", "8", "--s", "2", "--bounds", "0.5", "0.5", "--seed", "1",
+          "--out", str(plain)])
+    assert "conf.low" not in pd.read_csv(plain).columns      # none released: none written
+
+
+def test_repeated_header_names_are_refused_as_the_api_refuses_them(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("y,a,b,a\n" + "\n".join(f"{i % 3 - 1},{(i % 5) / 5},{(i % 7) / 7},{(i % 2) / 2}"
+                                            for i in range(60)) + "\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(path), "--formula", "y ~ .", "--eps", "2", "--s", "1", "--bounds", "1", "1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "['a'] more than once" in err and "a.1" not in err and "usage:" not in err
+
+
+def test_a_bad_response_interval_in_the_codebook_is_the_codebooks(csv, tmp_path, capsys):
+    book = tmp_path / "book.csv"
+    cols = [c for c in pd.read_csv(csv, nrows=1).columns if c != "y"]
+    book.write_text("column,lo,hi\n" + "".join(f"{c},-1,1\n" for c in cols) + "y,0,1e300\n")
+    with pytest.raises(SystemExit):
+        main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "1", "--codebook", str(book)])
+    err = capsys.readouterr().err
+    assert "--y-bounds" not in err
+    assert "argument --codebook" in err and "column 'y'" in err
+    book.write_text("column,lo,hi\n" + "".join(f"{c},-1,1\n" for c in cols))
+    with pytest.raises(SystemExit):
+        main(["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "1", "--codebook", str(book),
+              "--y-bounds", "2", "1"])
+    assert "argument --y-bounds" in capsys.readouterr().err

@@ -367,7 +367,9 @@ def test_transform_new_matches_training_rows_and_clips(linear):
 
 
 def test_transform_new_scalar_bounds_and_errors(mixed):
-    D = quiet_build("y ~ x1 + np.log(x2 + 1)", mixed, bounds=(0.5, 3.0))
+    # np.log(x2 + 1) is undefined for x2 <= -1: under a scalar bound it needs a bound of its own
+    D = quiet_build("y ~ x1 + np.log(x2 + 1)", mixed,
+                    bounds=Bounds(x={"np.log(x2 + 1)": 0.5}, default=0.5, y=3.0))
     M = D.transform_new(pd.DataFrame({"x1": [9.0, -0.1], "x2": [100.0, 0.0]}))
     np.testing.assert_allclose(M, [[1.0, 0.5, 0.5], [1.0, -0.1, 0.0]])
     with pytest.raises(ValueError, match="newdata: missing columns"):
@@ -496,8 +498,9 @@ def test_r_bridge_passes_its_functions_in_the_context_not_its_globals(mixed):
 
     assert "sqrt" not in vars(rb)  # no globals().update(R_FORMULA_FUNCTIONS)
     df = mixed.assign(x1=mixed.x1.abs())
-    res = rb._call_dp_best_subset("y ~ sqrt(x1) + x2", df, dict(eps=1.0, s=1, bounds=(1.0, 3.0),
-                                                              random_state=0))
+    # sqrt needs its variable's domain (a scalar bound clips the column, not x1)
+    res = rb._call_dp_best_subset("y ~ sqrt(x1) + x2", df, dict(eps=1.0, s=1, random_state=0,
+                                                              bounds=Bounds(x={"x1": (0, 3)}, default=1.0, y=3.0)))
     assert "sqrt(x1)" in res.candidates
 
 

@@ -107,10 +107,17 @@ def test_an_own_interval_maps_infinities_to_its_ends_and_nan_to_its_midpoint():
     assert np.all(np.isfinite(Dm.X)) and Dm.bounds_public
 
 
-def test_a_scalar_bound_is_the_terms_own_bound():
+def test_a_scalar_bound_of_the_term_is_its_own_bound():
     D = _data()
-    Dm = build_design("y ~ a + np.log(b)", _replace(D, "b", 0.0), bounds=(1.0, 2.0))
+    # given to the term itself: its fixed rule (-inf to the lower end) applies
+    Dm = build_design("y ~ a + np.log(b)", _replace(D, "b", 0.0),
+                      bounds=Bounds(x={"np.log(b)": 1.0}, default=1.0, y=2.0))
     assert Dm.X[0, Dm.candidate_names.index("np.log(b)")] == -1.0 and Dm.bounds_public
+    # the scalar bound of every column says nothing of b's domain: refused (issue 39),
+    # whatever the data, before they are read
+    for value in (0.0, -1.0, 2.0):
+        with pytest.raises(ValueError, match="a scalar bound clips the model's column, not 'b'"):
+            build_design("y ~ a + np.log(b)", _replace(D, "b", value), bounds=(1.0, 2.0))
 
 
 @pytest.mark.parametrize("formula,book,term,var", [

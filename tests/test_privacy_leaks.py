@@ -180,7 +180,7 @@ def test_item4_pickle_holds_no_session_values():
     c = 0.5  # noqa: F841
     data = df.assign(x2=SENTINELS)
     res = dps.dp_best_subset("y ~ x1 + _halve(x2) + np.log(x2) + I(x1 * c)", data, eps=1.0, s=1,
-                             bounds=(1, 1), random_state=0)
+                             bounds=dps.Bounds(x={"np.log(x2)": 1}, default=1, y=1), random_state=0)
     ctx = res._predictor.eval_context
     assert {"_halve", "c"} <= set(ctx) <= {"_halve", "np", "c"}
     assert all(callable(v) or inspect.ismodule(v) or np.isscalar(v) for v in ctx.values())

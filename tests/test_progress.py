@@ -175,7 +175,7 @@ def test_dp_best_subset_shows_the_bar_on_a_terminal_by_default(verbose, shown, m
         text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
         for line in filter(None, (part.strip() for part in re.split(r"[\r\n]", text))):
             assert re.fullmatch(
-                r"dp_best_subset: (design|selection \(top_r\)|refit) \| \d+ s spent, \d+ s left of "
+                r"dp_best_subset: (design|selection \(top_r\)( \([^()|]*\))?|refit) \| \d+ s spent, \d+ s left of "
                 r"time_limit=100 s \|[^|]*\| \d/3 stages", line), line
         for value in res.params[res.params != 0]:
             assert f"{value:.3g}" not in text
@@ -227,3 +227,50 @@ def test_the_bar_shows_on_a_terminal_that_does_not_say_its_size(monkeypatch):
             seen += chunk
     os.close(master)
     assert b"dp_best_subset: selection (top_r) |" in seen
+
+
+# --- how far the search has come, on the call's bar (issue 39) ---
+
+def test_the_search_relays_how_far_it_has_come_to_the_calls_bar(monkeypatch):
+    """A long selection used to sit at "1/3 stages": its loops now tell the call's bar their
+    relative gap or the share of their steps done, with verbose=None, as the API calls them."""
+    monkeypatch.setattr(prog, "PROGRESS_REFRESH", 0.02)
+    monkeypatch.setattr(prog, "NEWS_INTERVAL", 0.0)
+    term = _Terminal()
+    bar = prog.call_progress(True, Deadline(600), file=term)
+    bar.set_description("selection (top_r)")
+    sc, s = _problem(seed=4, p=14)
+    oa = OuterApproximation(sc, s, verbose=False, name="oa", cuts_per_round=0)
+    oa.add_cut(np.arange(s))
+    oa.solve("best support")
+    assert re.fullmatch(r"oa: best support: gap [0-9.e+-]+%?.*", bar._news), bar._news
+    out = _wait_for(term, "(oa: best support: gap")
+    assert "dp_best_subset: selection (top_r) (oa: best support: gap" in out
+    # a loop with a known number of steps: the share done
+    relay = progress(None, desc="mistake class 2: branch and bound", total=4, unit="base")
+    relay.update()
+    relay.set_postfix(nodes=17)
+    assert bar._news == "mistake class 2: branch and bound: 1/4 bases, 17 nodes"
+    bar.set_description("refit")
+    assert bar._news == ""                       # a new stage: no stale news
+    bar.close()
+    assert prog._ACTIVE == {}
+    assert progress(None, desc="x") is prog._NO_BAR     # no call's bar: nothing relayed
+
+
+def test_relayed_news_names_counts_and_gaps_only(monkeypatch):
+    term = _Terminal()
+    bar = prog.call_progress(True, Deadline(600), file=term)
+    relay = progress(False, desc="x")
+    relay.set_postfix(gap="1.0e-02", open=3, best=-123.456, lower=7.5)   # scores never pass
+    assert bar._news == "x: gap 1.0e-02, 3 nodes open"
+    bar.close()
+
+
+def test_the_search_finds_the_same_with_news_relayed(monkeypatch):
+    term = _Terminal()
+    bar = prog.call_progress(True, Deadline(600), file=term)
+    monkeypatch.setattr(prog, "NEWS_INTERVAL", 0.0)
+    _run_all_loops(False, monkeypatch)    # asserts the exact lists inside
+    assert bar._news != ""
+    bar.close()

@@ -47,8 +47,11 @@ CASES = [
      dict(eps=3.0, s=2, bounds=(1.0, 2.0), random_state=5)),
     ("transforms and explicit levels, mistakes", "y ~ x1 + x2 + x3 + log(x4 + 2) + factor(g, levels = c('a', 'b', 'c'))",
      "y ~ x1 + x2 + x3 + log(x4 + 2) + C(g, levels=['a', 'b', 'c'])", "sim",
-     "eps = 2, s = 2, method = 'mistakes', bounds = dpsubset_bounds(default = 1, y = 2), random_state = 9",
-     dict(eps=2.0, s=2, method="mistakes", bounds=dps.Bounds(default=1.0, y=2.0), random_state=9)),
+     # log() needs x4's domain: a scalar default clips the column only (issue 39)
+     "eps = 2, s = 2, method = 'mistakes', bounds = dpsubset_bounds(x = list(x4 = c(-1, 1)), default = 1, y = 2), "
+     "random_state = 9",
+     dict(eps=2.0, s=2, method="mistakes", bounds=dps.Bounds(x={"x4": (-1, 1)}, default=1.0, y=2.0),
+          random_state=9)),
     ("no intercept, keep, refit split", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "sim",
      "eps = 2, s = 2, keep = 'x5', eps_select = 1.5, bounds = c(1, 2), r = 2, lam = 3, random_state = 3",
      dict(eps=2.0, s=2, keep="x5", eps_select=1.5, bounds=(1.0, 2.0), r=2.0, lam=3.0, random_state=3)),

@@ -293,3 +293,52 @@ def test_private_inference_shows_its_standard_errors_and_its_eps(fits):
         assert frame.loc[f"{term} (std. error)", "(1)"] == f"({dps.results.summary._num(res.bse[term])})"
     assert "eps (inference)" not in dps.summary_table(list(fits), fmt="frame").index
     assert r"$\varepsilon$ (inference)" in dps.summary_table([res, fits[0]], fmt="latex")
+
+
+# ---------------------------------------------------------------- issue 39: a page, by default
+
+@pytest.fixture(scope="module")
+def three_with_baselines(hitters):
+    df, bounds = hitters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = dps.dp_best_subset("Salary ~ .", df, eps=2.0, s=5, bounds=bounds, random_state=2026, inference=True)
+        m = dps.dp_best_subset("Salary ~ .", df, eps=16.0, s=5, bounds=bounds, random_state=7,
+                               method="mistakes", inference=True)
+        npv = dps.best_subset_nonprivate("Salary ~ .", df, s=5, bounds=bounds)
+    return a, m, npv
+
+
+@pytest.mark.parametrize("statistic", ["conf_int", "std_error"])
+def test_three_fits_with_a_non_private_column_fit_an_article_page(three_with_baselines, ols, tmp_path,
+                                                                  statistic):
+    a, m, npv = three_with_baselines
+    for i, third in enumerate([npv, ols]):
+        tex = dps.summary_table({"DP (eps = 2)": a, "DP mistakes (eps = 16)": m, "Non-private best subset": third},
+                                fmt="latex", statistic=statistic)
+        sub = tmp_path / f"{statistic}{i}"
+        sub.mkdir()
+        compile_table(tex, sub)      # no Overfull \hbox (this table ran 62-97 pt over the page)
+        assert r"\multicolumn{3}{c}{Salary}" in tex      # one dependent-variable header over every column
+        frame = dps.summary_table([a, m, third], fmt="frame")
+        assert (frame.loc["N"] == "263").all()          # N for every column, the baseline's too
+    # the long heading is set on two lines, the accounting words are short, and say so
+    assert r"DP mistakes\\(eps = 16)" in tex
+    assert r"approx." in tex and r"approx.: approximate" in tex
+
+
+def test_size_resize_and_abbreviate_are_options(three_with_baselines, tmp_path):
+    a, m, npv = three_with_baselines
+    fits = {"DP (eps = 2)": a, "DP mistakes (eps = 16)": m, "Non-private": npv}
+    full = dps.summary_table(fits, fmt="latex", statistic="conf_int", abbreviate=False, size="scriptsize")
+    assert "approximate" in full and "approx." not in full and r"\scriptsize" in full
+    compile_table(full, tmp_path)
+    big = dps.summary_table(fits, fmt="latex", statistic="conf_int", resize=True)
+    assert r"\resizebox{\linewidth}{!}{%" in big and "graphicx" in big.splitlines()[0]
+    sub = tmp_path / "resized"
+    sub.mkdir()
+    compile_table(big, sub, LATEX_PACKAGES + ("graphicx",))
+    with pytest.raises(ValueError, match="size"):
+        dps.summary_table(fits, fmt="latex", size="tiny")
+    with pytest.raises(TypeError, match="resize"):
+        dps.summary_table(fits, fmt="latex", resize="yes")

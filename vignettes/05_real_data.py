@@ -108,6 +108,36 @@ print(pd.concat([fit.params.rename("coef"), fit.conf_int().set_axis(["2.5 %", "9
                 axis=1).round(2))
 
 # %% [markdown]
+# ## The release in a picture
+#
+# `res.plot()` draws the released coefficients with their private 95 % intervals;
+# fits given beside it (here the non-private best subset, a statsmodels OLS would do
+# too) are drawn with open symbols and marked NOT private in the legend. A candidate
+# the private fit did not select is not drawn: its coefficient is 0 by selection, not
+# an estimate. `dps.summary_table({"DP": res, "non-private": ols}, fmt="latex")` is the
+# same comparison as a table for a paper (it fits an article page by default).
+
+# %%
+fig = res.plot({"non-private best subset": ols}, title="Wage: the release at eps = 20")
+
+# %% [markdown]
+# ## Planning before the data are seen
+#
+# `dps.plan` answers, from public inputs only, how many rows (or how much eps) a release
+# needs to find the true support for a model you assume: here p and s as in Wage, an
+# effect of 0.25 of a column's range on the response and the scalar bounds of a
+# standardised design. `plan(...).plot()` draws the probability that top-R releases the
+# true support, and (with `target_width`) the median width of the intervals, across the
+# grid, with the targets as dashed lines. Nothing in it reads the data.
+
+# %%
+plan = dps.plan(p=len(res.candidates), s=3, effect=0.25, r2=0.3, bounds=(1.0, 3.0), eps=20.0,
+                n_grid=[500, 1000, 3000] if QUICK else [250, 500, 1000, 2000, 3000, 5000, 10000],
+                trials=1 if QUICK else 3, target_width=0.5, random_state=1)
+print(plan)
+fig = plan.plot()
+
+# %% [markdown]
 # ## Across budgets
 #
 # One release can be lucky. The experiment below repeats the selection (no refit) at

@@ -261,7 +261,8 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
     arrays = _clip_and_map_rows(mat, settled, forced_names, candidate_names, args.n, gram)
     del mat
     for msg, _ in pending:
-        warnings.warn(msg, PrivacyLeakWarning, stacklevel=stacklevel)
+        if msg:   # one warning per kind (the learned levels name all their variables at once)
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=stacklevel)
     spec = DesignSpec(
         candidate_names=candidate_names,
         forced_names=forced_names,
@@ -401,19 +402,28 @@ def _prepare_frame(args, names):
 
 
 def _learned_levels(learned):
-    """(warning, leak) for each categorical variable whose levels were learned from the data."""
-    pending = []
-    for var in dict.fromkeys(v for v, _ in learned):
+    """(warning, leak) for the categorical variables whose levels were learned from the data:
+    one warning naming them all (eight text columns make one warning, not eight), and one
+    leak per variable in the privacy report."""
+    var_list = list(dict.fromkeys(v for v, _ in learned))
+    if not var_list:
+        return []
+    named = []
+    for var in var_list:
         exprs = sorted({e for v, e in learned if v == var and e != var})
-        where = f" (in {_fmt_names(exprs)})" if exprs else ""
-        pending.append((
-            f"categorical variable {var!r}{where}: its levels were learned from the data "
-            "(which levels occur is a function of the data, and they decide the columns of the design), so the "
-            f"result is not differentially private; fix: write C({var}, levels=[...]) with the levels known in "
-            f"advance, or make {var} a pandas Categorical with explicit categories",
-            f"categorical levels of {var!r} learned from the data",
-        ))
-    return pending
+        named.append(f"{var!r}" + (f" (in {_fmt_names(exprs)})" if exprs else ""))
+    first = var_list[0]
+    plural = len(var_list) > 1
+    message = (
+        f"categorical variable{'s' if plural else ''} {', '.join(named)}: "
+        f"{'their' if plural else 'its'} levels were learned from the data "
+        "(which levels occur is a function of the data, and they decide the columns of the design), so the "
+        f"result is not differentially private; fix: write C({first}, levels=[...]) with the levels known in "
+        f"advance, or make {first} a pandas Categorical with explicit categories"
+        + (", and likewise for the others" if plural else ""))
+    leaks = [f"categorical levels of {var!r} learned from the data" for var in var_list]
+    # the warning once; the other leaks with an empty message (build_design skips those)
+    return [(message, leaks[0])] + [("", leak) for leak in leaks[1:]]
 
 
 def _split_columns(mat, keep_list):

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from .formula import _fmt_names, _is_coding_call, normalise_name
-from .intervals import (_fmt_iv, _mul, _poly_raw_var, _pow, _powers_undefined, _Undefined, coding_range, enclosure,
+from .intervals import (undefined_somewhere, _fmt_iv, _mul, _poly_raw_var, _pow, _powers_undefined, _Undefined, coding_range, enclosure,
                         factor_enclosure)
 
 __all__ = ["Bounds", "as_bounds", "CodebookQuery", "ResolvedBounds", "resolve_codebook", "raw_intervals",
@@ -414,6 +414,14 @@ def _derive_polynomial(out, label, cols, factor, var_iv, q, used):
             _derive(out, c, iv, info.data_vars, used)
 
 
+def _undefined_without_box(info, var_iv, q):
+    """The reason a transform of variables without an interval may be undefined, or None."""
+    if info is None or info.tree is None or not info.data_vars or all(v in var_iv for v in info.data_vars):
+        return None   # every variable has an interval: enclosure() settles it
+    return undefined_somewhere(info.tree, list(info.data_vars), q.env, getattr(info, "aliases", {}),
+                               known={v: var_iv[v] for v in info.data_vars if v in var_iv})
+
+
 def _derive_term(out, label, cols, factors, var_iv, q, used):
     """A term's enclosure: the product of its factors' (a categorical factor ranges over
     its coding). Undefined on the box and no bound of its own: refused."""
@@ -434,6 +442,13 @@ def _derive_term(out, label, cols, factors, var_iv, q, used):
             iv, reason = enclosure(info.tree, var_iv, q.env, getattr(info, "aliases", {}))
             ivs.append(iv)
             why = why or reason
+    if why is None and q.fallback:
+        # a scalar bound clips the column, not its variables: a transform undefined for some
+        # of their values would set those rows to the midpoint unseen; refused, before the data
+        probe = [_undefined_without_box(q.factor_info.get(fac.expr), var_iv, q) for fac in factors]
+        probe = next((r for r in probe if r), None)
+        if probe is not None:
+            raise ValueError(undefined_message(label, probe, vars_, var_iv, scalar=True))
     iv = None
     if why is None and cols and all(v is not None for v in ivs):
         try:
@@ -482,7 +497,7 @@ def raw_intervals(xdict, data_columns):
             for key, val in xdict.items() if key in data_set}
 
 
-def undefined_message(term, why, variables, var_iv, *, response=False):
+def undefined_message(term, why, variables, var_iv, *, response=False, scalar=False):
     """The refusal of a term (or the response) that is undefined or unbounded somewhere
     on the codebook's box and has no bound of its own: it names the term, the reason,
     the intervals of its variables and both fixes. Public inputs only."""
@@ -493,6 +508,9 @@ def undefined_message(term, why, variables, var_iv, *, response=False):
     own = ("give the response its own bound (bounds y=(lo, hi), e.g. Bounds(x=codebook, y=(lo, hi)))"
            if response else f"give {term!r} its own interval in the codebook, e.g. {{{term!r}: (lo, hi)}}")
     names = _fmt_names(boxed) if boxed else "its variables"
+    if scalar:   # a scalar bound only: it clips the column, and says nothing of the variables' domain
+        names = _fmt_names(list(variables))
+        where = "; a scalar bound clips the model's column, not " + names
     return (f"bounds: {what} has no public bound: {why}{where}. This follows from the codebook and the "
             "formula alone and is refused before the data are read (a bound taken from the data would "
             f"leave no guarantee). Fix: give {names} an interval on which it is finite, or {own}: values "

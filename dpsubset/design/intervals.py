@@ -20,7 +20,8 @@ import numpy as np
 
 from .formula import _resolve
 
-__all__ = ["interval_of", "enclosure", "factor_enclosure", "coding_range", "product_range"]
+__all__ = ["interval_of", "enclosure", "factor_enclosure", "coding_range", "product_range",
+           "undefined_somewhere"]
 
 
 class _Undefined(Exception):
@@ -255,6 +256,74 @@ def enclosure(node, var_intervals, env, aliases=None):
         return _enclose(node, var_intervals, env, aliases or {}), None
     except _Undefined as exc:
         return None, exc.reason or f"{_text(node)} exceeds the floating-point range"
+
+
+#: The public values at which :func:`undefined_somewhere` tries a transform of variables
+#: that have no interval: negative, zero and positive, small and large.
+PROBE_VALUES = (-1000.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 1000.0)
+
+
+def undefined_somewhere(node, variables, env, aliases=None, known=None):
+    """Why an expression of variables with no public interval can be undefined, or None.
+
+    A scalar bound clips a model column, not the variables it is made of, so a term such
+    as ``np.log(x1)`` has no public domain: rows where it is undefined (nan) would be
+    set to the interval's midpoint without a word. This tries the expression on a fixed,
+    public grid of values (:data:`PROBE_VALUES` for each variable, at most three
+    variables), never on the data, and returns the reason when some value is nan
+    (infinite values are not: the clip takes them to the interval's ends).
+
+    Parameters
+    ----------
+    node : ast.AST
+        The expression.
+    variables : list of str
+        Its data columns (as the formula names them, after ``aliases``).
+    env : dict
+        Names the formula can use.
+    aliases : dict, optional
+        Sanitised name -> column name.
+    known : dict, optional
+        Variable -> its public interval: tried at its ends, its midpoint and 0 (if
+        inside) instead of the whole grid.
+
+    Returns
+    -------
+    str or None
+    """
+    import itertools
+
+    variables = list(dict.fromkeys(variables))
+    if not variables or len(variables) > 3:
+        return None
+    expr = node if isinstance(node, ast.Expression) else ast.Expression(body=node)
+    back = {col: name for name, col in (aliases or {}).items()}
+    known = known or {}
+
+    def values(v):
+        if v not in known:
+            return PROBE_VALUES
+        lo, hi = known[v]
+        return tuple(sorted({lo, (lo + hi) / 2, hi} | ({0.0} if lo <= 0 <= hi else set())))
+    grid = np.array(list(itertools.product(*(values(v) for v in variables))), dtype=float)
+    scope = dict(env)
+    scope.update({back.get(v, v): grid[:, i] for i, v in enumerate(variables)})
+    try:
+        with np.errstate(all="ignore"):
+            out = np.asarray(eval(compile(ast.fix_missing_locations(expr), "<formula>", "eval"),  # noqa: S307
+                                  {"__builtins__": {}}, scope), dtype=float)
+    except Exception:   # a function that does not take arrays: no verdict
+        return None
+    if out.shape != (len(grid),) or not np.isnan(out).any():
+        return None
+    example = grid[np.flatnonzero(np.isnan(out))[0]]
+    at = ", ".join(f"{v} = {x:g}" for v, x in zip(variables, example))
+    return f"{_text(expr.body)} is undefined for some values of {_fmt_names(variables)} (e.g. {at})"
+
+
+def _fmt_names(names):
+    names = [repr(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def coding_range(state):

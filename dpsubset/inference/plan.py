@@ -60,6 +60,12 @@ class Plan:
     eps_needed: float | None
     assumptions: str
 
+    def plot(self, **kwargs):
+        """Support recovery (and interval width) across the grid: a matplotlib Figure
+        (:func:`dpsubset.results.plots.plan_plot`)."""
+        from ..results.plots import plan_plot
+        return plan_plot(self, **kwargs)
+
     def __repr__(self):
         need = (f"n >= {self.n_needed:g}" if self.n_needed is not None else
                 f"eps >= {self.eps_needed:g}" if self.eps_needed is not None else

@@ -27,7 +27,9 @@ are fine. Levels are compared with a column as the CSV reader types it: a level
 the recovery table.
 
 Warnings are printed as one line each on stderr, in the command line's terms
-(which option fixes them), never pointing at Python source.
+(which option fixes them), never pointing at Python source. An error in the data,
+the codebook or the settings is printed as at most :data:`MAX_ERROR_LINES` lines on
+stderr, without the usage text (that is for a command line argparse cannot read).
 """
 from __future__ import annotations
 
@@ -166,12 +168,34 @@ def build_parser():
 
 
 OUT_SUFFIXES = (".csv", ".json", ".tex", ".md", ".html", ".htm", ".txt")
+#: Lines an error takes on stderr at most (the message first, then one line of help).
+MAX_ERROR_LINES = 5
+
+
+def _fail(parser, message, status=2):
+    """Stop with a short error on stderr: no usage text, at most MAX_ERROR_LINES lines."""
+    lines = [ln for ln in cli_message(message).strip().splitlines() if ln.strip()]
+    if len(lines) > MAX_ERROR_LINES - 1:
+        lines = lines[:MAX_ERROR_LINES - 2] + ["(message shortened)"]
+    lines.append(f"(see {parser.prog} --help)")
+    lines[0] = f"{parser.prog}: error: {lines[0]}"
+    parser.exit(status, "\n".join(lines) + "\n")
+
+
+def _csv_header(path):
+    """The header row of a CSV file as written (pandas renames repeats to 'x.1')."""
+    import csv
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        return next(csv.reader(fh), [])
 
 # Python-flavoured fixes in the package's messages, and what they are on the command line.
 _CLI_FIXES = [
     (re.compile(r"pass bounds=\.\.\. to fix.*$", re.S),
      "give public bounds: --codebook FILE (a CSV with the columns column,lo,hi,levels, limits known in "
      "advance) or --bounds BX BY"),
+    (re.compile(r"fix: write C\((\w+), levels=\[\.\.\.\]\).*likewise for the others.*$", re.S),
+     r"fix: list the levels of each of these columns in the codebook (--codebook, column 'levels', "
+     r"separated by |)"),
     (re.compile(r"fix: write C\((\w+), levels=\[\.\.\.\]\).*$", re.S),
      r"fix: list the levels of \1 in the codebook (--codebook, column 'levels', separated by |)"),
     (re.compile(r"Remove or impute them first, e\.g\..*$", re.S),
@@ -208,9 +232,15 @@ def _read_inputs(args, parser):
     from ..design.codebook import Bounds, apply_levels, read_codebook
 
     try:
+        header = _csv_header(args.data)
         data = pd.read_csv(args.data)
-    except (OSError, ValueError) as exc:
-        parser.error(f"argument data: cannot read {args.data!r}: {exc}")
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        _fail(parser, f"argument data: cannot read {args.data!r}: {exc}")
+    # the Python API refuses repeated column names; pandas would rename them silently
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        _fail(parser, f"argument data: the header of {args.data!r} names the column(s) {dup} more than once; "
+                      "give every column a distinct name")
     if args.codebook and args.bounds:
         parser.error("argument --bounds: give either --codebook or --bounds, not both")
     if args.y_bounds and not args.codebook:
@@ -220,23 +250,29 @@ def _read_inputs(args, parser):
         try:
             book = read_codebook(args.codebook)
         except OSError as exc:
-            parser.error(f"argument --codebook: cannot read {args.codebook!r}: {exc}")
+            _fail(parser, f"argument --codebook: cannot read {args.codebook!r}: {exc}")
         except ValueError as exc:
-            parser.error(f"argument --codebook: {exc}")
+            _fail(parser, f"argument --codebook: {exc}")
         try:
             data = apply_levels(_as_read(data, book.levels), book.levels)
         except ValueError as exc:
-            parser.error(f"argument --codebook: {exc}")
+            _fail(parser, f"argument --codebook: {exc}")
+        if args.y_bounds is not None:   # checked alone, so that its error names it and only it
+            try:
+                Bounds(y=tuple(args.y_bounds))
+            except (TypeError, ValueError) as exc:
+                _fail(parser, f"argument --y-bounds: {exc}")
         try:
             bounds = Bounds(x=dict(book.bounds), y=None if args.y_bounds is None else tuple(args.y_bounds))
-        except (TypeError, ValueError) as exc:
-            parser.error(f"argument --y-bounds: {exc}")
+        except (TypeError, ValueError) as exc:   # a row of the codebook (the response's too)
+            _fail(parser, "argument --codebook: " + re.sub(r"bounds x\['([^']+)'\]",
+                                                           rf"codebook {args.codebook!r}, column '\1'", str(exc)))
     for path in args.out:   # all checked before the fit: a release is not made twice
         if os.path.splitext(path)[1].lower() not in OUT_SUFFIXES:
-            parser.error(f"argument --out: {path!r} must end in one of {', '.join(OUT_SUFFIXES)}")
+            _fail(parser, f"argument --out: {path!r} must end in one of {', '.join(OUT_SUFFIXES)}")
     dup = sorted({p for p in args.out if args.out.count(p) > 1})
     if dup:
-        parser.error(f"argument --out: {dup} given twice; name each file once")
+        _fail(parser, f"argument --out: {dup} given twice; name each file once")
     return data, bounds
 
 
@@ -268,7 +304,8 @@ def _write_out(res, path):
 
     ext = os.path.splitext(path)[1].lower()
     if ext == ".csv":
-        res.tidy().to_csv(path, index=False)
+        # with --inference, broom's conf.low and conf.high (private 95 % intervals) too
+        res.tidy(conf_int=res.inference is not None).to_csv(path, index=False)
     elif ext == ".json":
         rep = res.privacy
         doc = dict(model={k: (list(v) if isinstance(v, tuple) else v)
@@ -322,9 +359,10 @@ def _fit(args, parser):
                              response_levels=(None if args.response_levels is None
                                               else tuple(_level(v) for v in args.response_levels)))
     except (ValueError, TypeError) as exc:
-        parser.error(cli_message(exc))
+        _fail(parser, str(exc))
     except SearchTimeout as exc:  # nothing was released: say why, without a traceback
-        parser.exit(3, f"dpsubset fit: {cli_message(exc)}\n")
+        lines = cli_message(exc).strip().splitlines()[:MAX_ERROR_LINES]
+        parser.exit(3, "\n".join([f"dpsubset fit: {lines[0]}"] + lines[1:]) + "\n")
     if args.format == "markdown":
         print(summary_table(res, fmt="markdown"))
     else:
@@ -339,7 +377,7 @@ def _fit(args, parser):
         try:
             _write_out(res, path)
         except OSError as exc:
-            parser.error(f"argument --out: cannot write {path!r}: {exc}")
+            _fail(parser, f"argument --out: cannot write {path!r}: {exc}")
         print(f"wrote {path}", file=sys.stderr if args.format in ("latex", "html") else sys.stdout)
     return 0
 
@@ -354,7 +392,7 @@ def _study(args, parser):
                                n_jobs=args.jobs, random_state=args.seed,
                                progress=not args.quiet and sys.stderr.isatty())
     except (ValueError, TypeError) as exc:
-        parser.error(str(exc))
+        _fail(parser, str(exc))
     print(recovery_table(frame))
     if args.out:
         frame.to_csv(args.out, index=False)

@@ -291,6 +291,9 @@ def result_to_plain(res):
     )
     # codebook entries for data columns this formula does not use (public: the user's keys)
     out["bounds_unused"] = [str(x) for x in getattr(res, "bounds_unused", [])]
+    # bounds of model columns derived from the codebook (public: interval arithmetic on it)
+    out["bounds_derived"] = {str(k): [float(x) for x in v]
+                             for k, v in (getattr(res, "bounds_derived", None) or {}).items()}
     levels = getattr(res, "response_levels", None)  # classification losses only
     out["response_levels"] = None if levels is None else [str(x) for x in levels]
     out["loss"] = str(getattr(res, "loss", "squared"))
@@ -510,8 +513,9 @@ def summary_table(results, model_names, fmt, renames, options):
 
     Parameters
     ----------
-    results : list of (DPSubsetResults or str)
-        Results, or their pickles (fits reloaded by R).
+    results : list of (DPSubsetResults or str or dict)
+        Results, or their pickles (fits reloaded by R), or an R ``lm()``/``glm()`` as the
+        keyword arguments of :class:`~dpsubset.results.columns.PlainBaseline` (NOT private).
     model_names : list of str or None
     fmt : str
     renames : list of dict
@@ -525,11 +529,14 @@ def summary_table(results, model_names, fmt, renames, options):
         ``{"text": str}``, ``{"frame": plain frame, "index": list of str}`` for
         ``fmt="frame"``, or ``{"error": {"type", "message"}}``.
     """
+    from ..results.columns import PlainBaseline
     from ..results.tables import summary_table as _table
 
     try:
         res = [result_from_pickle(r) if isinstance(r, str) else r for r in results]
-        res = [_renamed(r, dict(rn or {})) for r, rn in zip(res, renames)]
+        # an R lm()/glm() beside the private fits: its numbers, NOT private (labelled so)
+        res = [PlainBaseline(**r) if isinstance(r, dict) else _renamed(r, dict(rn or {}))
+               for r, rn in zip(res, renames)]
         out = _table(res, model_names=model_names, fmt=fmt, **dict(options or {}))
     except Exception as exc:
         return dict(error=dict(type=type(exc).__name__, message=str(exc)))

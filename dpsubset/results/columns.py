@@ -22,7 +22,7 @@ import pandas as pd
 from ..privacy.leaks import NotReleasedError
 from ..privacy.report import PrivacyReport
 
-__all__ = ["Column", "as_column", "METHOD_NAMES", "PRIVACY_ROWS", "OPTIONAL_ROWS", "INTERCEPTS"]
+__all__ = ["Column", "PlainBaseline", "as_column", "METHOD_NAMES", "PRIVACY_ROWS", "OPTIONAL_ROWS", "INTERCEPTS"]
 
 #: The accounting rows under the coefficients, in order.
 PRIVACY_ROWS = ("Method", "Loss", "Refit", "s", "p", "N", "eps", "eps (select + refit)",
@@ -35,7 +35,7 @@ METHOD_NAMES = {"top_r": "top-R", "mistakes": "mistakes", "samp_agg": "subsample
                 "dp_sis": "DP-SIS", "exponential": "exponential", "lei_ic": "Lei et al. IC",
                 "mcmc": "MCMC"}
 #: Names of an intercept in a baseline (patsy / formulaic: Intercept; statsmodels' add_constant: const).
-INTERCEPTS = ("Intercept", "const")
+INTERCEPTS = ("Intercept", "const", "(Intercept)")
 #: Cell of a candidate that a fit did not select (its coefficient is 0 by selection).
 NOT_SELECTED = "\u2014"
 #: Cell of a selected term when the fit has no coefficients (``refit=False``).
@@ -152,7 +152,8 @@ class Column:
         res = self.result
         if not self.private:
             model = getattr(res, "model", None)
-            method = type(model).__name__ if model is not None else "best subset"
+            method = (getattr(res, "method_name", None) or
+                      (type(model).__name__ if model is not None else "best subset"))
             nobs = getattr(res, "nobs", None)
             nobs = "" if nobs is None else str(int(nobs))
             return [method, "", "", "", "", nobs, "", "", "", "", "none", "", ""]
@@ -170,11 +171,45 @@ class Column:
                 "all certified" if rep.exact_search else "not needed"]
 
 
+class PlainBaseline:
+    """A NON-PRIVATE fit given as plain numbers (R's ``lm()`` or ``glm()`` through the R
+    wrapper): the statsmodels attributes a table reads.
+
+    Parameters
+    ----------
+    names : list of str
+        Terms, in the model's order.
+    coef, se : list of float
+        Coefficients and their standard errors (None: not given).
+    nobs : int
+        Rows of the fit.
+    response : str
+        The dependent variable.
+    method : str
+        What the Method row shows (``"lm"``, ``"glm"``).
+    df_resid : float, optional
+        Residual degrees of freedom: t intervals (lm); None: normal intervals (glm).
+    """
+
+    def __init__(self, names, coef, se=None, *, nobs, response="", method="baseline", df_resid=None):
+        self.params = pd.Series([float(v) for v in coef], index=[str(t) for t in names], dtype=float)
+        self.bse = None if se is None else pd.Series([float(v) for v in se], index=self.params.index,
+                                                    dtype=float)
+        self.nobs, self.response, self.method_name, self.df_resid = int(nobs), str(response), str(method), df_resid
+
+    def conf_int(self, alpha=0.05):
+        from scipy import stats
+        if self.bse is None:
+            return None
+        q = (stats.t.ppf(1 - alpha / 2, self.df_resid) if self.df_resid else stats.norm.ppf(1 - alpha / 2))
+        return pd.DataFrame({0: self.params - q * self.bse, 1: self.params + q * self.bse})
+
+
 def _baseline(res, where):
     coef = getattr(res, "params", None)
     if coef is None and isinstance(getattr(res, "coef", None), pd.Series):   # best_subset_nonprivate
-        return Column(res, False, "", list(res.forced), list(res.candidates), set(res.support),
-                      res.coef.astype(float))
+        return Column(res, False, str(getattr(res, "response", "") or ""), list(res.forced),
+                      list(res.candidates), set(res.support), res.coef.astype(float))
     if coef is None:
         raise TypeError(f"{where}: expected a result of dp_best_subset, or a non-private baseline with "
                         f"coefficients (a statsmodels results object, best_subset_nonprivate); got "
@@ -186,7 +221,7 @@ def _baseline(res, where):
     if coef is None:
         raise TypeError(f"{where}: the baseline's params are not numbers")
     model = getattr(res, "model", None)
-    response = getattr(model, "endog_names", None)
+    response = getattr(model, "endog_names", None) or getattr(res, "response", None)
     forced = [t for t in names if t in INTERCEPTS]
     return Column(res, False, response if isinstance(response, str) else "", forced,
                   [t for t in names if t not in forced], set(names), coef)

@@ -710,6 +710,11 @@ class DPSubsetResults:
         row.update(glance_inference(self))
         return pd.DataFrame([row])
 
+    def plot(self, others=None, **kwargs):
+        """A coefficient plot, ``others`` ({name: fit}) beside: :func:`~dpsubset.results.plots.coef_plot`."""
+        from .plots import coef_plot
+        return coef_plot({"DP": self, **dict(others or {})}, **kwargs)
+
     def summary(self, title=None):
         """A statsmodels ``Summary`` of the fit.
 

@@ -24,7 +24,7 @@ import os
 import pandas as pd
 
 from .columns import FORCED_NO_COEF, NOT_SELECTED, OPEN_END, OPTIONAL_ROWS, PRIVACY_ROWS, SELECTED_NO_COEF, as_column
-from .latex import LATEX_PACKAGES, render_latex
+from .latex import LATEX_PACKAGES, SIZES, render_latex
 from .summary import DPSummary, _latex_escape, _num
 
 __all__ = ["summary_table", "FORMATS", "LATEX_PACKAGES", "NOT_SELECTED", "STATISTICS", "PRIVACY_ROWS"]
@@ -278,7 +278,7 @@ def _latex_own(text):
 def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_map=None, labels=None,
                   statistic="std_error", conf_level=0.95, dep_var=True, privacy_rows=None,
                   internal_names=False, title=None, label=None, notes=None, digits=None, align=True,
-                  file=None, escape=True):
+                  file=None, escape=True, size=None, resize=False, abbreviate=True):
     r"""Several fits side by side: terms as rows, fits as columns, privacy at the bottom.
 
     Parameters
@@ -348,6 +348,15 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
     escape : bool, default True
         Escape the title, labels, model names and notes for LaTeX (``& % _ $ # { } ~ ^ \``)
         and HTML (``& < >``). False inserts them as written, for LaTeX math in labels.
+    size : {"normalsize", "small", "footnotesize", "scriptsize"}, optional
+        LaTeX: the table's font size. Default: the largest at which the table fits an
+        ``article`` page (345 pt), judged from the widths of its cells.
+    resize : bool, default False
+        LaTeX: scale the table, notes included, to ``\linewidth`` (``\resizebox``; the
+        preamble then needs ``graphicx`` too).
+    abbreviate : bool, default True
+        LaTeX: short words in the accounting rows (``obj.\ pert.``, ``approx.``,
+        ``sel.\,+\,ref.``), each explained in a note under the table.
 
     Returns
     -------
@@ -384,8 +393,10 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
 
     (``align=False``: no ``dcolumn``). In TeX Live ``dcolumn`` is in the
     ``tools`` bundle (Debian ``texlive-latex-base``), ``booktabs`` in
-    latex-recommended, ``threeparttable`` in latex-extra. A three-fit table fits an
-    ``article`` page.
+    latex-recommended, ``threeparttable`` in latex-extra. Long column headings are set on two
+    lines, and the font size is the largest at which the table fits an ``article`` page
+    (``size=`` and ``resize=`` override it), so that a three-fit table with a non-private
+    column and intervals fits the page.
 
     Examples
     --------
@@ -404,8 +415,11 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
     if fmt not in FORMATS:
         raise ValueError(f"fmt: expected one of {FORMATS}; got {fmt!r}")
     names = from_dict or _check_names(model_names, len(columns))
+    if size is not None and size not in SIZES:
+        raise ValueError(f"size: expected one of {tuple(SIZES)} or None (the largest that fits); got {size!r}")
     for arg, val in (("all_terms", all_terms), ("escape", escape), ("dep_var", dep_var),
-                     ("internal_names", internal_names), ("align", align)):
+                     ("internal_names", internal_names), ("align", align), ("resize", resize),
+                     ("abbreviate", abbreviate)):
         if not isinstance(val, bool):
             raise TypeError(f"{arg}: expected True or False; got {val!r}")
     for arg, val in (("title", title), ("label", label)):
@@ -447,7 +461,7 @@ def summary_table(results, model_names=None, fmt=None, *, all_terms=False, coef_
         own = _notes(columns, names, heads, rows, statistic, conf_level, _latex_own, user)
         out = render_latex(rows, names, groups=groups, title=title, label=label,
                            notes=own + [user(n) for n in extra_notes], escape=escape, align=align,
-                           not_selected=NOT_SELECTED)
+                           not_selected=NOT_SELECTED, size=size, resize=resize, abbreviate=abbreviate)
     else:
         table_notes = _notes(columns, names, heads, rows, statistic, conf_level, str, str) + extra_notes
         if fmt == "markdown":

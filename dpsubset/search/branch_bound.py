@@ -635,7 +635,7 @@ def branch_and_bound(scorer, s, *, keep=1, center=None, inside=None, cutoff=np.i
             dived += from_stack
             if max_nodes is not None and nodes > max_nodes:
                 raise NodeBudgetExceeded(f"{problem}: more than {max_nodes} nodes")
-            if verbose:  # counts and the relative gap only, never a score
+            if verbose or bar.due():  # counts and the relative gap only, never a score
                 bar.update()
                 bar.set_postfix(open=len(heap) + len(stack), scored=scored,
                                 gap=format_gap(relative_gap(bound, best.threshold)))

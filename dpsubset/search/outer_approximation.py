@@ -339,7 +339,7 @@ class OuterApproximation(FamilyMaster):
         it = 0
         for it in range(1, max_iter + 1):
             bar.update()
-            if self.verbose and it > 1:  # the relative gap of the previous round (no bounds:
+            if (self.verbose or bar.due()) and it > 1:  # the relative gap of the previous round (no bounds:
                 # they are scores of the data)
                 bar.set_postfix(gap=format_gap(relative_gap(lower, self.best_value)),
                                 cuts=self.n_cuts)

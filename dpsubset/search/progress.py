@@ -5,7 +5,9 @@
 - ``None`` (the default, "auto"): one bar for the whole call, on stderr, only when
   stderr is a terminal and only once the call has run for :data:`PROGRESS_DELAY`
   seconds (a quick call prints nothing). It names the stage (design, selection,
-  refit), the seconds spent and the seconds left before ``time_limit``.
+  refit), how far the stage's search has come (its relative gap, or the share of the
+  bases of a mistake class searched: the news a loop of the search relays through
+  :func:`progress`), the seconds spent and the seconds left before ``time_limit``.
 - ``True``: the same bar at once and wherever stderr goes, plus the bars of the
   search's loops (:func:`progress`) and, after the selection, its solves.
 - ``False``: nothing.
@@ -34,6 +36,10 @@ PROGRESS_REFRESH = 1.0
 class _NoBar:
     """Stands in for a tqdm bar when nothing is shown: every call is a no-op."""
 
+    def due(self):
+        """Whether the loop should compute its news now (never: nobody reads it)."""
+        return False
+
     def update(self, n=1):
         pass
 
@@ -48,17 +54,64 @@ class _NoBar:
 
 
 _NO_BAR = _NoBar()
+#: The call's bar of each thread that runs a call with a bar (thread id -> CallProgress).
+_ACTIVE = {}
+#: Seconds between two pieces of news a loop relays to the call's bar.
+NEWS_INTERVAL = 0.5
+# What a loop's news may name on the call's bar: counts and the scale-free gap only.
+_NEWS_KEYS = {"gap": "gap {}", "open": "{} nodes open", "nodes": "{} nodes", "cuts": "{} cuts",
+              "added": "{} added"}
+
+
+class _Relay:
+    """A loop's bar in the automatic mode: its news (how far it has come) goes into the
+    call's bar instead of a bar of its own. ``due()`` tells the loop when to compute it
+    (every :data:`NEWS_INTERVAL` seconds), so a hot loop pays one clock read per step."""
+
+    def __init__(self, call, desc, total, unit):
+        self._call, self._desc, self._total, self._unit = call, desc, total, unit
+        self._n, self._next = 0, 0.0
+
+    def due(self):
+        now = time.perf_counter()
+        if now < self._next:
+            return False
+        self._next = now + NEWS_INTERVAL
+        return True
+
+    def update(self, n=1):
+        self._n += int(n)
+        if self._total and self.due():   # the share of the loop's steps done (public counts)
+            self._call.news(f"{self._desc}: {self._n}/{self._total} {self._unit}s")
+
+    def set_postfix(self, *args, **kwargs):
+        parts = [fmt.format(kwargs[k]) for k, fmt in _NEWS_KEYS.items() if k in kwargs]
+        if self._total:
+            parts.insert(0, f"{self._n}/{self._total} {self._unit}s")
+        if parts:
+            self._call.news(f"{self._desc}: " + ", ".join(parts) if self._desc else ", ".join(parts))
+
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def close(self):
+        pass
 
 
 def progress(verbose, **kwargs):
     """A transient tqdm bar (stderr) of one loop of the search when ``verbose`` is
-    True, else a shared no-op object, so the loops pay nothing for progress reporting
-    when it is off (the automatic mode, ``verbose=None``, shows the call's bar only).
+    True; when the call shows its own bar (the automatic mode on a terminal), a relay of
+    the loop's news to it; else a shared no-op object, so the loops pay nothing for
+    progress reporting when it is off.
 
     What a bar shows is public or scale-free: counts, times and relative gaps
-    (:func:`dpsubset.search.limits.relative_gap`), never scores or bounds."""
-    if not verbose:  # False, and None (the automatic mode)
-        return _NO_BAR
+    (:func:`dpsubset.search.limits.relative_gap`), never scores or bounds. A loop computes
+    its news when ``verbose`` is True or ``bar.due()``."""
+    if not verbose:  # False, and None (the automatic mode): the call's bar, if any
+        call = _ACTIVE.get(threading.get_ident())
+        if call is None:
+            return _NO_BAR
+        return _Relay(call, kwargs.get("desc") or "", kwargs.get("total"), kwargs.get("unit") or "step")
     from tqdm.auto import tqdm
     kwargs.setdefault("leave", False)
     return tqdm(**kwargs)
@@ -120,9 +173,11 @@ def call_progress(verbose, clock, *, stages=3, file=None):
                         delay=PROGRESS_DELAY if verbose is None else 0.0, caller=sys._getframe(1))
 
 
-def bar_text(stage, *, spent, left, limit):
-    """The text of the call's bar: the stage, the seconds spent and, with a time limit,
-    the seconds left before it (docs/guide/time-limits.md shows it)."""
+def bar_text(stage, *, spent, left, limit, news=""):
+    """The text of the call's bar: the stage, how far its search has come (``news``), the
+    seconds spent and, with a time limit, the seconds left before it
+    (docs/guide/time-limits.md shows it)."""
+    stage = f"{stage} ({news})" if news else stage
     if left is None:
         return f"dp_best_subset: {stage} | {spent:.0f} s spent, no time limit"
     return (f"dp_best_subset: {stage} | {spent:.0f} s spent, {left:.0f} s left of "
@@ -143,8 +198,9 @@ class CallProgress:
         self._clock, self._stages, self._file, self._delay = clock, int(stages), file, float(delay)
         self._owner, self._caller = threading.get_ident(), caller
         self._t0 = time.perf_counter()
-        self._stage, self._done = "design", 0
+        self._stage, self._done, self._news = "design", 0, ""
         self._bar = None
+        _ACTIVE[self._owner] = self   # the search's loops relay their news here (progress())
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dpsubset-progress", daemon=True)
@@ -176,7 +232,7 @@ class CallProgress:
             if self._stop.is_set() and self._bar is None:
                 return
             text = bar_text(self._stage, spent=time.perf_counter() - self._t0,
-                            left=self._clock.left(), limit=self._clock.limit)
+                            left=self._clock.left(), limit=self._clock.limit, news=self._news)
             if self._bar is None:
                 from tqdm.auto import tqdm
                 # the text in the constructor: its first draw shows it too
@@ -189,9 +245,14 @@ class CallProgress:
             self._bar.n = self._done
             self._bar.refresh()
 
+    def news(self, text):
+        """How far the stage's search has come (a loop's counts or relative gap, from
+        :func:`progress`); shown at the next redraw, cleared when the stage changes."""
+        self._news = str(text)
+
     def set_description(self, stage):
         """Name the stage that starts (public: "design", "selection", "refit")."""
-        self._stage = str(stage)
+        self._stage, self._news = str(stage), ""
         if self._bar is not None or self._due():
             self._draw()
 
@@ -212,6 +273,8 @@ class CallProgress:
         with self._lock:
             self._stop.set()
             self._caller = None  # the call's frame holds its data: do not keep it alive
+            if _ACTIVE.get(self._owner) is self:
+                del _ACTIVE[self._owner]
             if self._bar is not None:
                 self._bar.close()
                 self._bar = None

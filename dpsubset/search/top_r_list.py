@@ -212,7 +212,7 @@ class TopRListSearch:
             while True:
                 v = _rth_score(pool_S, pool_c, R)
                 bar.update()
-                if self.verbose:
+                if self.verbose or bar.due():
                     bar.set_postfix(added=rounds, pool=sum(len(c) for c in pool_c))
                 # Everything outside the pool has >= min_mistakes mistakes; the R best
                 # of the pool are the R best overall once that family is bounded by v.

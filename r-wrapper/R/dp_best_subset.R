@@ -60,7 +60,10 @@
 #' Logical columns are 0/1 columns with the public bound 1. Numeric columns
 #' need bounds (below). Dates and list columns are refused. Missing values in
 #' the columns the formula uses are an error (rows are never dropped: that
-#' would change n).
+#' would change n). R cannot tell levels fixed in advance from levels learned by
+#' `factor(x)` when all of them occur in sorted order: such factors get a
+#' warning of class `"dpsubset_privacy_leak"` (one per call, naming the
+#' columns) unless `public_levels` names them.
 #'
 #' @section Bounds:
 #' Bounds are public: they must come from outside the data. `bounds = c(b_x, b_y)`
@@ -204,6 +207,18 @@
 #'   `FALSE`: nothing.
 #' @param na.action What to do with missing values: only `"fail"` (or
 #'   `na.fail`), see Missing values.
+#' @param subset As for `lm()`: an expression evaluated in `data` (then in the
+#'   caller's frame) that keeps rows, e.g. `subset = region == "north"`, or row
+#'   numbers. The number of rows kept is the n of the release, which the guarantee
+#'   takes as public (as it takes `nrow(data)`): use a subgroup whose size you
+#'   could publish, such as one fixed by the study design. An `NA` in a logical
+#'   subset is an error (rows are never dropped silently).
+#' @param public_levels Factor columns whose levels were fixed in advance from
+#'   public knowledge (a character vector, or `TRUE` for all). A factor whose
+#'   levels are exactly the values that occur, sorted, is what `factor(x)` and
+#'   `read.csv(stringsAsFactors = TRUE)` learn from the data; the call then warns
+#'   once (class `"dpsubset_privacy_leak"`), naming those columns, unless they
+#'   are listed here.
 #' @param ... Not used; an error if given (arguments are matched by name, as in
 #'   Python).
 #'
@@ -263,18 +278,24 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                                       "pyomo", "scip"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
                            memory_limit = NULL, random_state = NULL, verbose = NULL, method_options = NULL, na.action = "fail",
-                           ...) {
+                           subset = NULL, public_levels = NULL, ...) {
   cl <- match.call()
   # do.call() puts the data.frame itself into the call: keep only a placeholder name;
   # and a formula object in the call would carry its environment (and the data in it).
   if (!is.null(cl$data) && !is.name(cl$data) && !is.call(cl$data)) cl$data <- as.name("data")
   if (inherits(cl$formula, "formula")) environment(cl$formula) <- globalenv()
   if (...length()) {
-    stop("unknown argument(s) ", paste(setdiff(names(list(...)), ""), collapse = ", "),
-         "; see ?dp_best_subset", call. = FALSE)
+    # the names only: evaluating `...` would fail on an argument meant for data (lm's weights = w)
+    dots <- names(match.call(expand.dots = FALSE)$...)
+    dots <- if (is.null(dots)) rep("(unnamed)", ...length()) else ifelse(nzchar(dots), dots, "(unnamed)")
+    stop("unknown argument(s) ", paste(dots, collapse = ", "), "; see ?dp_best_subset", call. = FALSE)
   }
   if (missing(eps)) stop("eps, the total privacy budget of the call, is required", call. = FALSE)
   if (missing(s)) stop("s, the number of columns to select, is required", call. = FALSE)
+  if (!is.numeric(s) || length(s) != 1L || is.na(s) || s != round(s) || s < 0) {
+    stop(sprintf("s, the number of columns to select, must be a whole number such as 3; got %s",
+                 paste(format(s), collapse = ", ")), call. = FALSE)
+  }
   if (!is.character(method) || length(method) != 1L) stop("method must be one string, e.g. \"top_r\"", call. = FALSE)
   gap_check <- match.arg(gap_check)
   search <- match.arg(search)
@@ -290,6 +311,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   if (!is.data.frame(data)) {
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
   }
+  data <- .subset_rows(data, substitute(subset), parent.frame())
+  .check_public_levels(public_levels, data)
   for (nm in c("eps", "s", "r", "lam", "r_select", "r_refit", "lam_select", "lam_refit", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
                "memory_limit", "random_state", "huber_h", "hinge_h", "eps_inference")) {
     .check_number(get(nm, envir = environment()), nm)
@@ -311,6 +334,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   .check_na_action(na.action)
   .fail_on_missing(data, if (is.null(ftxt$vars)) names(data) else ftxt$vars, "data")
   .bounds_plain(bounds)  # malformed bounds: R's error, before any work
+  .warn_levels_like_data(data, if (is.null(ftxt$vars)) names(data) else ftxt$vars, public_levels)
   # Terms named as R names them (I(wt^2), poly(wt, 2, raw = TRUE)1): Python's names (names.R).
   pymap <- NULL
   keys <- .named_keys(bounds, keep)
@@ -367,6 +391,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   py_terms <- unique(c(.chr(plain$forced), .chr(plain$candidates)))
   map <- .r_term_map(py_terms, formula, data)
   .replay_warnings(plain$warnings, msg_map(c(map, pymap[setdiff(names(pymap), names(map))])))
+  privacy <- .privacy_list(plain$privacy, plain$privacy_text)
+  used <- if (is.null(ftxt$vars)) names(data) else intersect(names(data), ftxt$vars)
   coefs <- NULL
   if (!is.null(plain$coef_values)) {
     coefs <- stats::setNames(as.numeric(unlist(plain$coef_values)), .rename(plain$coef_names, map))
@@ -375,13 +401,15 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   tidy_df$term <- .rename(tidy_df$term, map)
   glance_df <- .plain_frame(plain$glance)
   glance_df$formula <- .formula_string(formula)
+  if (!is.null(glance_df$selection_verdict)) glance_df$selection_verdict <- .r_voice(glance_df$selection_verdict)
   structure(list(
     support = .rename(plain$support, map),
     coefficients = coefs,
     forced = .rename(plain$forced, map),
     candidates = .rename(plain$candidates, map),
     bounds_unused = .chr(plain$bounds_unused),
-    privacy = .privacy_list(plain$privacy, plain$privacy_text),
+    bounds_derived = lapply(plain$bounds_derived, as.numeric),
+    privacy = privacy,
     method = plain$method,
     s = as.integer(s),
     loss = loss,
@@ -393,6 +421,8 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     refit = refit,
     call = cl,
     terms_python = map,
+    # the columns' names and types, no row: what terms() and update() need to expand '.'
+    .prototype = data[0L, used, drop = FALSE],
     .tidy = tidy_df,
     .glance = glance_df,
     .python = state
@@ -594,7 +624,7 @@ print.dpsubset_bounds <- function(x, ...) {
 .privacy_list <- function(p, text) {
   structure(list(
     guarantee = p$guarantee,
-    statement = p$statement,
+    statement = .r_voice(p$statement),
     eps = p$eps,
     delta = p$delta,
     stages = .rows_df(p$stages, c(stage = "character", mechanism = "character", eps = "numeric",
@@ -603,11 +633,12 @@ print.dpsubset_bounds <- function(x, ...) {
     sensitivity = p$sensitivity,
     seeded = isTRUE(p$seeded),
     bounds_public = p$bounds_public,
-    leaks = .chr(p$leaks),
+    leaks = .r_voice(.chr(p$leaks)),
     exact_search = isTRUE(p$exact_search),
     gap_check_passed = if (is.null(p$gap_check_passed)) NA else p$gap_check_passed,
     all_certificates_closed = p$all_certificates_closed,
-    selection_confidence = p$selection_confidence,   # NULL unless inference = TRUE released one
+    # NULL unless inference = TRUE released one; its advice in R's spelling
+    selection_confidence = if (!is.null(p$selection_confidence)) .r_voice(p$selection_confidence),
     text = text
   ), class = "dpsubset_privacy")
 }

@@ -34,6 +34,7 @@
   c("\\*\\*", "^"),
   c("raw=True", "raw = TRUE"),
   # results methods
+  c("terms are named as in res\\.terms \\(e\\.g\\..*$", "terms are named as in names(coef(fit))"),
   c("res\\.get_prediction\\(newdata\\)", "predict(fit, newdata, interval = \"confidence\")"),
   c("res\\.predict\\(newdata\\)", "predict(fit, newdata)"),
   c("res\\.summary\\(\\)", "summary(fit)"),
@@ -52,7 +53,14 @@
   c("=\\(([^()]*)\\)", " = c(\\1)"),
   c("bounds=\\(b_x, b_y\\)", "bounds = c(b_x, b_y)"),
   c("pass bounds=\\.\\.\\.", "pass bounds = ..."),
-  c("\\b(bounds|keep|loss|method|refit|eps|s|r|lam|search|which|x|y|default|inference|alpha)=", "\\1 = "),
+  # the Python package's functions and pages, as an R user finds them
+  c("\\bdps\\.plan\\b(\\(\\))?", "dpsubset_plan()"),
+  c("\\bdps\\.dp_best_subset\\b(\\(\\))?", "dp_best_subset()"),
+  c("\\((see )?docs/(guide|methods)/([A-Za-z0-9_-]+)\\.md(, ['\"][^'\"]+['\"])?\\)",
+    "(the dpsubset documentation, page '\\3'\\4)"),
+  c("\\bdocs/(guide|methods)/([A-Za-z0-9_-]+)\\.md", "the dpsubset documentation's page '\\2'"),
+  c("\\bdrop (\\w+)=(?=$|[^\\w])", "leave out \\1"),
+  c("\\b([a-z][a-z0-9_]*)= ?(?!=)", "\\1 = "),
   c("\\b(\\w+) = '([^']*)'", "\\1 = \"\\2\""),
   # Python constants and containers
   # whole numbers as R prints them: 1, not 1.0
@@ -69,7 +77,6 @@
   c("(\\binterval|=) \\((-?[0-9.e+]+|lo|[+-]?inf), (-?[0-9.e+]+|hi|[+-]?inf)\\)", "\\1 c(\\2, \\3)"),
   c("'Intercept'", "'(Intercept)'"),
   c("got an unexpected keyword argument '([^']*)'", "has no argument '\\1'"),
-  c("\\bdrop (\\w+)=(?=$|[^\\w])", "leave out \\1"),
   # the number of supports: choose(p, s) in R
   c("\\bC\\(([0-9]+), ([0-9]+)\\)", "choose(\\1, \\2)"),
   c("\\bTrue\\b", "TRUE"),

@@ -121,8 +121,25 @@ summary.dpsubset <- function(object, ...) {
                  not_selected = setdiff(object$candidates, object$support), coefficients = coefs,
                  stages = object$privacy$stages, privacy = object$privacy, refit = object$refit,
                  bounds_unused = object$bounds_unused,
-                 terms_python = object$terms_python, .python = object$.python),
+                 terms_python = object$terms_python, .python = object$.python, .prototype = object$.prototype),
             class = "summary.dpsubset")
+}
+
+#' @rdname summary.dpsubset
+#' @section Value of coef(summary(fit)):
+#'   `coef(summary(fit))` is, as for lm, a numeric matrix with the terms in
+#'   rows (the always-in and selected columns) and the columns `Estimate` and,
+#'   with `inference = TRUE`, `Std. Error`, `z value` and `Pr(>|z|)` (private:
+#'   from the released standard errors; the tests are normal, not t).
+#' @export
+coef.summary.dpsubset <- function(object, ...) {
+  cf <- object$coefficients
+  m <- matrix(cf$estimate, ncol = 1L, dimnames = list(cf$term, "Estimate"))
+  if (isTRUE(object$intervals)) {
+    z <- cf$estimate / cf$std.error
+    m <- cbind(m, `Std. Error` = cf$std.error, `z value` = z, `Pr(>|z|)` = 2 * stats::pnorm(-abs(z)))
+  }
+  m
 }
 
 #' @rdname summary.dpsubset
@@ -167,19 +184,19 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
     where <- if (identical(x$inference_mode, "split")) "refit on rows the selection did not see (split = TRUE)" else
       "conditional on the released support"
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
-                       "and the privacy noise of the refit (Python docs: docs/guide/inference.md)."), exdent = 2),
+                       "and the privacy noise of the refit (the dpsubset documentation, page 'inference')."), exdent = 2),
         sep = "\n")
     if (isTRUE(x$ball_binds) && isTRUE(x$truth_in_ball)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
                         "are shrunk towards 0; the intervals assume, as stated with truth_in_ball = TRUE, that the",
-                        "true coefficients lie inside the ball (Python docs: docs/guide/inference.md, \"When the",
+                        "true coefficients lie inside the ball (the dpsubset documentation, page 'inference', \"When the",
                         "ball binds\")."), exdent = 2), sep = "\n")
     } else if (isTRUE(x$ball_binds)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
                         "are shrunk towards 0 and the true coefficients may lie beyond the sphere. The intervals",
                         "allow for that: the end on the side where the truth may lie is that of least squares on",
                         "the private second moments (open, inf, for logistic), so they are wider than the refit's",
-                        "own noise would make them (Python docs: docs/guide/inference.md, \"When the ball binds\")."),
+                        "own noise would make them (the dpsubset documentation, page 'inference', \"When the ball binds\")."),
                   exdent = 2), sep = "\n")
     }
   } else if (isTRUE(x$inference_requested)) {   # inference = TRUE with the hinge loss
@@ -346,8 +363,21 @@ predict.dpsubset <- function(object, newdata, type = c("link", "response", "clas
 #' @export
 nobs.dpsubset <- function(object, ...) object$nobs
 
+# The fit's terms as lm() has them: '.' expanded over the data's columns (their names
+# and types only: the fit keeps a data.frame of zero rows), so that update(fit, . ~ . - hp)
+# and terms(fit) work on a fit of mpg ~ . as they do on lm's.
+.fit_terms <- function(x) {
+  proto <- .subset2(x, ".prototype")
+  f <- .subset2(x, "formula")
+  if (is.null(proto)) stats::terms(f) else stats::terms(f, data = proto)
+}
+
 #' @export
-formula.dpsubset <- function(x, ...) x$formula
+formula.dpsubset <- function(x, ...) {
+  f <- stats::formula(.fit_terms(x))   # as formula(lm(y ~ ., d)): the '.' expanded
+  environment(f) <- globalenv()        # never the caller's frame (it may hold the data)
+  f
+}
 
 # A data.frame as a tibble when the tibble package is installed (as broom returns).
 .as_tibble <- function(df) {
@@ -453,7 +483,10 @@ augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "respon
 #' `summary_table()`, called on the fits.
 #'
 #' @param fits A `"dpsubset"` fit or a list of them (names of the list are
-#'   used as column headings when `model_names` is not given).
+#'   used as column headings when `model_names` is not given), optionally with
+#'   non-private `lm()` or `glm()` fits beside them, as modelsummary takes them:
+#'   `list(DP = fit, OLS = lm(mpg ~ wt + hp, mtcars))`. Such a column is labelled
+#'   NOT private (its guarantee row says "none" and a note under the table says so).
 #' @param model_names Column headings, one per fit.
 #' @param fmt `"text"`, `"markdown"`, `"latex"`, `"html"` (a string; print it
 #'   with `cat()`) or `"frame"` (a data.frame of strings, terms as row names).
@@ -464,15 +497,24 @@ augment.dpsubset <- function(x, newdata = NULL, type.predict = c("link", "respon
 #'   private inference shows none, and the table's note says so.
 #' @param conf_level Level of the intervals of `statistic = "conf_int"`.
 #' @param ... Further arguments of the Python `summary_table()` by name, e.g.
-#'   `title = "..."`, `all_terms = TRUE`.
+#'   `title = "..."`, `all_terms = TRUE`, `coef_map = c(wt = "Weight", hp = "Horsepower")`
+#'   (modelsummary's named vector: these rows, in this order, with these labels),
+#'   `labels = c(wt = "Weight")` (rename only), `size = "small"`, `resize = TRUE`,
+#'   `abbreviate = FALSE` (LaTeX).
 #' @return A string of class `"dpsubset_table"` (printed as is), or a data.frame
 #'   (the row under a term is named `"<term> (std. error)"` or `"<term> (conf. int.)"`).
 #' @export
 summary_table <- function(fits, model_names = NULL, fmt = c("text", "markdown", "latex", "html", "frame"),
                           statistic = "std_error", conf_level = 0.95, ...) {
-  if (inherits(fits, "dpsubset")) fits <- list(fits)
-  if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, NA, "dpsubset"))) {
-    stop("fits must be a dpsubset fit or a list of them", call. = FALSE)
+  if (inherits(fits, c("dpsubset", "lm"))) fits <- list(fits)
+  ok <- vapply(fits, inherits, NA, c("dpsubset", "lm"))
+  if (!is.list(fits) || !length(fits) || !all(ok) || !any(vapply(fits, inherits, NA, "dpsubset"))) {
+    what <- if (is.list(fits) && length(fits) && !all(ok)) {
+      sprintf(" (element %d is of class %s)", which(!ok)[1], class(fits[[which(!ok)[1]]])[1])
+    } else ""
+    stop("fits must be a dpsubset fit or a list of them, optionally with non-private lm() or glm() fits ",
+         "beside them (shown as NOT private), e.g. list(DP = fit, OLS = lm(mpg ~ wt + hp, mtcars))", what,
+         call. = FALSE)
   }
   fmt <- match.arg(fmt)
   if (!is.null(statistic) && !(is.character(statistic) && length(statistic) == 1L &&
@@ -488,8 +530,9 @@ summary_table <- function(fits, model_names = NULL, fmt = c("text", "markdown", 
   if (!is.null(model_names)) model_names <- as.list(as.character(model_names))
   fits <- unname(fits)  # a named R list would reach Python as a dict
   renames <- lapply(fits, function(f) as.list(f$terms_python))
-  options <- c(list(statistic = statistic, conf_level = as.numeric(conf_level)), list(...))
-  out <- .bridge()$summary_table(lapply(fits, .python_result), model_names, fmt, renames, options)
+  options <- c(list(statistic = statistic, conf_level = as.numeric(conf_level)), .table_options(list(...)))
+  py <- lapply(fits, function(f) if (inherits(f, "dpsubset")) .python_result(f) else .lm_baseline(f))
+  out <- .bridge()$summary_table(py, model_names, fmt, renames, options)
   if (!is.null(out$error)) .raise_python_error(out$error)
   if (!is.null(out$frame)) {
     df <- .plain_frame(out$frame)
@@ -497,6 +540,42 @@ summary_table <- function(fits, model_names = NULL, fmt = c("text", "markdown", 
     return(df)
   }
   structure(out$text, class = "dpsubset_table")
+}
+
+# An lm() or glm() fit as plain numbers for the table (r_bridge: PlainBaseline): NOT private.
+.lm_baseline <- function(f) {
+  cf <- stats::coef(f)
+  cf <- cf[!is.na(cf)]   # aliased terms have no estimate
+  se <- tryCatch(sqrt(diag(stats::vcov(f)))[names(cf)], error = function(e) NULL)
+  gaussian <- !inherits(f, "glm") || identical(f$family$family, "gaussian")
+  list(names = as.list(names(cf)), coef = as.list(unname(cf)), se = if (!is.null(se)) as.list(unname(se)),
+       nobs = as.integer(stats::nobs(f)), response = paste(deparse(stats::formula(f)[[2L]]), collapse = ""),
+       method = class(f)[1], df_resid = if (gaussian) as.numeric(f$df.residual) else NULL)
+}
+
+# R spellings of the table's options: modelsummary's coef_map = c(wt = "Weight") (a
+# named character vector) and labels as a named vector become named lists (a dict);
+# an unnamed character vector of terms, a list.
+.table_options <- function(opts) {
+  for (nm in intersect(c("coef_map", "labels"), names(opts))) {
+    v <- opts[[nm]]
+    if (is.null(v) || is.function(v)) next
+    if (!(is.character(v) || (is.list(v) && all(vapply(v, is.character, NA))))) {
+      stop(sprintf(paste0("%s: give a named character vector such as c(wt = \"Weight\", hp = ",
+                          "\"Horsepower\")%s"), nm,
+                   if (nm == "coef_map") " (rows in that order, others dropped), or a character vector of terms" else ""),
+           call. = FALSE)
+    }
+    v <- unlist(v)
+    if (is.null(names(v))) {
+      if (nm == "labels") stop("labels: every entry must be named, e.g. c(wt = \"Weight\")", call. = FALSE)
+      opts[[nm]] <- as.list(unname(v))
+    } else {
+      if (any(!nzchar(names(v)))) stop(sprintf("%s: every entry must be named by a term", nm), call. = FALSE)
+      opts[[nm]] <- as.list(v)
+    }
+  }
+  opts
 }
 
 #' @export

@@ -135,7 +135,8 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
 # class, as R's own warnings are. A PrivacyLeakWarning becomes an R warning of
 # class "dpsubset_privacy_leak", a LowUtilityWarning one of class
 # "dpsubset_low_utility", a PredictionClippedWarning one of class
-# "dpsubset_prediction_clipped" (each also "dpsubset_warning"), so that each can
+# "dpsubset_prediction_clipped", a BallBindsWarning one of class "dpsubset_ball_binds"
+# (each also "dpsubset_warning"), so that each can
 # be caught on its own (withCallingHandlers / tryCatch); the others are
 # "dpsubset_warning". `map`: formulaic names -> R names of the model's columns.
 .replay_warnings <- function(ws, map = NULL) {
@@ -144,6 +145,7 @@ install_dpsubset <- function(package = "dpsubset", envname = getOption("dpsubset
                   PrivacyLeakWarning = c("dpsubset_privacy_leak", "dpsubset_warning"),
                   LowUtilityWarning = c("dpsubset_low_utility", "dpsubset_warning"),
                   PredictionClippedWarning = c("dpsubset_prediction_clipped", "dpsubset_warning"),
+                  BallBindsWarning = c("dpsubset_ball_binds", "dpsubset_warning"),
                   "dpsubset_warning")
     cond <- structure(class = c(cls, "warning", "condition"),
                       list(message = .r_message(w$message, map), call = NULL))

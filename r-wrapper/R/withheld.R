@@ -138,8 +138,16 @@ vcov.dpsubset <- function(object, ...) {
 #' @export
 confint.dpsubset <- function(object, parm, level = 0.95, ...) {
   ci <- .confint_matrix(object, level, "confint()")
-  if (!missing(parm)) ci <- ci[parm, , drop = FALSE]
-  ci
+  if (missing(parm)) return(ci)
+  bad <- if (is.character(parm)) setdiff(parm, rownames(ci)) else
+    if (is.numeric(parm)) parm[is.na(parm) | parm < 1 | parm > nrow(ci) | parm != round(parm)] else NA
+  if (length(bad)) {
+    stop(sprintf("confint(): parm %s %s not a term of the fit; its terms are %s (or positions 1 to %d)",
+                 paste(if (is.character(parm)) paste0("'", bad, "'") else format(bad), collapse = ", "),
+                 if (length(bad) == 1L) "is" else "are", paste0("'", rownames(ci), "'", collapse = ", "),
+                 nrow(ci)), call. = FALSE)
+  }
+  ci[parm, , drop = FALSE]
 }
 
 # Intervals of the coefficients from the Python result's conf_int(alpha), as confint() shows them.
@@ -206,7 +214,7 @@ model.frame.dpsubset <- function(formula, ...) .released(formula, "model_frame",
 model.matrix.dpsubset <- function(object, ...) .released(object, "exog", "model.matrix()", "from_data")
 
 #' @export
-terms.dpsubset <- function(x, ...) stats::terms(.subset2(x, "formula"))
+terms.dpsubset <- function(x, ...) .fit_terms(x)
 
 # Fields of lm and glm fits (and of their summaries) that a "dpsubset" object does
 # not hold: name -> c(statsmodels' name of the quantity, reason when Python has none).
@@ -238,13 +246,14 @@ terms.dpsubset <- function(x, ...) stats::terms(.subset2(x, "formula"))
   own <- names(unclass(x))
   if (name %in% own) return(.subset2(x, name))
   # lm's terms object (public: the formula's), not a partial match of terms_python
-  if (identical(name, "terms") && "formula" %in% own) return(stats::terms(.subset2(x, "formula")))
+  if (identical(name, "terms") && "formula" %in% own) return(.fit_terms(x))
   hit <- pmatch(name, own)
   if (!is.na(hit)) return(.subset2(x, hit))
   f <- pmatch(name, names(fields))
   if (is.na(f)) return(NULL)
   field <- names(fields)[f]
   value <- .released(x, fields[[field]][1], paste0(prefix, "$", field), fields[[field]][2])
+  if (is.character(value)) value <- .r_voice(value)   # a sentence (selection_confidence): R's spelling
   if (identical(fields[[field]][1], "scale") && field == "sigma") sqrt(value) else value
 }
 
