@@ -36,6 +36,58 @@ class PredictionClippedWarning(UserWarning):
     """
 
 
+_FROM_DATA = ("it would be computed from the private (training) data and is not covered by the "
+              "privacy guarantee. Use res.predict(newdata) on data you may use (public or held-out "
+              "rows) and compare with their response there")
+_NO_INFERENCE = ("dpsubset releases no robust standard errors, covariances or test families: none is "
+                 "computed privately, and a non-private one would leak the data. Private standard "
+                 "errors, confidence intervals and Wald tests come with dp_best_subset(..., "
+                 "inference=True) (loss 'squared', 'huber' or 'logistic') as res.bse, res.conf_int(), "
+                 "res.tvalues, res.pvalues and res.cov_params(), and res.summary() shows them")
+#: Why the private inference attributes are missing, and how to get them.
+_ASK_INFERENCE = ("private standard errors, covariances, confidence intervals and tests of the "
+                  "coefficients are released only when the fit asks for them: call "
+                  "dp_best_subset(..., inference=True) (loss 'squared', 'huber' or 'logistic', "
+                  "refit=True), which spends eps_inference (default 0.2 * eps) on private second "
+                  "moments of the released columns and bootstraps the refit "
+                  "(docs/guide/inference.md); without it, report the DP coefficients with their "
+                  "privacy report (res.summary(), res.tidy(), res.privacy)")
+_FIT_STAT = ("it is a goodness-of-fit statistic of the private (training) data and is not released "
+             "privately. To compare models, score them on public or held-out data with res.predict(newdata)")
+
+#: Attributes of statsmodels results that a private fit withholds: name -> reason and remedy.
+WITHHELD = {
+    **{name: _FROM_DATA for name in (
+        "resid", "fittedvalues", "wresid", "resid_pearson", "resid_deviance", "resid_response",
+        "resid_working", "resid_anscombe", "resid_generalized", "resid_dev", "mu",
+        "influence", "get_influence", "outlier_test", "weights")},
+    **{name: _ASK_INFERENCE for name in ("bse", "conf_int", "pvalues", "tvalues", "cov_params")},
+    "selection_confidence": ("it is released only with dp_best_subset(..., inference=True) and "
+                             "method 'top_r' (or 'exponential'): private confidence bounds on "
+                             "the probability that the mechanism released the best-scoring support"),
+    **{name: _NO_INFERENCE for name in (
+        "zvalues", "normalized_cov_params",
+        "cov_type", "HC0_se", "HC1_se", "HC2_se", "HC3_se", "t_test", "f_test", "wald_test",
+        "wald_test_terms", "t_test_pairwise", "get_robustcov_results", "compare_f_test",
+        "compare_lm_test", "compare_lr_test")},
+    **{name: _FIT_STAT for name in (
+        "llf", "llnull", "llr", "llr_pvalue", "aic", "bic", "aicc", "hqic", "deviance",
+        "null_deviance", "pearson_chi2", "rsquared", "rsquared_adj", "prsquared", "ssr", "ess",
+        "centered_tss", "uncentered_tss", "mse_resid", "mse_model", "mse_total", "scale",
+        "fvalue", "f_pvalue", "condition_number", "eigenvals", "pred_table")},
+    "summary2": ("there is no summary2(): use res.summary() (a statsmodels Summary, with "
+                 ".as_text(), .as_latex(), .as_html()), res.tidy() and res.glance() (data frames), "
+                 "or dpsubset.summary_table([res, ...]) for several fits side by side"),
+    "get_prediction": ("confidence intervals of the mean response need the covariance of the "
+                       "coefficients, released only with dp_best_subset(..., inference=True) (loss "
+                       "'squared', 'huber' or 'logistic'; then res.get_prediction(newdata)); "
+                       "res.predict(newdata) gives point predictions"),
+}
+
+#: Values of ``which=`` in :meth:`DPSubsetResults.predict`.
+PREDICT_WHICH = ("mean", "linear", "class")
+
+
 def describe_bounds(design):
     """The public description of the bounds of a design, for the results object.
 
