@@ -138,10 +138,11 @@ def test_methods_run_from_python_with_their_guarantee_in_the_report(method):
 
 def test_peeling_spends_the_default_delta_and_a_given_one():
     df, _ = frame()
-    res = fit(df, "peeling", refit=False, eps=2.0)
+    ten = {"iterations": 10}
+    res = fit(df, "peeling", refit=False, eps=2.0, method_options=ten)
     assert res.privacy.guarantee == "approximate"
     assert res.privacy.delta == pytest.approx(1 / 4000 ** 2)
-    res = fit(df, "peeling", refit=False, eps=2.0, delta=1e-9)
+    res = fit(df, "peeling", refit=False, eps=2.0, delta=1e-9, method_options=ten)
     assert res.privacy.delta == pytest.approx(1e-9)
     # a large eps: basic composition needs less noise, and the release is pure
     res = fit(df, "peeling", refit=False, eps=50.0)

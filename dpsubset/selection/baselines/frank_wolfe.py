@@ -36,7 +36,7 @@ zCDP composition at the call's delta (Talwar et al. use advanced composition, sc
 Delta sqrt(8 T log(1/delta)) / eps up to their constant), or basic composition,
 which makes the method **pure** eps-DP, when that needs less noise. Basic
 composition wins exactly when T <= (sqrt(L + eps) + sqrt(L))^2 / 2, L = log(1/delta),
-so for every eps when T <= 2 L: the default T = 2 s + 10 is pure for s <= 8 at
+so for every eps when T <= 2 L: the default T = s + 2 is pure for s <= 25 at
 delta <= 1e-6 (docs/methods/selection.md). The report says which.
 
 The default radius is C = b_y / b_max, the l1 ball on which no row's prediction can
@@ -64,8 +64,9 @@ _NOT_USED = {
 
 
 def default_iterations(s: int) -> int:
-    """T = 2 s + 10: enough steps to visit s columns and correct a few wrong ones."""
-    return 2 * s + 10
+    """T = s + 2: enough steps to visit s columns and correct one or two wrong ones; more steps
+    mean more noise per step (measured on the paper's data, docs/benchmarks/peers.md)."""
+    return s + 2
 
 
 def frank_wolfe_sensitivity(x_bounds, forced_bounds, b_y, C, n) -> float:
@@ -133,7 +134,7 @@ def validate_frank_wolfe(options, *, s, eps, loss):
         T = int(T)
     if not is_integer(T) or not 1 <= T <= 100_000:
         raise ValueError(f"method_options['iterations'] must be an integer in 1..100000 "
-                         f"(default 2 s + 10 = {default_iterations(s)}), got {T!r}")
+                         f"(default s + 2 = {default_iterations(s)}), got {T!r}")
     C = opts.pop("radius", None)
     if C is not None and (not is_real(C) or not 0 < C < math.inf):
         raise ValueError(f"method_options['radius'] (the l1 radius, mapped units) must be a number "

@@ -62,10 +62,12 @@ from .composition import calibrate_steps, resolve_delta
 __all__ = ["peeling_sensitivity", "peeling_weights", "peel", "noisy_iht", "validate_peeling",
            "select_peeling", "DEFAULT_ITERATIONS", "DEFAULT_STEP"]
 
-#: Iterations T by default (Cai et al. take T of order log n; see docs/methods/selection.md).
-DEFAULT_ITERATIONS = 10
-#: Step size eta, in units of 1 / b_max^2 (see docs/methods/selection.md).
-DEFAULT_STEP = 1.0
+#: Iterations T by default. Cai et al. take T of order log n; every iteration adds noise, and
+#: on the paper's data 2 to 5 iterations recover the support at the smallest n
+#: (docs/benchmarks/peers.md, "Defaults of the peers").
+DEFAULT_ITERATIONS = 5
+#: Step size eta, in units of 1 / b_max^2 (the same measurement).
+DEFAULT_STEP = 0.5
 
 _OPTIONS = ("iterations", "step", "delta")
 _NOT_USED = {
