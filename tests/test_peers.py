@@ -161,9 +161,10 @@ def test_plans_use_public_numbers_only():
         x_bounds, forced_bounds, b_y, n = np.full(5, 0.5), np.ones(1), 0.5, 1000
     eta, lam, noise = peeling_plan(Public, 2, 0.3, 1.0, dict(step=1.0, iterations=5, delta=None))
     assert eta == 1.0 and lam == pytest.approx(2 * 1.0 * 1.0 * (0.5 + 0.3 * math.sqrt(1.5)) / 1000)
-    C, Delta, noise = frank_wolfe_plan(Public, 1.0, dict(iterations=default_iterations(2), radius=None,
-                                                          delta=None))
-    assert C == 0.5 and Delta == pytest.approx(2 * 0.5 * (0.5 + 0.5) / 1000)
+    C, Delta, noise = frank_wolfe_plan(Public, 2, 0.3, 1.0, dict(iterations=default_iterations(2),
+                                                                radius=None, delta=None))
+    A = 0.3 * math.sqrt(1.5)              # the l2 ball's largest prediction, r sqrt(B_s)
+    assert C == pytest.approx(A) and Delta == pytest.approx(2 * A * (0.5 + A) / 1000)
 
 
 @pytest.mark.parametrize("method,options,msg", [

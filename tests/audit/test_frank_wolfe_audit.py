@@ -108,7 +108,8 @@ class Public:
 @pytest.mark.parametrize("eps", [0.3, 1.0, 10.0])
 @pytest.mark.parametrize("n,k,T", [(1000, 1, 20), (50_000, 0, 200), (200, 1, 5)])
 def test_noise_scale_meets_the_stated_accounting(eps, n, k, T):
-    C_, Delta_, noise = frank_wolfe_plan(Public(n, 30, k), eps, dict(iterations=T, radius=None, delta=None))
+    C_, Delta_, noise = frank_wolfe_plan(Public(n, 30, k), 3, 0.4, eps,
+                                         dict(iterations=T, radius=None, delta=None))
     delta = min(1e-6, 1 / n ** 2)
     weights = np.full(T, 2 * Delta_)
     spent = composed_privacy(weights, noise.scale, delta)

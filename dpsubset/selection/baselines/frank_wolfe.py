@@ -39,9 +39,11 @@ composition wins exactly when T <= (sqrt(L + eps) + sqrt(L))^2 / 2, L = log(1/de
 so for every eps when T <= 2 L: the default T = s + 2 is pure for s <= 25 at
 delta <= 1e-6 (docs/methods/selection.md). The report says which.
 
-The default radius is C = b_y / b_max, the l1 ball on which no row's prediction can
-exceed the response bound (the l1 analogue of the package's default r). delta
-defaults to min(1e-6, 1 / n^2), as for ``peeling``.
+The default radius is C = A / b_max with A = r sqrt(B_s), the largest prediction of the
+selection's l2 ball of radius r (the package's default r, or ``r=``): on the l1 ball of
+radius C no row's prediction exceeds A either, so both peers and top-R work with the same
+largest prediction (A = b_y up to n eps = 20,000, growing above; dpsubset/defaults.py).
+delta defaults to min(1e-6, 1 / n^2), as for ``peeling``.
 """
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ import math
 import numpy as np
 
 from ..._validation import is_integer, is_real
+from ...defaults import largest_row_norm
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from .composition import calibrate_steps, resolve_delta
 
@@ -138,7 +141,7 @@ def validate_frank_wolfe(options, *, s, eps, loss):
     C = opts.pop("radius", None)
     if C is not None and (not is_real(C) or not 0 < C < math.inf):
         raise ValueError(f"method_options['radius'] (the l1 radius, mapped units) must be a number "
-                         f"> 0 (default b_y / b_max), got {C!r}")
+                         f"> 0 (default r sqrt(B_s) / b_max), got {C!r}")
     delta = opts.pop("delta", None)
     if delta is not None and (not is_real(delta) or not 0 < delta < 0.5):
         raise ValueError(f"delta must be a number in (0, 0.5), much smaller than 1/n "
@@ -150,10 +153,11 @@ def validate_frank_wolfe(options, *, s, eps, loss):
                 delta=None if delta is None else float(delta))
 
 
-def frank_wolfe_plan(design, eps, options):
-    """(C, Delta, StepNoise) of a call, from public numbers only."""
+def frank_wolfe_plan(design, s, r, eps, options):
+    """(C, Delta, StepNoise) of a call, from public numbers only (r: the selection's l2 radius)."""
     b_max = float(np.max(np.concatenate([design.x_bounds, design.forced_bounds])))
-    C = options["radius"] if options["radius"] is not None else design.b_y / b_max
+    A = r * largest_row_norm(design.x_bounds, s, design.forced_bounds)
+    C = options["radius"] if options["radius"] is not None else A / b_max
     Delta = frank_wolfe_sensitivity(design.x_bounds, design.forced_bounds, design.b_y, C, design.n)
     delta = resolve_delta(options["delta"], design.n, DEFAULT_DELTA)
     noise = calibrate_steps(np.full(options["iterations"], 2.0 * Delta), eps, delta)
@@ -163,7 +167,7 @@ def frank_wolfe_plan(design, eps, options):
 def select_frank_wolfe(req) -> Selection:
     """Run the noisy Frank-Wolfe and release the s largest coefficients' columns."""
     d, opts = req.design, req.options
-    C, Delta, noise = frank_wolfe_plan(d, req.eps, opts)
+    C, Delta, noise = frank_wolfe_plan(d, req.s, req.r, req.eps, opts)
     T = opts["iterations"]
     k = d.forced.shape[1]
     theta = private_frank_wolfe(d.X, d.y, d.forced, C=C, iterations=T, scale=noise.scale, rng=req.rng)
