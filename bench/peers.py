@@ -74,8 +74,9 @@ class _Public:
         self.x_bounds, self.forced_bounds, self.b_y, self.n = np.full(p, B_X), np.zeros(0), B_Y, n
 
 
-def peer_release(method, X, y, s, eps, rng, public, delta):
-    """One release of a peer on clipped (X, y) without intercept: the code its method= runs."""
+def peer_release(method, X, y, s, eps, rng, public, delta, noise_free=False):
+    """One release of a peer on clipped (X, y) without intercept: the code its method= runs
+    (``noise_free``: the same iteration without noise, what diagnostics=True reports)."""
     n = X.shape[0]
     F = np.empty((n, 0))
     r = default_radius(public.x_bounds, public.b_y, s, (), n=n, eps=eps)
@@ -83,11 +84,12 @@ def peer_release(method, X, y, s, eps, rng, public, delta):
         opts = dict(step=DEFAULT_STEP, iterations=DEFAULT_ITERATIONS, delta=delta)
         eta, _, noise = peeling_plan(public, s, r, eps, opts)
         support, _ = noisy_iht(X, y, F, s=s, r=r, step=eta, iterations=opts["iterations"],
-                               scale=noise.scale, rng=rng)
+                               scale=0.0 if noise_free else noise.scale, rng=rng)
         return support, noise
     opts = dict(iterations=default_iterations(s), radius=None, delta=delta)
     C, _, noise = frank_wolfe_plan(public, s, r, eps, opts)
-    theta = private_frank_wolfe(X, y, F, C=C, iterations=opts["iterations"], scale=noise.scale, rng=rng)
+    theta = private_frank_wolfe(X, y, F, C=C, iterations=opts["iterations"],
+                                scale=0.0 if noise_free else noise.scale, rng=rng)
     return support_of(theta, s, rng), noise
 
 
@@ -109,17 +111,19 @@ def check_fast_path():
     print("(check: the bench's peer draws equal dp_best_subset's releases with the same seed)\n")
 
 
-def peers_cell(n, p, regime, trials, draws, seed):
-    """{method: (mean recovery, its se, seconds per release, guarantee)} of the peers at one n."""
+def peers_cell(n, p, regime, trials, draws, seed, peers=PEERS):
+    """{method: (mean recovery, its se, seconds per release, guarantee)} of the peers at one n,
+    and of their iterations without noise ("<peer> (no noise)", one run per data set)."""
     rho, snr, s = REGIMES[regime]
-    out = {m: ([], [], None) for m in PEERS}
+    out = {m: ([], [], None) for m in peers}
+    free = {m: [] for m in peers}
     for trial in range(trials):
         X, y, true = make_regression(n, p, s, rho=rho, snr=snr,
                                      random_state=np.random.default_rng([seed, n, trial, p]))
         X, y = np.clip(X, -B_X, B_X), np.clip(y, -B_Y, B_Y)
         true = set(true.tolist())
-        for k, method in enumerate(PEERS):
-            rng = np.random.default_rng([seed, n, trial, p, 1 + k])
+        for method in peers:
+            rng = np.random.default_rng([seed, n, trial, p, 1 + PEERS.index(method)])
             t0 = time.perf_counter()
             hits = []
             for _ in range(draws):
@@ -128,7 +132,12 @@ def peers_cell(n, p, regime, trials, draws, seed):
             out[method][0].append(float(np.mean(hits)))
             out[method][1].append((time.perf_counter() - t0) / draws)
             out[method] = (out[method][0], out[method][1], noise.guarantee)
-    return {m: (float(np.mean(v[0])), _se(v[0]), float(np.mean(v[1])), v[2]) for m, v in out.items()}
+            S0, _ = peer_release(method, X, y, s, EPS, rng, _Public(n, p), 1.0 / n ** 2, noise_free=True)
+            free[method].append(float(set(S0.tolist()) == true))
+    res = {m: (float(np.mean(v[0])), _se(v[0]), float(np.mean(v[1])), v[2]) for m, v in out.items()}
+    for m, v in free.items():
+        res[f"{m} (no noise)"] = (float(np.mean(v)), _se(v), float("nan"), "not private")
+    return res
 
 
 def _se(values):
@@ -154,7 +163,8 @@ def exact_cell(n, p, regime, trials, seed, time_limit):
 
 def recovery(p, regimes, n_grid, trials, draws, seed=0, time_limit=600):
     """Print one table per regime: recovery per method and n, then n for 90 %."""
-    methods = ["top_r", "mistakes", *PEERS]
+    free_rows = [f"{m} (no noise)" for m in PEERS]
+    methods = ["top_r", "mistakes", *PEERS, *free_rows]
     for regime in regimes:
         rho, snr, s = REGIMES[regime]
         print(f"\n### p = {p}, {regime}: rho = {rho}, SNR = {snr:g}, s = {s}; eps = {EPS:g}; "
@@ -165,18 +175,23 @@ def recovery(p, regimes, n_grid, trials, draws, seed=0, time_limit=600):
         print("|---" * (len(n_grid) + 4) + "|", flush=True)
         rows = {m: [] for m in methods}
         secs = {m: [] for m in methods}
-        guar = {"top_r": "pure", "mistakes": "(eps, 1e-6)", "peeling": "", "frank_wolfe": ""}
+        guar = {"top_r": {"pure"}, "mistakes": {"(eps, 1e-6)"}, **{m: set() for m in PEERS},
+                **{m: {"not private"} for m in free_rows}}
         done = set()
         for n in n_grid:
             todo_exact = [m for m in ("top_r", "mistakes") if m not in done]
-            todo_peers = [m for m in PEERS if m not in done]
+            todo_peers = [m for m in PEERS + tuple(free_rows) if m not in done]
             cells = {}
             if todo_exact:
                 cells.update(exact_cell(n, p, regime, trials, seed, time_limit))
             if todo_peers:
-                for m, v in peers_cell(n, p, regime, trials, draws, seed).items():
+                run = tuple(m for m in PEERS if m in todo_peers or f"{m} (no noise)" in todo_peers)
+                for m, v in peers_cell(n, p, regime, trials, draws, seed, run).items():
+                    if m in done:
+                        continue
                     cells[m] = v
-                    guar[m] = "pure" if v[3] == "pure" else "(eps, 1/n^2)"
+                    if m in PEERS:
+                        guar[m].add("pure" if v[3] == "pure" else "(eps, 1/n^2)")
             for m in methods:
                 if m in done or m not in cells:
                     rows[m].append(".")
@@ -184,15 +199,17 @@ def recovery(p, regimes, n_grid, trials, draws, seed=0, time_limit=600):
                 mean, se = cells[m][0], cells[m][1]
                 extra = f" ({cells[m][3]} skipped)" if m in ("top_r", "mistakes") and cells[m][3] else ""
                 rows[m].append(f"{mean:.2f}" + ("" if math.isnan(se) else f" ({se:.2f})") + extra)
-                secs[m].append(cells[m][2])
+                if not math.isnan(cells[m][2]):
+                    secs[m].append(cells[m][2])
                 if mean >= 0.99:
                     done.add(m)
             print(f"(n = {n} done)", flush=True)
         for m in methods:
             n90 = next((n for n, v in zip(n_grid, rows[m]) if v != "." and float(v.split()[0]) >= 0.9), None)
             per = "per data set" if m in ("top_r", "mistakes") else "per release"
+            sec = f"{np.median(secs[m]):.3f} {per}" if secs[m] else ""
             print(f"| {m} | " + " | ".join(rows[m]) + f" | {n90 if n90 else '> ' + str(n_grid[-1])} | "
-                  f"{np.median(secs[m]):.3f} {per} | {guar[m]} |", flush=True)
+                  f"{sec} | {' or '.join(sorted(guar[m]))} |", flush=True)
 
 
 # --------------------------------------------------------------------------- real data
