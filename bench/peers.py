@@ -31,6 +31,7 @@ the same seed.
     python bench/peers.py recovery --p 10000 --regimes paper --n 4000 8000 16000 --trials 1 --draws 3
     python bench/peers.py real --draws 10
     python bench/peers.py refit --draws 10
+    python bench/peers.py defaults                         # how the peers' defaults were chosen
 """
 from __future__ import annotations
 
@@ -408,9 +409,48 @@ def logistic_refit(eps_list, draws, seed=0):
         print(f"| {eps:g} | {np.median(ours):.3f} | {np.median(theirs):.3f} |", flush=True)
 
 
+def defaults_grid(trials=3, draws=10, seed=5):
+    """How the peers' defaults were chosen: recovery on the paper's model (p = 100, s = 5, eps = 1)
+    for a grid of iterations T and (peeling) step sizes, at rho = 0.1 and 0.5, n = 3000 and 6000."""
+    grid = [("peeling", T, st) for T in (2, 3, 5, 10) for st in (0.25, 0.5, 1.0)]
+    grid += [("frank_wolfe", T, None) for T in (5, 7, 10, 20)]
+    cells = [(rho, n) for rho in (0.1, 0.5) for n in (3000, 6000)]
+    print(f"\n### Defaults of the peers: exact recovery, p = 100, s = 5, SNR = 5, eps = 1, delta = 1/n^2; "
+          f"{trials} data sets x {draws} releases per cell\n")
+    print("| method | T | step (1/b_max^2) | " + " | ".join(f"rho = {r}, n = {n}" for r, n in cells) + " |")
+    print("|---" * (3 + len(cells)) + "|", flush=True)
+    data = {}
+    for rho, n in cells:
+        for trial in range(trials):
+            X, y, true = make_regression(n, 100, 5, rho=rho, snr=5.0,
+                                         random_state=np.random.default_rng([seed, n, trial]))
+            data[rho, n, trial] = (np.clip(X, -B_X, B_X), np.clip(y, -B_Y, B_Y), set(true.tolist()))
+    for method, T, step in grid:
+        row = []
+        for rho, n in cells:
+            pub, hits = _Public(n, 100), []
+            r = default_radius(pub.x_bounds, B_Y, 5, (), n=n, eps=EPS)
+            rng = np.random.default_rng([seed, n, T])
+            for trial in range(trials):
+                X, y, true = data[rho, n, trial]
+                F = np.empty((n, 0))
+                for _ in range(draws):
+                    if method == "peeling":
+                        eta, _, noise = peeling_plan(pub, 5, r, EPS, dict(step=step, iterations=T, delta=1 / n ** 2))
+                        S, _ = noisy_iht(X, y, F, s=5, r=r, step=eta, iterations=T, scale=noise.scale, rng=rng)
+                    else:
+                        C, _, noise = frank_wolfe_plan(pub, 5, r, EPS, dict(iterations=T, radius=None,
+                                                                          delta=1 / n ** 2))
+                        S = support_of(private_frank_wolfe(X, y, F, C=C, iterations=T, scale=noise.scale,
+                                                           rng=rng), 5, rng)
+                    hits.append(set(S.tolist()) == true)
+            row.append(f"{np.mean(hits):.2f}")
+        print(f"| {method} | {T} | {'' if step is None else step} | " + " | ".join(row) + " |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", nargs="?", default="all", choices=["all", "recovery", "real", "refit"])
+    ap.add_argument("part", nargs="?", default="all", choices=["all", "recovery", "real", "refit", "defaults"])
     ap.add_argument("--p", nargs="*", type=int, default=None)
     ap.add_argument("--regimes", nargs="*", default=list(REGIMES), choices=list(REGIMES))
     ap.add_argument("--n", nargs="*", type=int, default=None, help="default: N_GRID[p]")
@@ -425,6 +465,8 @@ def main(argv=None):
             big = p >= 10_000
             recovery(p, ["paper"] if big and args.p is None else args.regimes, args.n or N_GRID[p],
                      1 if big and args.p is None else args.trials, 3 if big and args.p is None else args.draws)
+    if args.part == "defaults":
+        defaults_grid()
     names = args.data or real_data_names()
     if args.part in ("all", "real"):
         real(names, [2, 3], args.draws, lambda n: [10.0, 500.0 if n < 2000 else 50.0])
