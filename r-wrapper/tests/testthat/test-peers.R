@@ -12,7 +12,7 @@ test_that("method = 'peeling' and 'frank_wolfe' run from R with their options an
   expect_true(any(grepl("peeling \\(5 iterations", st$mechanism)))
   expect_false(fit$privacy$exact_search)
   fw <- dp_best_subset(y ~ ., data = d, eps = 40, s = 3, method = "frank_wolfe", bounds = b,
-                       method_options = list(radius = 1.5), refit = FALSE, random_state = 1)
+                       method_options = list(radius = 1.5, iterations = 10), refit = FALSE, random_state = 1)
   expect_setequal(fw$support, c("x1", "x2", "x3"))
   expect_equal(fw$privacy$guarantee, "pure")
   expect_true(any(grepl("radius 1.5", fw$privacy$stages$mechanism)))
