@@ -32,6 +32,7 @@ the same seed.
     python bench/peers.py real --draws 10
     python bench/peers.py refit --draws 10
     python bench/peers.py defaults                         # how the peers' defaults were chosen
+    python bench/peers.py recovery --p 100 --regimes hard --peeling-iterations 10
 """
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ N_GRID = {100: [1000, 2000, 4000, 8000, 16000, 32000, 64000],
 PEERS = ("peeling", "frank_wolfe")
 B_X = B_Y = 0.5
 EPS = 1.0
+#: Iterations of peeling in the recovery runs (its default; --peeling-iterations changes it).
+PEELING_T = {"T": DEFAULT_ITERATIONS}
 
 
 class _Public:
@@ -82,7 +85,7 @@ def peer_release(method, X, y, s, eps, rng, public, delta, noise_free=False):
     F = np.empty((n, 0))
     r = default_radius(public.x_bounds, public.b_y, s, (), n=n, eps=eps)
     if method == "peeling":
-        opts = dict(step=DEFAULT_STEP, iterations=DEFAULT_ITERATIONS, delta=delta)
+        opts = dict(step=DEFAULT_STEP, iterations=PEELING_T["T"], delta=delta)
         eta, _, noise = peeling_plan(public, s, r, eps, opts)
         support, _ = noisy_iht(X, y, F, s=s, r=r, step=eta, iterations=opts["iterations"],
                                scale=0.0 if noise_free else noise.scale, rng=rng)
@@ -169,6 +172,7 @@ def recovery(p, regimes, n_grid, trials, draws, seed=0, time_limit=600):
     for regime in regimes:
         rho, snr, s = REGIMES[regime]
         print(f"\n### p = {p}, {regime}: rho = {rho}, SNR = {snr:g}, s = {s}; eps = {EPS:g}; "
+              f"peeling with T = {PEELING_T['T']} iterations; "
               f"top_r and mistakes: exact probabilities on {trials} data sets per n (mistakes: "
               f"delta = 1e-6); peeling and frank_wolfe: {draws} releases on each of the same number "
               f"of data sets, delta = 1/n^2 (their guarantee in the last column)\n", flush=True)
@@ -457,7 +461,10 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--data", nargs="*", default=None)
+    ap.add_argument("--peeling-iterations", type=int, default=DEFAULT_ITERATIONS,
+                    help="peeling's T in the recovery runs (default: the method's default)")
     args = ap.parse_args(argv)
+    PEELING_T["T"] = args.peeling_iterations
     t0 = time.perf_counter()
     if args.part in ("all", "recovery"):
         check_fast_path()
