@@ -28,7 +28,7 @@ the same seed.
 
     python bench/peers.py                                  # everything, about 35 minutes here
     python bench/peers.py recovery --p 100 --trials 3 --draws 10
-    python bench/peers.py recovery --p 10000 --regimes paper --n 4000 8000 16000 --trials 1 --draws 3
+    python bench/peers.py recovery --p 10000 --regimes paper --exact-methods top_r --trials 1 --draws 3
     python bench/peers.py real --draws 10
     python bench/peers.py refit --draws 10
     python bench/peers.py defaults                         # how the peers' defaults were chosen
@@ -63,7 +63,7 @@ from dpsubset.studies.simulate import make_regression
 REGIMES = {"paper": (0.1, 5.0, 5), "correlated": (0.5, 5.0, 5), "hard": (0.8, 2.0, 5)}
 N_GRID = {100: [1000, 2000, 4000, 8000, 16000, 32000, 64000],
           1000: [2000, 4000, 8000, 16000, 32000, 64000],
-          10000: [4000, 8000, 16000]}
+          10000: [2000, 3000, 4000, 8000]}
 PEERS = ("peeling", "frank_wolfe")
 B_X = B_Y = 0.5
 EPS = 1.0
@@ -104,10 +104,11 @@ def check_fast_path():
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(30)])
     df.insert(0, "y", y)
     for method in PEERS:
+        opts = {"iterations": PEELING_T["T"]} if method == "peeling" else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = dps.dp_best_subset("y ~ 0 + .", df, eps=EPS, s=5, method=method, bounds=(B_X, B_Y),
-                                     refit=False, delta=1 / 3000 ** 2, random_state=7)
+                                     refit=False, delta=1 / 3000 ** 2, random_state=7, method_options=opts)
         fast, _ = peer_release(method, X, y, 5, EPS, np.random.default_rng(7), _Public(3000, 30),
                                1 / 3000 ** 2)
         api = sorted(int(c[1:]) for c in res.support)
