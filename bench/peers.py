@@ -248,7 +248,8 @@ def real(names, s_values, draws, budgets):
     methods = ["top_r", "mistakes", *PEERS]
     print(f"\n### Near-best share on the real-data panel: {draws} releases per cell, selection only, "
           "package defaults; mistakes with delta = 1e-6, the peers with delta = 1/n^2 "
-          "(peeling (eps, 1/n^2), frank_wolfe pure at these settings). After a peer's share, (+) or (-): "
+          "(both peers are pure at their default steps for s <= 3: basic composition needs less noise "
+          "than zCDP, and delta goes unused). After a peer's share, (+) or (-): "
           "whether its own iteration without noise (diagnostics=True) is near-best\n")
     print("| data | n | p | s | eps | " + " | ".join(methods) + " | s/call (" + ", ".join(methods) + ") |")
     print("|---" * (5 + len(methods) + 1) + "|", flush=True)
