@@ -4,7 +4,11 @@ The two iterative peers (``peeling`` and ``frank_wolfe``) release a long sequenc
 small pure-DP steps, all with noise of one public scale ``b``: step i is
 ``(a_i / b)``-DP, where ``a_i`` is public (a Laplace release of a quantity of
 sensitivity lambda is (lambda / b)-DP; report-noisy-max with Laplace noise on scores
-of sensitivity lambda each is (2 lambda / b)-DP, Dwork and Roth 2014, Claim 3.9).
+of sensitivity lambda each, which need not move in the same direction, is
+(2 lambda / b)-DP: Dwork and Roth 2014, Section 3.3, prove lambda / b for monotone
+counting queries, and the factor 2 covers scores that move in opposite directions;
+tests/audit/test_peeling_audit.py shows that lambda / b is broken for the peers'
+scores).
 This module chooses ``b`` so that the whole sequence meets the call's budget, by the
 better of two composition theorems, and says which one it used:
 
