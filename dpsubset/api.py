@@ -74,7 +74,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         Total privacy budget of the call (selection + refit).
     s : int
         Number of candidate columns to select.
-    method : {"top_r", "mistakes", "samp_agg", "dp_sis", "exponential", "lei_ic", "mcmc"}
+    method : {"top_r", "mistakes", "samp_agg", "dp_sis", "exponential", "lei_ic", "mcmc", "peeling", "frank_wolfe"}
         The private selection (:data:`dpsubset.selection.base.METHODS`; their options go
         in ``method_options``):
 
@@ -92,6 +92,10 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
           model list (Lei et al. 2018), pure eps-DP; chooses the size up to s.
         * ``"mcmc"``: Metropolis-Hastings over supports (Roy and Tewari 2023);
           (eps, delta)-DP only as far as the chain has mixed.
+        * ``"peeling"``: DP iterative hard thresholding with private peeling (Cai,
+          Wang and Zhang 2021); (eps, delta)-DP, pure at large eps.
+        * ``"frank_wolfe"``: private Frank-Wolfe over the l1 ball (Talwar, Thakurta
+          and Zhang 2015); pure eps-DP at the default steps, (eps, delta)-DP with many.
 
         All but ``"top_r"`` and ``"mistakes"`` are for ``loss="squared"`` only.
     bounds : pair (b_x, b_y), dpsubset.Bounds, dict, or None

@@ -5,7 +5,8 @@
   (certified iterative solve plus output noise), with its public calibration;
 - certificate.py: the KKT certificate that proves how close a solve is to the exact
   minimiser, and the exact-arithmetic numerics it stands on;
-- ssp.py: sufficient-statistics perturbation, an independent cross-check of Mode A.
+- ssp.py: sufficient-statistics perturbation, an independent cross-check of Mode A;
+- adassp.py: AdaSSP (Wang 2018), a refit peer for the benchmarks (not a dp_best_subset option).
 """
 from .objective import RefitResult, objective_perturbation, objective_perturbation_gram
 from .ssp import sufficient_statistics_perturbation
