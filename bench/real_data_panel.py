@@ -218,6 +218,11 @@ def term_flags(scored, names, eps_list, inf=False):
     return out
 
 
+def _solid(flagged):
+    """Flagged terms seen in at least 3 releases (one release's sign may be noise, a median of 3 less so)."""
+    return sum(f[3] >= 3 for f in flagged)
+
+
 def _md(cells):
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -275,7 +280,7 @@ def _summary(scored, shape, names, s_values, eps_list, draws, bad, flagged):
     rows = [r for k, r in scored.items() if not k[3]]
     parts.append(f"monotonicity violations: {len(bad)}")
     parts.append(f"opposite signs: {sum(r['wrong'] for r in rows)} of {sum(r['checked'] for r in rows)} "
-                 f"checked slopes; terms flagged: {len(flagged)}")
+                 f"checked slopes; terms flagged: {len(flagged)} ({_solid(flagged)} over at least 3 releases)")
     parts.append(f"{np.mean([x for r in rows for x in r['secs']]):.2f} s/release")
     print("\n**Summary.** " + "; ".join(parts) + ".")
 
@@ -298,7 +303,8 @@ def print_inference(scored, shape, names, s_values, inference_eps, draws):
     print(f"\n**Summary.** cells with n >= {LARGE_N} whose median width ratio is at most 5: "
           f"{sum(w <= 5 for w in large)}/{len(large)}; wrong signs stated with confidence: "
           f"{sum(r['confident'] for _, r in rows)} of {sum(r['checked'] for _, r in rows)} checked slopes; "
-          f"opposite signs: {sum(r['wrong'] for _, r in rows)}; terms flagged: {len(flagged)}; "
+          f"opposite signs: {sum(r['wrong'] for _, r in rows)}; terms flagged: {len(flagged)} "
+          f"({_solid(flagged)} over at least 3 releases); "
           f"{np.mean([x for _, r in rows for x in r['secs']]):.2f} s/release.")
 
 
@@ -324,7 +330,8 @@ def main(argv=None):
     names = [n for n in names if n in shape]
     print(f"Panel half: {args.half if not args.data else 'chosen data sets'}; {args.draws} releases per cell; "
           f"settings: {kw or 'the defaults'}; dpsubset {dps.__version__}.")
-    print_selection(scored, shape, names, args.s, args.eps, args.draws)
+    if args.eps:  # --eps with no value: only the releases with inference
+        print_selection(scored, shape, names, args.s, args.eps, args.draws)
     if args.inference:
         print_inference(scored, shape, names, args.s, args.inference, args.draws)
     print(f"\nWall time {time.time() - t0:.0f} s.")
