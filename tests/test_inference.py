@@ -8,6 +8,7 @@ part's eps, and the withheld attributes must say how to get them.
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import dpsubset as dps
 from dpsubset.inference import inference_parts, split_rows
@@ -46,11 +47,14 @@ def test_inference_releases_statsmodels_names_over_the_terms(fit):
     off = [t for t in terms if t not in on]
     assert (fit.bse[on] > 0).all() and fit.bse[off].isna().all() and ci.loc[off].isna().all().all()
     assert (ci.loc[on, 0] < ci.loc[on, 1]).all()
-    # narrower at a larger alpha; p-values in (0, 1]; t = params / bse
+    # narrower at a larger alpha; p-values in [0, 1] inverting the intervals; t their normal score
     ci80 = fit.conf_int(0.2)
     assert ((ci80[1] - ci80[0])[on] < (ci[1] - ci[0])[on]).all()
-    assert ((fit.pvalues[on] > 0) & (fit.pvalues[on] <= 1)).all()
-    np.testing.assert_allclose(fit.tvalues[on], fit.params[on] / fit.bse[on])
+    p = fit.pvalues[on]
+    assert ((p >= 0) & (p <= 1)).all() and (p[fit.support] < 0.001).all() and p["Intercept"] > 0.05
+    excludes = ~((ci.loc[on, 0] <= 0) & (0 <= ci.loc[on, 1]))
+    assert ((p < 0.05) == excludes).all()
+    np.testing.assert_allclose(fit.tvalues[on], np.sign(fit.params[on]) * stats.norm.isf(p / 2))
     assert fit.cov_params().shape == (len(on), len(on))
     with pytest.raises(ValueError, match="alpha"):
         fit.conf_int(1.5)
@@ -527,8 +531,8 @@ def test_ball_binds_is_flagged_where_the_release_lies_on_the_sphere(fit):
 def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
     """A release on the sphere: an end opens where at least alpha/2 of the ray's draws point
     to it, and takes the end of least squares from the noisy moments when there is one;
-    bse is the interval's width over 2 x 1.96, tvalues NaN, and the p-values invert the
-    intervals."""
+    bse is the interval's width over 2 x 1.96, the p-values invert the intervals and
+    tvalues are their normal scores."""
     from dpsubset.inference.intervals import BeyondTheBall, CoefficientInference
 
     rng = np.random.default_rng(0)
@@ -546,9 +550,11 @@ def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
     assert ci.loc["b", 0] == -np.inf and ci.loc["b", 1] == closed.loc["b", 1]
     assert np.isinf(ci.loc["c"]).all()
     assert np.isinf(open_.conf_int(0.01).loc["b"]).all()  # at alpha = 0.01, 1 % of the draws suffice
-    assert np.isinf(open_.bse).all() and open_.tvalues.isna().all()
+    assert np.isinf(open_.bse).all()
     p = open_.pvalues
     assert p["c"] == 1.0 and p["a"] <= 1e-4  # c never leaves out 0; a's lower end is far above it
+    np.testing.assert_allclose(open_.tvalues, np.sign(est) * stats.norm.isf(p / 2))
+    assert open_.tvalues["c"] == 0.0 and open_.tvalues["b"] < -1.96
     assert 1e-4 < p["b"] < 0.05
     for alpha in (0.8 * p["b"], 1.2 * p["b"]):  # the intervals leave out 0 exactly above p
         lo, hi = open_.conf_int(alpha).loc["b"]

@@ -437,12 +437,14 @@ class DPSubsetResults:
 
     @property
     def tvalues(self):
-        """``params / bse`` over the refit's columns (NaN off the support)."""
+        """The normal score of :attr:`pvalues` with the estimate's sign (NaN off the support);
+        not ``params / bse`` (:attr:`CoefficientInference.tvalues`)."""
         return self._over_terms(self._inference("tvalues").tvalues)
 
     @property
     def pvalues(self):
-        """Two-sided normal p-values of :attr:`tvalues` (NaN off the support)."""
+        """Two-sided p-values that invert :meth:`conf_int`: ``p < alpha`` exactly when the
+        ``1 - alpha`` interval leaves out 0 (NaN off the support)."""
         return self._over_terms(self._inference("pvalues").pvalues)
 
     @property
