@@ -54,7 +54,7 @@ def test_inference_releases_statsmodels_names_over_the_terms(fit):
     assert ((p >= 0) & (p <= 1)).all() and (p[fit.support] < 0.001).all() and p["Intercept"] > 0.05
     excludes = ~((ci.loc[on, 0] <= 0) & (0 <= ci.loc[on, 1]))
     assert ((p < 0.05) == excludes).all()
-    np.testing.assert_allclose(fit.tvalues[on], np.sign(fit.params[on]) * stats.norm.isf(p / 2))
+    np.testing.assert_allclose(fit.tvalues[on], np.sign(fit.params[on]) * stats.norm.isf(np.maximum(p, 5e-7) / 2))
     assert fit.cov_params().shape == (len(on), len(on))
     with pytest.raises(ValueError, match="alpha"):
         fit.conf_int(1.5)
@@ -391,7 +391,10 @@ def test_logistic_intervals_by_parametric_bootstrap():
     assert res.inference.draws == 500 and sorted(res.support) == ["x0", "x1", "x2"]
     ci = res.conf_int().loc[["x0", "x1", "x2"]]
     assert ((ci[1] - ci[0]) > 0.1).all() and ((ci[1] - ci[0]) < 1.5).all()
-    pred = res.get_prediction(df.head(4))
+    pred = res.get_prediction(df.head(4)).summary_frame()
+    assert list(pred.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]  # a class: no obs_ci
+    with pytest.raises(ValueError, match="obs=True"):
+        res.get_prediction(df.head(4)).conf_int(obs=True)
     np.testing.assert_allclose(pred["mean"], res.predict(df.head(4)))
     assert ((0 < pred["mean_ci_lower"]) & (pred["mean_ci_lower"] < pred["mean"])
             & (pred["mean"] < pred["mean_ci_upper"]) & (pred["mean_ci_upper"] < 1)).all()
@@ -471,11 +474,23 @@ def test_a_release_whose_ball_binds_reports_the_share():
 
 def test_get_prediction_gives_the_mean_response_with_its_interval(fit):
     new = _frame(5, seed=99).drop(columns=["y"])
-    frame = fit.get_prediction(new)
-    assert list(frame.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]
+    pred = fit.get_prediction(new)
+    frame = pred.summary_frame(alpha=0.05)
+    assert list(frame.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper", "obs_ci_lower",
+                                   "obs_ci_upper"]
     np.testing.assert_allclose(frame["mean"], fit.predict(new))
     assert (frame["mean_ci_lower"] < frame["mean"]).all() and (frame["mean"] < frame["mean_ci_upper"]).all()
     assert (frame["mean_se"] > 0).all() and list(frame.index) == list(new.index)
+    # a new observation misses its mean by the noise too (sd 0.5 here): wider, about 2 x 1.96 x 0.5
+    assert ((frame["obs_ci_lower"] < frame["mean_ci_lower"]) & (frame["mean_ci_upper"] < frame["obs_ci_upper"])).all()
+    width = frame["obs_ci_upper"] - frame["obs_ci_lower"]
+    assert ((width > 1.6) & (width < 2.4)).all(), width
+    np.testing.assert_allclose(pred.conf_int(obs=True, alpha=0.1),
+                               pred.summary_frame(alpha=0.1)[["obs_ci_lower", "obs_ci_upper"]].to_numpy())
+    np.testing.assert_allclose(pred.predicted_mean, frame["mean"])
+    np.testing.assert_allclose(pred.se_mean, frame["mean_se"])
+    narrow = pred.summary_frame(alpha=0.5)
+    assert ((narrow["obs_ci_upper"] - narrow["obs_ci_lower"]) < width).all()
     plain = dps.dp_best_subset("y ~ .", _frame(400), eps=4.0, s=3, bounds=(1.0, 3.0), random_state=1)
     with pytest.raises(dps.NotReleasedError, match="inference=True"):
         plain.get_prediction(new)
@@ -553,7 +568,7 @@ def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
     assert np.isinf(open_.bse).all()
     p = open_.pvalues
     assert p["c"] == 1.0 and p["a"] <= 1e-4  # c never leaves out 0; a's lower end is far above it
-    np.testing.assert_allclose(open_.tvalues, np.sign(est) * stats.norm.isf(p / 2))
+    np.testing.assert_allclose(open_.tvalues, np.sign(est) * stats.norm.isf(np.maximum(p, 5e-7) / 2))
     assert open_.tvalues["c"] == 0.0 and open_.tvalues["b"] < -1.96
     assert 1e-4 < p["b"] < 0.05
     for alpha in (0.8 * p["b"], 1.2 * p["b"]):  # the intervals leave out 0 exactly above p

@@ -253,6 +253,14 @@ class CoefficientInference:
         The user stated that the true coefficients lie inside the refit's ball
         (``dp_best_subset(..., truth_in_ball=True)``): a release on the sphere keeps the
         intervals of a truth inside it.
+    obs_noise_mapped : ndarray, shape (B,), or None
+        Draws ``sigma_b z_b`` of a new observation's error around its mean (mapped units):
+        ``sigma_b`` the residual standard deviation from the noisy moments with fresh
+        noise of their law per draw, ``z_b`` standard normal (post-processing; the
+        observation intervals of :mod:`dpsubset.inference.prediction`). None for the
+        logistic loss, whose response is a class.
+    response_bound : float or None
+        Public bound of the response in mapped units (the observation intervals end there).
     """
 
     names: list
@@ -268,6 +276,8 @@ class CoefficientInference:
     beyond: BeyondTheBall = field(default=None, repr=False)
     beyond_mapped: BeyondTheBall = field(default=None, repr=False)
     truth_in_ball: bool = False
+    obs_noise_mapped: np.ndarray = field(default=None, repr=False)
+    response_bound: float = None
 
     @property
     def draws(self):
@@ -336,17 +346,20 @@ class CoefficientInference:
         down, up = (np.zeros((1, len(self.names)), bool),) * 2 if sides is None else sides
         return pd.DataFrame({0: down[0], 1: up[0]}, index=self.names)
 
-    def linear_interval(self, A, alpha=0.05):
+    def linear_interval(self, A, alpha=0.05, obs=False):
         """Standard error and interval of the linear predictor ``A @ theta`` of new rows.
 
         The rule of :meth:`conf_int` at alpha alone (no grid: new data may have many rows),
-        widened to hold the estimate.
+        widened to hold the estimate. With ``obs=True`` the interval of a new observation
+        ``A @ theta + e``: each bootstrap error less a draw of the observation's error
+        (:attr:`obs_noise_mapped`), the same rule on those.
 
         Parameters
         ----------
         A : ndarray, shape (m, d)
             New rows, mapped and clipped as the design's, in the refit's column order.
         alpha : float
+        obs : bool
 
         Returns
         -------
@@ -358,6 +371,12 @@ class CoefficientInference:
         errors = self.errors_mapped @ A.T  # (B, m)
         beyond = None if self.beyond_mapped is None else self.beyond_mapped.linear(A)
         estimate = A @ self.estimate_mapped
+        if obs:
+            # the observation misses its mean by e: its bootstrap error is theta*'s less e's draw
+            noise = self.obs_noise_mapped[:, None]
+            errors = errors - noise
+            if beyond is not None and beyond.errors is not None:
+                beyond = BeyondTheBall(beyond.directions, beyond.estimate, beyond.errors - noise)
         lower, upper = _raw_intervals(estimate, errors, [alpha, 0.05], self.sphere_share, beyond)
         lower, upper = np.minimum(lower, estimate), np.maximum(upper, estimate)
         se = errors.std(axis=0, ddof=1) if beyond is None else (upper[1] - lower[1]) / (2.0 * _Z95)
@@ -374,11 +393,12 @@ class CoefficientInference:
     @property
     def tvalues(self):
         """The normal score of the p-value, with the estimate's sign: ``sign(b) z(1 - p/2)``
-        (0 where p = 1, infinite where p = 0). It is not ``estimate / bse``: the intervals
-        are the bootstrap's, not ``b +- z se``, and this is the statistic whose normal
-        two-sided p-value is :attr:`pvalues` (``|t| > 1.96`` exactly when the 95 %
-        interval leaves out 0)."""
-        p = self.pvalues.to_numpy()
+        (0 where p = 1). It is not ``estimate / bse``: the intervals are the bootstrap's,
+        not ``b +- z se``, and this is the statistic whose normal two-sided p-value is
+        :attr:`pvalues` (``|t| > 1.96`` exactly when the 95 % interval leaves out 0). A
+        p-value of 0 (below every level of :data:`ALPHA_GRID`) is scored as half the
+        smallest level, so the statistic stays finite (about 5.03)."""
+        p = np.maximum(self.pvalues.to_numpy(), ALPHA_GRID[0] / 2.0)
         return pd.Series(np.sign(self.estimate) * norm.isf(p / 2.0), index=self.names)
 
     def cov_params(self):

@@ -134,7 +134,14 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     user = lambda t: to_user_units(spec, used_cols, t)
     errors = user(thetas) - user(model.coef[None])[0]
     estimate = user(coef_mapped[None])[0]
+    obs_noise = None
+    if loss != "logistic":
+        # a new observation's error: the residual spread the noisy moments give, with fresh
+        # noise of their law per draw (draw_sigma), times a standard normal
+        sigmas = np.array([model.draw_sigma(rng) for _ in range(draws)])
+        obs_noise = sigmas * rng.standard_normal(draws)
     return CoefficientInference(
+        obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
         sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),

@@ -28,7 +28,11 @@ test_that("tidy() and glance() carry broom's inference columns with inference = 
   expect_true(all(td$std.error[on] > 0) && all(is.na(td$std.error[!on])))
   v <- vcov(fit)   # the bootstrap covariance: its diagonal is the squared standard error
   expect_equal(td$std.error[on], unname(sqrt(diag(v))[td$term[on]]), tolerance = 1e-8)
-  expect_equal(td$statistic[on], td$estimate[on] / td$std.error[on], tolerance = 1e-8)
+  # the statistic is the normal score of the p-value, which inverts the intervals
+  expect_equal(td$statistic[on], sign(td$estimate[on]) * qnorm(1 - pmax(td$p.value[on], 5e-7) / 2), tolerance = 1e-8)
+  ci95 <- confint(fit)[td$term[on], , drop = FALSE]
+  expect_equal(td$p.value[on] < 0.05, ci95[, 1] > 0 | ci95[, 2] < 0, ignore_attr = TRUE)
+  expect_true(all(ci95[, 1] <= td$estimate[on] & td$estimate[on] <= ci95[, 2]))
   ci <- tidy(fit, conf.int = TRUE, conf.level = 0.9)
   expect_equal(names(ci)[1:7], c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"))
   expect_equal(ci$conf.low[on], unname(confint(fit, level = 0.9)[ci$term[on], 1]))
@@ -186,4 +190,26 @@ test_that("dpsubset_plan() gives the Python plan from public inputs, and refuses
   expect_true(is.na(attr(wide, "n_needed")))
   expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5), "give eps")
   expect_error(dpsubset_plan(p = 8, s = 2, effect = "big", eps = 1, noise = 1), "effect must be a single number")
+})
+
+test_that("predict() gives confidence and prediction intervals and se.fit on an inference fit", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  new <- inference_data(n = 6, seed = 9)
+  point <- predict(fit, new)
+  conf <- predict(fit, new, interval = "confidence", level = 0.9)
+  pred <- predict(fit, new, interval = "prediction", level = 0.9)
+  expect_equal(colnames(conf), c("fit", "lwr", "upr"))
+  expect_equal(rownames(conf), rownames(new))
+  expect_equal(unname(conf[, "fit"]), unname(point), tolerance = 1e-8)
+  expect_true(all(conf[, "lwr"] < conf[, "fit"] & conf[, "fit"] < conf[, "upr"]))
+  # a new observation also misses its mean by the noise (sd 1 here): wider than the mean's
+  expect_true(all(pred[, "lwr"] < conf[, "lwr"] & conf[, "upr"] < pred[, "upr"]))
+  expect_true(all(pred[, "upr"] - pred[, "lwr"] > 2 * 1.5 * 0.8))
+  se <- predict(fit, new, se.fit = TRUE)
+  expect_equal(names(se), c("fit", "se.fit"))
+  expect_true(all(se$se.fit > 0))
+  plain <- inference_fit()
+  expect_error(predict(plain, new, interval = "confidence"), class = "dpsubset_not_released")
+  expect_error(predict(fit, new, interval = "confidence", level = 2), "level must be one number")
 })
