@@ -190,6 +190,21 @@ test_that("dpsubset_plan() gives the Python plan from public inputs, and refuses
   expect_true(is.na(attr(wide, "n_needed")))
   expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5), "give eps")
   expect_error(dpsubset_plan(p = 8, s = 2, effect = "big", eps = 1, noise = 1), "effect must be a single number")
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5, eps = 4, rho = 1.5), "rho must be")
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5, eps = 4, trials = 0), "trials must be")
+})
+
+test_that("dpsubset_plan() takes the codebook a release takes", {
+  skip_if_no_python()
+  args <- list(p = 6, s = 2, noise = 0.5, eps = 4, trials = 1, n_grid = c(300, 2000), random_state = 3)
+  pair <- do.call(dpsubset_plan, c(args, list(effect = 0.5, bounds = c(1, 3))))
+  book <- do.call(dpsubset_plan, c(args, list(effect = 0.5, bounds = dpsubset_bounds(x = 1, y = 3))))
+  expect_equal(book$p_true_support, pair$p_true_support)
+  # per-column intervals, the true columns named in effect
+  cb <- dpsubset_bounds(x = list(age = c(0, 10), educ = c(0, 20)), y = c(0, 6))
+  named <- do.call(dpsubset_plan, c(args, list(effect = c(age = 0.2, educ = 0.1), bounds = cb)))
+  expect_match(attr(named, "assumptions"), "true columns: age, educ", fixed = TRUE)
+  expect_error(do.call(dpsubset_plan, c(args, list(effect = c(zz = 1, educ = 0.1), bounds = cb))), "not in it: zz")
 })
 
 test_that("predict() gives confidence and prediction intervals and se.fit on an inference fit", {
