@@ -98,9 +98,9 @@ def test_settings_are_checked_before_the_data():
     with pytest.raises(TypeError, match="inference must be True or False"):
         dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference="yes")
     with pytest.raises(ValueError, match="no private inference is available"):
-        inference_parts(2.0, None, loss="hinge", method="mistakes", refit=True)
-    # the hinge with top-R: the selection confidence only (no model of y to simulate from)
-    assert inference_parts(2.0, None, loss="hinge", method="top_r", refit=True) == (0.0, pytest.approx(0.4))
+        inference_parts(2.0, None, loss="hinge", method="mistakes", refit=False)
+    # the hinge with top-R and no refit: the selection confidence only (no model of y to simulate from)
+    assert inference_parts(2.0, None, loss="hinge", method="top_r", refit=False) == (0.0, pytest.approx(0.4))
     # logistic with the mistakes mechanism: the intervals only
     parts = inference_parts(2.0, None, loss="logistic", method="mistakes", refit=True)
     assert parts == (pytest.approx(0.4), 0.0)
@@ -410,12 +410,25 @@ def test_logistic_intervals_by_parametric_bootstrap():
     truth = pd.Series([1.5, -1.5, 1.0], index=ci.index)
     assert ((ci[0] <= truth) & (truth <= ci[1])).all(), ci
     assert np.isinf(small.bse.loc[ci.index]).all()
-    hinge = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="hinge",
+    hinge = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="hinge", refit=False,
                                bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
                                random_state=12)
     with pytest.raises(dps.NotReleasedError, match="inference=True"):
         hinge.bse
     assert hinge.selection_confidence.prob_lower >= 0
+
+
+def test_hinge_with_a_refit_and_inference_is_refused_before_the_data_are_read():
+    """The hinge's coefficients have no intervals (no model of y to simulate from): asking
+    for inference with a refit is refused in Step 1, naming the reason and the options; the
+    data (here not even a frame) are never read."""
+    for method in ("top_r", "mistakes"):
+        with pytest.raises(ValueError, match="inference=True with loss='hinge'.*not a likelihood.*"
+                                             "loss='logistic'.*refit=False"):
+            dps.dp_best_subset("y ~ .", "not a data frame", eps=8.0, s=2, loss="hinge", method=method,
+                               bounds=(1.0, 1.0), inference=True)
+    with pytest.raises(ValueError, match="loss='hinge'"):
+        inference_parts(2.0, None, loss="hinge", method="top_r", refit=True)
 
 
 def test_interval_holds_the_basic_and_the_centred_interval():
@@ -509,7 +522,8 @@ def test_planned_width_matches_fresh_data_sets():
     rng = np.random.default_rng(0)
     X = rng.uniform(-b_x, b_x, (n, 8))
     y = X[:, :s] @ beta + 0.5 * rng.standard_normal(n)
-    planned, binds = planning._width(X, y, s=s, eps_refit=eps, b_x=b_x, b_y=b_y, rng=np.random.default_rng(1))
+    planned, binds = planning._width(X, y, s=s, eps_refit=eps, col_bounds=np.full(8, b_x), scales=np.ones(8),
+                                     b_y=b_y, rng=np.random.default_rng(1))
     assert binds < 0.5
     r = default_radius(np.full(8, b_x), b_y, s, [1.0], "squared", n=n, eps=eps)
     row_bound = largest_row_norm(np.full(s, b_x), s, [1.0])

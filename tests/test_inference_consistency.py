@@ -134,3 +134,53 @@ def test_alpha_is_checked_with_its_name():
     for bad in ("a", 0, 1, 1.5, np.nan, True, None):
         with pytest.raises(ValueError, match="alpha: expected a number strictly between 0 and 1"):
             inf.conf_int(bad)
+
+
+def test_the_deadline_covers_the_inference_stage(monkeypatch):
+    """time_limit covers the bootstrap: a deadline that passes after the selection and the
+    refit stops the inference stage with a SearchTimeout naming the stage and public
+    settings only, and nothing is released. (A Deadline that lets the search run and has
+    expired by the time the inference asks stands in for a slow bootstrap.)"""
+    from dpsubset import api
+    from dpsubset.inference.bootstrap import InferenceTimeout
+    from dpsubset.search.limits import Deadline
+
+    class PassedAfterTheSearch(Deadline):
+        expired = True  # the search asks left() (unlimited here); the bootstrap asks expired
+
+    monkeypatch.setattr(api, "Deadline", PassedAfterTheSearch)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 5))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    df["y"] = X[:, :2] @ np.array([0.5, -0.5]) + 0.5 * rng.standard_normal(400)
+    with pytest.raises(dps.SearchTimeout) as info:
+        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, time_limit=30,
+                           random_state=1)
+    assert isinstance(info.value, InferenceTimeout) and info.value.problem == "inference"
+    msg = str(info.value)
+    assert "time_limit = 30 s ran out in the inference stage" in msg and "nothing is released" in msg
+    assert "n = 400" in msg and "500 refits" in msg
+    # the message is the same whatever the data: only public settings in it
+    df["y"] = -df["y"]
+    with pytest.raises(InferenceTimeout) as again:
+        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, time_limit=30,
+                           random_state=1)
+    assert str(again.value) == msg
+
+
+def test_an_expired_deadline_stops_the_bootstrap_between_chunks():
+    from dpsubset.inference.bootstrap import InferenceTimeout, bootstrap_refits
+    from dpsubset.search.limits import Deadline
+
+    calls = []
+
+    def refit(A, y, rng):
+        calls.append(1)
+        return np.zeros(A.shape[1])
+
+    class Model:
+        coef = np.zeros(2)
+    with pytest.raises(InferenceTimeout):
+        bootstrap_refits(Model(), 10, np.ones(2), 1.0, refit, draws=5, rng=np.random.default_rng(0),
+                         deadline=Deadline(0.0))
+    assert not calls  # stopped before the first refit
