@@ -688,7 +688,8 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
     conf = coef_inf = None
     if plan.eps_confidence > 0:
         conf = confidence_of_selection(sel, eps=plan.eps_confidence, eps_mech=plan.eps_select,
-                                       p=len(kept), s=cfg.s, rng=rng, ledger=ledger, method=cfg.method)
+                                       p=len(kept), s=cfg.s, rng=rng, ledger=ledger, method=cfg.method,
+                                       released_names=[design.candidate_names[kept[j]] for j in sel.support])
     if plan.eps_moments > 0:
         row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
         coef_inf = coefficient_inference(

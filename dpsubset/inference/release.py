@@ -235,7 +235,7 @@ def _on_sphere(theta, r):
     return np.linalg.norm(theta, axis=-1) >= r * (1.0 - 1e-6)
 
 
-def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r"):
+def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r", released_names=None):
     """The selection confidence of a top-R (or exponential-mechanism) release.
 
     Parameters
@@ -253,9 +253,19 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="to
     method : {"top_r", "exponential"}
         For top-R every support outside its list is scored as the list's last; the
         exponential mechanism's list is a prefix of the ranking.
+    released_names : list of str, optional
+        The released support (top-R: its position in the list gives the free gap,
+        :mod:`dpsubset.inference.confidence`).
     """
-    scores = np.sort(np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float))
+    raw = np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float)
+    order = np.argsort(raw, kind="stable")
+    scores = raw[order]
+    released = None
+    if method == "top_r" and released_names is not None:
+        listed = [frozenset(sel.diagnostics["candidate_supports"][k]) for k in order]
+        target = frozenset(released_names)
+        released = listed.index(target) if target in listed else len(listed)
     conf = selection_confidence(scores, eps_mech=eps_mech, Delta=sel.sensitivity, p=p, s=s, eps=eps,
-                                rng=rng, outside_as_last=method == "top_r")
+                                rng=rng, outside_as_last=method == "top_r", released=released)
     ledger.spend("inference: selection confidence", CONFIDENCE_MECHANISM, eps, 0.0)
     return conf
