@@ -264,7 +264,7 @@ def test_selection_confidence_bound():
     # a small budget: nothing shown either way
     small = selection_confidence([0.0, 0.001, 0.002], eps_mech=1.0, Delta=0.01, p=10, s=3, eps=0.1,
                                  rng=np.random.default_rng(0))
-    assert small.prob_lower < 0.5 < small.prob_upper and "nothing shows" in small.statement
+    assert small.prob_lower < 0.5 < small.prob_upper and small.statement.startswith("not shown")
     assert 0 <= small.prob_lower <= small.prob_upper <= 1
     # one support only: certain, whatever the scores
     one = selection_confidence([0.3], eps_mech=1.0, Delta=0.01, p=3, s=3, eps=0.1,
@@ -323,7 +323,9 @@ def test_hitters_readme_example_is_not_to_be_trusted():
     salary = bounds.pop("Salary")
     res = dps.dp_best_subset("Salary ~ .", hitters, eps=2.0, s=5, bounds=dps.Bounds(x=bounds, y=salary),
                              inference=True, random_state=2026)
-    assert "NOT to be trusted" in str(res.selection_confidence)
+    # the selection's free gap is small and the budget cannot tell: not trusted, no evidence against
+    conf = res.selection_confidence
+    assert conf.gap is not None and conf.gap < 3.69 and "not shown" in str(conf)
     assert res.privacy.selection_confidence is res.selection_confidence
 
 
@@ -494,10 +496,13 @@ def test_get_prediction_gives_the_mean_response_with_its_interval(fit):
     np.testing.assert_allclose(frame["mean"], fit.predict(new))
     assert (frame["mean_ci_lower"] < frame["mean"]).all() and (frame["mean"] < frame["mean_ci_upper"]).all()
     assert (frame["mean_se"] > 0).all() and list(frame.index) == list(new.index)
-    # a new observation misses its mean by the noise too (sd 0.5 here): wider, about 2 x 1.96 x 0.5
+    # a new observation misses its mean by the noise too (sd 0.5 here, 2 x 1.96 x 0.5 = 1.96 wide
+    # if it were known; one release's noisy moments may read it 40 % off: the coverage over
+    # releases is bench/prediction_coverage.py's)
     assert ((frame["obs_ci_lower"] < frame["mean_ci_lower"]) & (frame["mean_ci_upper"] < frame["obs_ci_upper"])).all()
     width = frame["obs_ci_upper"] - frame["obs_ci_lower"]
-    assert ((width > 1.6) & (width < 2.4)).all(), width
+    assert ((width > 0.8) & (width < 3.2)).all(), width
+    assert (width > 3 * (frame["mean_ci_upper"] - frame["mean_ci_lower"])).all()
     np.testing.assert_allclose(pred.conf_int(obs=True, alpha=0.1),
                                pred.summary_frame(alpha=0.1)[["obs_ci_lower", "obs_ci_upper"]].to_numpy())
     np.testing.assert_allclose(pred.predicted_mean, frame["mean"])

@@ -136,10 +136,10 @@ def gap_verdict(gap, prob_upper):
 def verdict(prob_lower, prob_upper):
     """The bounds in words (the same four sentences for every release).
 
-    The release is trusted only when the lower bound shows that the mechanism releases
-    the best-scoring support reliably; when nothing shows that it does so even more
-    often than not, it is not to be trusted, whether the upper bound proves the
-    opposite or the budget cannot tell.
+    For the exponential mechanism (top-R reads the free gap, :func:`gap_verdict`). The
+    release is trusted only when the lower bound shows that the mechanism releases the
+    best-scoring support reliably; "NOT to be trusted" is evidence against (the upper
+    bound below one half); "not shown" says that the budget cannot tell.
     """
     if prob_lower >= TRUSTED:
         return "can be trusted: the mechanism releases the best-scoring support with high probability"
@@ -147,7 +147,7 @@ def verdict(prob_lower, prob_upper):
         return ("NOT to be trusted: the mechanism releases another support than the best-scoring "
                 "one more often than not (more rows, a larger eps or a smaller s would help: dps.plan)")
     if prob_lower < UNTRUSTED:
-        return ("NOT to be trusted: nothing shows that the mechanism releases the best-scoring "
+        return ("not shown: this budget cannot tell whether the mechanism releases the best-scoring "
                 "support even half the time (more rows or a larger eps would help, dps.plan; a "
                 "larger eps_inference sharpens the bounds)")
     return ("uncertain: the mechanism releases the best-scoring support more often than not, "
@@ -182,9 +182,9 @@ class SelectionConfidence:
     gap: float = None
 
     def __str__(self):
-        gap = "" if self.gap is None else f"; selection's gap {self.gap:.3g} (trusted from {GAP_THRESHOLD:.3g})"
+        gap = "" if self.gap is None else f" [selection's gap {self.gap:.3g}; trusted from {GAP_THRESHOLD:.3g}]"
         return (f"P(best-scoring support released) in [{self.prob_lower:.3g}, {self.prob_upper:.3g}] "
-                f"({self.level:.0%} confidence{gap}): {self.statement}")
+                f"({self.level:.0%} confidence): {self.statement}{gap}")
 
 
 def best_support_log_odds(scores, *, eps_mech, Delta, p, s, outside_as_last=True):

@@ -43,7 +43,7 @@ test_that("tidy() and glance() carry broom's inference columns with inference = 
   expect_equal(gl$inference_mode, "conditional")
   expect_true(gl$selection_conf_low >= 0 && gl$selection_conf_low <= gl$selection_conf_high &&
                 gl$selection_conf_high <= 1)
-  expect_match(gl$selection_verdict, "trusted|uncertain")
+  expect_match(gl$selection_verdict, "trusted|uncertain|not shown")
 
   plain <- inference_fit()
   expect_false(any(c("std.error", "statistic", "p.value") %in% names(tidy(plain))))
