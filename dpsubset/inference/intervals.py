@@ -173,6 +173,14 @@ def _raw_intervals(estimate, errors, alphas, sphere_share=0.0, beyond=None):
             np.where(clash, np.maximum(far_hi, finite_end), new_hi))
 
 
+def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
+    """The rule's interval at one level (1-d ends): :func:`_raw_intervals` at ``alpha`` alone,
+    before the nesting and the estimate (bench/calibration.py studies the rule itself)."""
+    lower, upper = _raw_intervals(np.asarray(estimate, dtype=float), errors, [check_alpha(alpha)],
+                                  sphere_share, beyond)
+    return lower[0], upper[0]
+
+
 def nested_intervals(estimate, errors, sphere_share=0.0, beyond=None, alphas=ALPHA_GRID):
     """The released intervals at every level of ``alphas`` (ascending): nested, each holding
     the estimate.
