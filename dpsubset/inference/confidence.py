@@ -98,9 +98,12 @@ def free_gap(log_odds, rng):
     (0, inf), by inversion of its distribution function (the law of the Gumbel-max gap)."""
     if math.isinf(log_odds):
         return math.inf
-    # G = L + logit(1 - sigma(L) v), v uniform on (0, 1], in logs (no cancellation for large |L|)
-    v = 1.0 - rng.random()
-    return float(log_odds + math.log1p(-expit(log_odds) * v) + np.logaddexp(0.0, -log_odds) - math.log(v))
+    # sigma(G - L) = sigma(-L) + u sigma(L), u uniform on [0, 1): G = L + logit of that, in logs
+    # (log sigma(x) = -logaddexp(0, -x); no cancellation for large |L|, finite at u = 0)
+    u = rng.random()
+    log_x = np.logaddexp(-np.logaddexp(0.0, log_odds),
+                         -np.logaddexp(0.0, -log_odds) + (math.log(u) if u > 0.0 else -math.inf))
+    return float(log_odds + log_x + np.logaddexp(0.0, -log_odds) - math.log1p(-u))
 
 
 def trusted_probability(scores, *, eps_mech, Delta, p, s, threshold=None):
