@@ -255,8 +255,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
     time_limit : float, optional
         Seconds allowed for the whole call (default ``None``: 600 s,
         ``dpsubset.search.limits.DEFAULT_TIME_LIMIT``; ``math.inf``: no limit). Every
-        route of the exact search stops at this one deadline; if it is reached,
-        SearchTimeout is raised and nothing is released. Whether a call times out
+        route of the exact search, and the bootstrap of ``inference=True``, stops at
+        this one deadline; if it is reached, SearchTimeout is raised and nothing is
+        released. Whether a call times out
         depends on the data, so the timeout is a timing side channel that the
         guarantee does not cover: fix the limit (and the settings) before looking
         at the data and do not publish that a call timed out
@@ -411,8 +412,12 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         params, coef_mapped, refit_ridge = _refit(refit_design, support_idx, used_cols, cfg, fit_cfg, plan,
                                                   ledger, rng)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
-    conf, coef_inf = _inference(sel, kept, refit_design, support_idx, used_cols, coef_mapped, cfg,
-                                fit_cfg, plan, ledger, rng, split, truth_in_ball)
+    try:  # the call's deadline covers the inference stage too: a time-out there releases nothing
+        conf, coef_inf = _inference(sel, kept, refit_design, support_idx, used_cols, coef_mapped, cfg,
+                                    fit_cfg, plan, ledger, rng, split, truth_in_ball, clock)
+    except BaseException:
+        bar.close()
+        raise
     bar.update()
     bar.close()
 
@@ -724,7 +729,7 @@ def _split_sizes(select_design, refit_design):
 
 
 def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_cfg, plan, ledger, rng,
-               split, truth_in_ball=False):
+               split, truth_in_ball=False, clock=None):
     """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
 
     Returns
@@ -734,14 +739,16 @@ def _inference(sel, kept, design, support_idx, used_cols, coef_mapped, cfg, fit_
     conf = coef_inf = None
     if plan.eps_confidence > 0:
         conf = confidence_of_selection(sel, eps=plan.eps_confidence, eps_mech=plan.eps_select,
-                                       p=len(kept), s=cfg.s, rng=rng, ledger=ledger, method=cfg.method)
+                                       p=len(kept), s=cfg.s, rng=rng, ledger=ledger, method=cfg.method,
+                                       released_names=[design.candidate_names[kept[j]] for j in sel.support])
     if plan.eps_moments > 0:
         row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
         coef_inf = coefficient_inference(
             design, support_idx, used_cols, coef_mapped=coef_mapped, loss=cfg.loss,
             loss_options=fit_cfg.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
             refit_delta=cfg.refit_delta or 0.0, row_bound=row_bound, r=fit_cfg.r_refit, rng=rng,
-            ledger=ledger, mode="split" if split else "conditional", truth_in_ball=truth_in_ball)
+            ledger=ledger, mode="split" if split else "conditional", truth_in_ball=truth_in_ball,
+            deadline=clock)
         # a fact of the release and the public radius: no data value
         if coef_inf.on_sphere and not truth_in_ball:
             warnings.warn(

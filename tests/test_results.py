@@ -736,15 +736,15 @@ def test_without_inference_tidy_and_glance_show_no_inference_columns(fits):
 
 
 def test_hinge_with_inference_has_the_confidence_but_no_interval_columns():
-    """The hinge has no intervals: inference=True adds glance()'s confidence columns but
-    no tidy() columns, and the summary says why there are no standard errors."""
+    """The hinge has no intervals: inference=True (with refit=False; with a refit it is
+    refused) adds glance()'s confidence columns but no tidy() columns."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (2000, 5))
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
     df["y"] = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(2000) > 0, "a", "b")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dps.LowUtilityWarning)
-        res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=2, bounds=(0.5, None), loss="hinge",
+        res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=2, bounds=(0.5, None), loss="hinge", refit=False,
                                  response_levels=("a", "b"), inference=True, random_state=1)
     row = res.glance().iloc[0]
     assert row["eps_inference"] > 0 and row["inference_mode"] is None
@@ -753,4 +753,4 @@ def test_hinge_with_inference_has_the_confidence_but_no_interval_columns():
     with pytest.raises(dps.NotReleasedError, match="inference=True"):
         res.tidy(conf_int=True)
     text = res.summary().as_text().replace("\n    ", " ")
-    assert "loss 'hinge' has no model of the response" in text and "none was requested" not in text
+    assert "Selection confidence:" in text and "none was requested" not in text

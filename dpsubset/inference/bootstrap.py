@@ -13,9 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..search.limits import SearchTimeout
 from .moments import least_squares_from_moments, symmetric_laplace
 
-__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS"]
+__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS",
+           "InferenceTimeout", "check_deadline"]
+
+
+class InferenceTimeout(SearchTimeout):
+    """The call's ``time_limit`` ran out in the inference stage. A :class:`SearchTimeout`,
+    handled the same way: nothing is released, and the message names the stage and the
+    public settings only (dpsubset/search/limits.py)."""
+
+
+def check_deadline(deadline):
+    """Raise :class:`InferenceTimeout` when the call's deadline (a
+    :class:`~dpsubset.search.limits.Deadline`, or None for none) has passed."""
+    if deadline is not None and deadline.expired:
+        raise InferenceTimeout("the time limit ran out in the inference stage", problem="inference")
 
 #: Bootstrap refits per release. The 2.5 % and 97.5 % quantiles of 500 draws have a
 #: Monte Carlo error of about 1 % of the interval's width (docs/methods/inference.md).
@@ -87,7 +102,7 @@ def simulate_batch(model, n, col_bounds, b_y, rng, m):
     return A, np.clip(y, -b_y, b_y)
 
 
-def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, rng):
+def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, rng, deadline=None):
     """The refit mechanism run on ``draws`` simulated data sets.
 
     Parameters
@@ -102,6 +117,8 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
         on chunks of simulated data sets at once; any other callable one draw at a time.
     draws : int
     rng : numpy.random.Generator
+    deadline : Deadline, optional
+        The call's deadline, checked before each chunk (:func:`check_deadline`).
 
     Returns
     -------
@@ -113,17 +130,19 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     if hasattr(refit, "batch"):
         chunk = max(1, CHUNK_VALUES // max(1, n * len(model.coef)))
         for lo in range(0, draws, chunk):
+            check_deadline(deadline)
             m = min(chunk, draws - lo)
             A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
             out[lo:lo + m] = refit.batch(A, y, rng)
         return out
     for b in range(draws):
+        check_deadline(deadline)
         A, y = simulate_rows(model, n, col_bounds, b_y, rng)
         out[b] = refit(A, y, rng)
     return out
 
 
-def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAULT_DRAWS, rng):
+def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAULT_DRAWS, rng, deadline=None):
     """Least squares from noisy second moments, on ``draws`` simulated data sets.
 
     Each simulated data set's ``Z'Z`` gets fresh Laplace noise of the released moments'
@@ -142,6 +161,7 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
     out = np.empty((draws, d))
     chunk = max(1, CHUNK_VALUES // max(1, n * d))
     for lo in range(0, draws, chunk):
+        check_deadline(deadline)
         m = min(chunk, draws - lo)
         A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
         Z = np.concatenate([A, y[..., None]], axis=2)

@@ -47,8 +47,17 @@ def inference_parts(eps, eps_inference, *, loss, method, refit):
     Raises
     ------
     ValueError
-        When neither stage applies to the settings, naming what would.
+        When neither stage applies to the settings, naming what would; and for a refit
+        whose loss has no intervals (the hinge), before any data are read.
     """
+    if refit and loss not in INTERVAL_LOSSES:
+        # its coefficients would come out without intervals while the call asked for them
+        raise ValueError(
+            f"inference=True with loss={loss!r}: the smoothed hinge loss is not a likelihood, so there "
+            f"is no model of the response to simulate its coefficients' intervals from, and they would be "
+            f"released without standard errors. For a two-class model with intervals use "
+            f"loss='logistic'; for the support with its selection confidence alone use refit=False "
+            f"(method in {CONFIDENCE_METHODS}); or set inference=False")
     intervals = refit and loss in INTERVAL_LOSSES
     confidence = method in CONFIDENCE_METHODS
     if not (intervals or confidence):

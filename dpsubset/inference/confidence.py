@@ -16,6 +16,18 @@ coordinate's move). Laplace(eps_mech / eps_c) noise on L is therefore eps_c-DP, 
 the logistic function bounds P(S_1). Everything after the one noisy number is
 post-processing. docs/methods/inference.md, "The selection confidence".
 
+The verdict of a top-R release reads a second number that costs nothing: the selection's
+**free gap** (Ding, Wang, Zhang and Kifer 2019 show it for report-noisy-max; here for the
+Gumbel-max form of the exponential mechanism). Top-R draws the released support S as the
+argmax of ``u_T + Gumbel`` over all supports T (``u`` the log-weights of the truncated
+scores); the gap G between the winner's perturbed log-weight and the best of the others'
+is, given S, logistic with location L_S (the log-odds of releasing S) and scale 1,
+truncated to G > 0. The joint density of (S, G) is ``phi(G - L_S)`` (phi the logistic
+density), whose log moves by at most ``|L_S - L'_S| <= eps_mech`` between neighbours: the
+pair is eps_mech-DP, as S alone is, so G is released at no extra cost. The verdict "can be
+trusted" is the test ``G >= ln 40``: wherever the best support's probability is below one
+half, it passes with probability at most ``sum_T sigma(L_T - ln 40) <= 2 / 40 = 0.05``.
+
 When the list is a prefix of the ranking of fewer than all supports (the exponential
 mechanism's diagnostics), L is only bracketed: the supports outside the list score at
 least as badly as the list's last, which gives a lower end (all of them at the last's
@@ -31,7 +43,8 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 __all__ = ["SelectionConfidence", "selection_confidence", "verdict", "best_support_log_odds",
-           "TRUSTED", "UNTRUSTED"]
+           "TRUSTED", "UNTRUSTED", "GAP_THRESHOLD", "released_log_odds", "free_gap", "gap_verdict",
+           "trusted_probability"]
 
 #: A lower bound on P(best support) at or above this: the release can be trusted.
 TRUSTED = 0.9
@@ -40,13 +53,96 @@ TRUSTED = 0.9
 UNTRUSTED = 0.5
 
 
+#: The free gap at or above this: "can be trusted". ln 40 keeps the verdict's false
+#: "trusted" rate at or below 5 % wherever the best support's probability is below one half
+#: (docs/methods/inference.md, "The free gap").
+GAP_THRESHOLD = math.log(40.0)
+
+
+def released_log_odds(scores, released, *, eps_mech, Delta, p, s):
+    """The log-odds L_S that top-R releases the support it released (exact scores, top-R's law).
+
+    Parameters
+    ----------
+    scores : array_like
+        The exact scores of top-R's list, best (smallest) first.
+    released : int
+        Position of the released support in the list, or ``len(scores)`` (or more) for a
+        support outside it (scored as the list's last, as top-R scores it).
+    eps_mech, Delta : float
+    p, s : int
+
+    Returns
+    -------
+    float
+        ``u_S - log sum_{T != S} exp(u_T)`` over all C(p, s) supports (``+inf`` when S is
+        the only one).
+    """
+    scores = np.sort(np.asarray(scores, dtype=float))
+    R = int(scores.size)
+    outside = math.comb(int(p), int(s)) - R
+    u = -eps_mech * (scores - scores[0]) / (2.0 * Delta)  # relative log-weights
+    if released >= R:  # one support of the remainder class, scored as the list's last
+        if outside < 1:
+            raise ValueError("released: the list holds every support; no support lies outside it")
+        others = [float(logsumexp(u))] + ([math.log(outside - 1) + u[-1]] if outside > 1 else [])
+        return float(u[-1] - logsumexp(others))
+    rest = np.delete(u, released)
+    others = ([float(logsumexp(rest))] if rest.size else []) + (
+        [math.log(outside) + u[-1]] if outside > 0 else [])
+    return math.inf if not others else float(u[released] - logsumexp(others))
+
+
+def free_gap(log_odds, rng):
+    """One draw of the free gap given the released support: logistic(L_S, 1) truncated to
+    (0, inf), by inversion of its distribution function (the law of the Gumbel-max gap)."""
+    if math.isinf(log_odds):
+        return math.inf
+    # sigma(G - L) = sigma(-L) + u sigma(L), u uniform on [0, 1): G = L + logit of that, in logs
+    # (log sigma(x) = -logaddexp(0, -x); no cancellation for large |L|, finite at u = 0)
+    u = rng.random()
+    log_x = np.logaddexp(-np.logaddexp(0.0, log_odds),
+                         -np.logaddexp(0.0, -log_odds) + (math.log(u) if u > 0.0 else -math.inf))
+    return float(log_odds + log_x + np.logaddexp(0.0, -log_odds) - math.log1p(-u))
+
+
+def trusted_probability(scores, *, eps_mech, Delta, p, s, threshold=None):
+    """The exact probability that a top-R release's verdict says "can be trusted":
+    ``sum_T sigma(L_T - threshold)`` over all supports (for the benchmarks and tests: it
+    reads the exact scores, NOT private)."""
+    t = GAP_THRESHOLD if threshold is None else float(threshold)
+    scores = np.sort(np.asarray(scores, dtype=float))
+    R = int(scores.size)
+    outside = math.comb(int(p), int(s)) - R
+    total = sum(float(expit(released_log_odds(scores, k, eps_mech=eps_mech, Delta=Delta, p=p, s=s) - t))
+                for k in range(R))
+    if outside > 0:
+        L_out = released_log_odds(scores, R, eps_mech=eps_mech, Delta=Delta, p=p, s=s)
+        total += float(np.exp(math.log(outside) + np.log(expit(L_out - t))))
+    return min(total, 1.0)
+
+
+def gap_verdict(gap, prob_upper):
+    """The verdict of a top-R release in words: the free gap decides "can be trusted"; the
+    paid upper bound "NOT to be trusted"; otherwise the budget cannot tell."""
+    if gap >= GAP_THRESHOLD:
+        return ("can be trusted: the selection's own draw shows that the mechanism releases the "
+                "best-scoring support more often than not here (a test at the 5 % level)")
+    if prob_upper < UNTRUSTED:
+        return ("NOT to be trusted: evidence that the mechanism releases another support than the "
+                "best-scoring one more often than not (more rows, a larger eps or a smaller s would "
+                "help: dps.plan)")
+    return ("not shown: this budget cannot tell whether the mechanism releases the best-scoring "
+            "support reliably (more rows or a larger eps would sharpen it, dps.plan)")
+
+
 def verdict(prob_lower, prob_upper):
     """The bounds in words (the same four sentences for every release).
 
-    The release is trusted only when the lower bound shows that the mechanism releases
-    the best-scoring support reliably; when nothing shows that it does so even more
-    often than not, it is not to be trusted, whether the upper bound proves the
-    opposite or the budget cannot tell.
+    For the exponential mechanism (top-R reads the free gap, :func:`gap_verdict`). The
+    release is trusted only when the lower bound shows that the mechanism releases the
+    best-scoring support reliably; "NOT to be trusted" is evidence against (the upper
+    bound below one half); "not shown" says that the budget cannot tell.
     """
     if prob_lower >= TRUSTED:
         return "can be trusted: the mechanism releases the best-scoring support with high probability"
@@ -54,7 +150,7 @@ def verdict(prob_lower, prob_upper):
         return ("NOT to be trusted: the mechanism releases another support than the best-scoring "
                 "one more often than not (more rows, a larger eps or a smaller s would help: dps.plan)")
     if prob_lower < UNTRUSTED:
-        return ("NOT to be trusted: nothing shows that the mechanism releases the best-scoring "
+        return ("not shown: this budget cannot tell whether the mechanism releases the best-scoring "
                 "support even half the time (more rows or a larger eps would help, dps.plan; a "
                 "larger eps_inference sharpens the bounds)")
     return ("uncertain: the mechanism releases the best-scoring support more often than not, "
@@ -75,6 +171,10 @@ class SelectionConfidence:
     eps : float
         Budget spent on the noisy log-odds.
     statement : str
+    gap : float or None
+        Top-R: the selection's free gap G (released with the support at no extra cost);
+        the verdict says "can be trusted" when it is at least :data:`GAP_THRESHOLD`. None
+        for the exponential mechanism, whose verdict reads the bounds alone.
     """
 
     prob_lower: float
@@ -82,10 +182,12 @@ class SelectionConfidence:
     level: float
     eps: float
     statement: str
+    gap: float = None
 
     def __str__(self):
+        gap = "" if self.gap is None else f" [selection's gap {self.gap:.3g}; trusted from {GAP_THRESHOLD:.3g}]"
         return (f"P(best-scoring support released) in [{self.prob_lower:.3g}, {self.prob_upper:.3g}] "
-                f"({self.level:.0%} confidence): {self.statement}")
+                f"({self.level:.0%} confidence): {self.statement}{gap}")
 
 
 def best_support_log_odds(scores, *, eps_mech, Delta, p, s, outside_as_last=True):
@@ -127,7 +229,7 @@ def best_support_log_odds(scores, *, eps_mech, Delta, p, s, outside_as_last=True
 
 
 def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_last=True,
-                         level=0.95):
+                         level=0.95, released=None):
     """The noisy log-odds of releasing the best support and the bounds on P(S_1) it gives.
 
     Parameters
@@ -149,6 +251,9 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
         False when the list is a prefix of the ranking (the exponential mechanism).
     level : float
         Joint confidence level of the two bounds.
+    released : int, optional
+        Top-R: the released support's position in the list (``len(scores)`` for one
+        outside it); with it the free gap is drawn and decides "can be trusted".
 
     Returns
     -------
@@ -175,5 +280,10 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
         high_end = hi + rng.laplace(0.0, scale) + margin
     lower = float(expit(low_end))
     upper = max(float(expit(high_end)), lower)
+    if released is None or not outside_as_last:
+        return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),
+                                   statement=verdict(lower, upper))
+    # the free gap: part of the selection's eps_mech-DP output (module docstring)
+    gap = free_gap(released_log_odds(scores, released, eps_mech=eps_mech, Delta=Delta, p=p, s=s), rng)
     return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),
-                               statement=verdict(lower, upper))
+                               statement=gap_verdict(gap, upper), gap=gap)

@@ -11,17 +11,22 @@ the simulation's truth, which is least reliable exactly where the bias is large
 (docs/methods/inference.md, "The interval"). A release on the refit's sphere may have
 its truth beyond the ball; its intervals (:class:`BeyondTheBall`) reach out on that side
 as far as least squares on the noisy moments (docs/methods/inference.md, "When the
-release lies on the sphere").
+release lies on the sphere"). The released intervals are that rule made nested in alpha
+and widened to hold the estimate, on a fixed grid of levels; the p-values invert them and
+the statistics are the p-values' normal scores, so every number of a coefficient's row
+agrees with the others (docs/methods/inference.md, "One construction for every number").
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-__all__ = ["CoefficientInference", "BeyondTheBall", "to_user_units"]
+__all__ = ["CoefficientInference", "BeyondTheBall", "to_user_units", "ALPHA_GRID", "check_alpha",
+           "nested_intervals", "inverted_pvalues", "grid_level"]
 
 _Z95 = float(norm.ppf(0.975))
 
@@ -90,28 +95,49 @@ class BeyondTheBall:
                              None if self.errors is None else lin(self.errors))
 
 
-def _open_sides(beyond, alpha):
-    """Which ends are open, (lower, upper) booleans per column, or None inside the ball.
+#: The levels alpha at which the released intervals are built: 1e-6 to 1e-3 on a log scale,
+#: then every 0.001 to 0.999 (0.01, 0.05 and 0.1 among them). An interval asked for at
+#: another alpha is the one at the next level up, and a p-value is one of these levels
+#: (docs/methods/inference.md, "One construction for every number").
+ALPHA_GRID = np.unique(np.concatenate([np.geomspace(1e-6, 1e-3, 31), np.arange(1, 1000) / 1000.0]))
+
+
+def check_alpha(alpha, name="alpha"):
+    """``alpha`` as a float strictly between 0 and 1, or a ValueError naming the argument."""
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
+            or not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"{name}: expected a number strictly between 0 and 1 (0.05 for 95 % "
+                         f"intervals); got {alpha!r}")
+    return float(alpha)
+
+
+def _open_sides(beyond, alphas):
+    """Which ends are open, (lower, upper) booleans of shape (K, d), or None inside the ball.
 
     An end opens when at least alpha/2 of the ray's draws point to it, so a direction the
-    noise in the moments could turn round opens both ends.
+    noise in the moments could turn round opens both ends (fewer ends open at a larger
+    alpha: the intervals stay nested).
     """
     if beyond is None:
         return None
-    dirs = beyond.directions
-    return np.mean(dirs < 0, axis=0) >= alpha / 2.0, np.mean(dirs > 0, axis=0) >= alpha / 2.0
+    dirs, half = beyond.directions, np.asarray(alphas)[:, None] / 2.0
+    return np.mean(dirs < 0, axis=0) >= half, np.mean(dirs > 0, axis=0) >= half
 
 
-def _basic(estimate, errors, alpha):
-    """The basic bootstrap interval widened to hold the same interval of the centred errors."""
-    probs = [alpha / 2.0, 1.0 - alpha / 2.0]
-    lo_q, hi_q = np.quantile(errors, probs, axis=0)
-    lo_c, hi_c = np.quantile(errors - errors.mean(axis=0), probs, axis=0)
+def _basic(estimate, errors, alphas):
+    """The basic bootstrap interval widened to hold the same interval of the centred errors,
+    at each level of ``alphas`` (arrays of shape (K, d))."""
+    alphas = np.asarray(alphas, dtype=float)
+    probs = np.concatenate([alphas / 2.0, 1.0 - alphas / 2.0])
+    k = len(alphas)
+    q = np.quantile(errors, probs, axis=0)
+    c = np.quantile(errors - errors.mean(axis=0), probs, axis=0)
+    lo_q, hi_q, lo_c, hi_c = q[:k], q[k:], c[:k], c[k:]
     return estimate - np.maximum(hi_q, hi_c), estimate - np.minimum(lo_q, lo_c), lo_q, hi_q
 
 
-def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
-    """The released interval (docs/methods/inference.md, "The interval").
+def _raw_intervals(estimate, errors, alphas, sphere_share=0.0, beyond=None):
+    """The interval rule at each level of ``alphas`` (docs/methods/inference.md, "The interval").
 
     Inside the ball: the basic bootstrap interval of ``estimate`` widened to hold its
     bias-free version, and the percentile interval too when the ball binds in more than
@@ -119,21 +145,25 @@ def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
     the ball; an end the ray points to opens and, where least squares from the noisy
     moments is at hand, takes that estimate's own end of the same level instead of
     infinity (each end then misses about alpha/2 of the time).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Lower and upper ends, shape (K, d).
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    lower, upper, lo_q, hi_q = _basic(estimate, errors, alpha)
+    alphas = np.asarray(alphas, dtype=float)
+    lower, upper, lo_q, hi_q = _basic(estimate, errors, alphas)
     if beyond is None:
-        if sphere_share > alpha / 2.0:
-            # a tail made by the projection onto the sphere points to the centre whatever the
-            # truth: reflected (basic) it points away from a truth inside the ball, so the
-            # percentile interval, which keeps its direction, is held as well
-            lower, upper = np.minimum(lower, estimate + lo_q), np.maximum(upper, estimate + hi_q)
-        return lower, upper
-    down, up = _open_sides(beyond, alpha)
+        # a tail made by the projection onto the sphere points to the centre whatever the
+        # truth: reflected (basic) it points away from a truth inside the ball, so the
+        # percentile interval, which keeps its direction, is held as well
+        binds = (sphere_share > alphas / 2.0)[:, None]
+        return (np.where(binds, np.minimum(lower, estimate + lo_q), lower),
+                np.where(binds, np.maximum(upper, estimate + hi_q), upper))
+    down, up = _open_sides(beyond, alphas)
     if beyond.estimate is None:
         return np.where(down, -np.inf, lower), np.where(up, np.inf, upper)
-    far_lo, far_hi, _, _ = _basic(beyond.estimate, beyond.errors, alpha)
+    far_lo, far_hi, _, _ = _basic(beyond.estimate, beyond.errors, alphas)
     new_lo, new_hi = np.where(down, far_lo, lower), np.where(up, far_hi, upper)
     # the two disagree (the far end falls short of the refit's finite end): one of them
     # missed, so the interval spans both: the far estimate's interval and the finite end
@@ -143,21 +173,52 @@ def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
             np.where(clash, np.maximum(far_hi, finite_end), new_hi))
 
 
-def _inverted_pvalues(estimate, errors, sphere_share, beyond, tol=1e-4):
-    """Two-sided p-values that agree with the intervals: the smallest alpha at which the
-    1 - alpha interval leaves out 0 (bisection; the intervals shrink as alpha grows)."""
-    def holds(alphas):
-        ends = [_interval(estimate[j:j + 1], errors[:, j:j + 1], float(a), sphere_share,
-                          None if beyond is None else beyond.column(j)) for j, a in enumerate(alphas)]
-        return np.array([e[0][0] <= 0.0 <= e[1][0] for e in ends])
+def _interval(estimate, errors, alpha, sphere_share=0.0, beyond=None):
+    """The rule's interval at one level (1-d ends): :func:`_raw_intervals` at ``alpha`` alone,
+    before the nesting and the estimate (bench/calibration.py studies the rule itself)."""
+    lower, upper = _raw_intervals(np.asarray(estimate, dtype=float), errors, [check_alpha(alpha)],
+                                  sphere_share, beyond)
+    return lower[0], upper[0]
 
-    lo, hi = np.full(len(estimate), tol), np.full(len(estimate), 1.0 - tol)
-    at_hi, at_lo = holds(hi), holds(lo)
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        inside = holds(mid)
-        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
-    return np.where(at_hi, 1.0, np.where(at_lo, 0.5 * (lo + hi), tol))
+
+def nested_intervals(estimate, errors, sphere_share=0.0, beyond=None, alphas=ALPHA_GRID):
+    """The released intervals at every level of ``alphas`` (ascending): nested, each holding
+    the estimate.
+
+    The interval at level alpha is the smallest that holds the estimate and the rule's
+    interval (:func:`_raw_intervals`) at alpha and at every larger level of the grid. So an
+    interval holds every narrower one, the released estimate lies in each, and the
+    p-value that inverts them (:func:`inverted_pvalues`) is below alpha exactly when the
+    interval at alpha leaves out 0. Where the rule is nested already (it is, but for the
+    rare clash of a release on the sphere) and its intervals hold the estimate, nothing
+    changes.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Lower and upper ends, shape (len(alphas), d).
+    """
+    estimate = np.asarray(estimate, dtype=float)
+    lower, upper = _raw_intervals(estimate, errors, alphas, sphere_share, beyond)
+    lower = np.minimum(np.minimum.accumulate(lower[::-1], axis=0)[::-1], estimate)
+    upper = np.maximum(np.maximum.accumulate(upper[::-1], axis=0)[::-1], estimate)
+    return lower, upper
+
+
+def grid_level(alpha, alphas=ALPHA_GRID):
+    """Index of the level whose interval is released for ``alpha``: the smallest level of
+    the grid at or above it (the largest level for alpha above the grid)."""
+    k = int(np.searchsorted(alphas, float(alpha) * (1.0 - 1e-12), side="left"))
+    return min(k, len(alphas) - 1)
+
+
+def inverted_pvalues(lower, upper, alphas=ALPHA_GRID):
+    """Two-sided p-values that invert nested intervals: the largest level of the grid whose
+    interval holds 0 (1 when every one does, 0 when none does). Then ``p < alpha`` exactly
+    when the interval released at alpha leaves out 0."""
+    holds = (lower <= 0.0) & (0.0 <= upper)
+    count = holds.sum(axis=0)  # the intervals are nested: those that hold 0 come first
+    return np.where(count == len(alphas), 1.0, np.where(count == 0, 0.0, alphas[np.maximum(count - 1, 0)]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +261,14 @@ class CoefficientInference:
         The user stated that the true coefficients lie inside the refit's ball
         (``dp_best_subset(..., truth_in_ball=True)``): a release on the sphere keeps the
         intervals of a truth inside it.
+    obs_noise_mapped : ndarray, shape (B,), or None
+        Draws ``sigma_b z_b`` of a new observation's error around its mean (mapped units):
+        ``sigma_b`` the residual standard deviation from the noisy moments with fresh
+        noise of their law per draw, ``z_b`` standard normal (post-processing; the
+        observation intervals of :mod:`dpsubset.inference.prediction`). None for the
+        logistic loss, whose response is a class.
+    response_bound : float or None
+        Public bound of the response in mapped units (the observation intervals end there).
     """
 
     names: list
@@ -215,11 +284,23 @@ class CoefficientInference:
     beyond: BeyondTheBall = field(default=None, repr=False)
     beyond_mapped: BeyondTheBall = field(default=None, repr=False)
     truth_in_ball: bool = False
+    obs_noise_mapped: np.ndarray = field(default=None, repr=False)
+    response_bound: float = None
 
     @property
     def draws(self):
         """Number of bootstrap refits."""
         return int(self.errors.shape[0])
+
+    @functools.cached_property
+    def _nested(self):
+        """The released intervals at every level of :data:`ALPHA_GRID` (computed once)."""
+        return nested_intervals(self.estimate, self.errors, self.sphere_share, self.beyond)
+
+    def _ends(self, alpha):
+        k = grid_level(check_alpha(alpha))
+        lower, upper = self._nested
+        return lower[k], upper[k]
 
     @property
     def bse(self):
@@ -230,21 +311,21 @@ class CoefficientInference:
         lower, upper = self._ends(0.05)
         return pd.Series((upper - lower) / (2.0 * _Z95), index=self.names)
 
-    def _ends(self, alpha):
-        return _interval(self.estimate, self.errors, float(alpha), self.sphere_share, self.beyond)
-
     def conf_int(self, alpha=0.05):
-        """Basic bootstrap intervals, widened to contain their bias-free version.
+        """Private ``1 - alpha`` intervals: nested in alpha, each holding the estimate.
 
-        ``[b - q(1 - alpha/2), b - q(alpha/2)]`` with q the quantiles of the errors, and
-        the same with the errors' mean removed; the interval is the smallest that holds
-        both. When more than alpha/2 of the bootstrap refits lie on the ball's sphere, it
-        also holds the percentile interval ``[b + q(alpha/2), b + q(1 - alpha/2)]``.
+        The rule at one level: the basic bootstrap interval ``[b - q(1 - alpha/2), b -
+        q(alpha/2)]`` (q the quantiles of the errors), widened to hold the same with the
+        errors' mean removed; when more than alpha/2 of the bootstrap refits lie on the
+        ball's sphere, also the percentile interval ``[b + q(alpha/2), b + q(1 - alpha/2)]``.
         When the release itself lies on the sphere, the errors are those of the refit
         without the ball, and the end towards which the truth may lie beyond the sphere
-        is that of least squares from the noisy moments (``inf`` for logistic)
-        (docs/methods/inference.md, "The interval" and "When the release lies on the
-        sphere"; docs/benchmarks/coverage.md).
+        is that of least squares from the noisy moments (``inf`` for logistic). The
+        released interval is the smallest holding the estimate and the rule's intervals
+        at alpha and every larger level of :data:`ALPHA_GRID` (an alpha between two levels
+        takes the next one up): so :attr:`pvalues` below alpha means exactly that this
+        interval leaves out 0 (docs/methods/inference.md, "The interval", "When the
+        release lies on the sphere" and "One construction for every number").
 
         Parameters
         ----------
@@ -258,47 +339,75 @@ class CoefficientInference:
         lower, upper = self._ends(alpha)
         return pd.DataFrame({0: lower, 1: upper}, index=self.names)
 
-    def linear_interval(self, A, alpha=0.05):
+    def open_ends(self, alpha=0.05):
+        """Which ends of :meth:`conf_int` are open: the release lies on the sphere and the
+        truth may lie beyond it on that side, so the end is least squares' from the noisy
+        moments, or infinite (one-sided) where there is none.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Boolean columns 0 (lower) and 1 (upper); all False inside the ball.
+        """
+        k = grid_level(check_alpha(alpha))
+        sides = _open_sides(self.beyond, ALPHA_GRID[k:k + 1])
+        down, up = (np.zeros((1, len(self.names)), bool),) * 2 if sides is None else sides
+        return pd.DataFrame({0: down[0], 1: up[0]}, index=self.names)
+
+    def linear_interval(self, A, alpha=0.05, obs=False):
         """Standard error and interval of the linear predictor ``A @ theta`` of new rows.
+
+        The rule of :meth:`conf_int` at alpha alone (no grid: new data may have many rows),
+        widened to hold the estimate. With ``obs=True`` the interval of a new observation
+        ``A @ theta + e``: each bootstrap error less a draw of the observation's error
+        (:attr:`obs_noise_mapped`), the same rule on those.
 
         Parameters
         ----------
         A : ndarray, shape (m, d)
             New rows, mapped and clipped as the design's, in the refit's column order.
         alpha : float
+        obs : bool
 
         Returns
         -------
         (ndarray, ndarray, ndarray)
             Standard errors, lower and upper ends, in mapped units.
         """
+        alpha = check_alpha(alpha)
         A = np.asarray(A, dtype=float)
         errors = self.errors_mapped @ A.T  # (B, m)
         beyond = None if self.beyond_mapped is None else self.beyond_mapped.linear(A)
         estimate = A @ self.estimate_mapped
-        lower, upper = _interval(estimate, errors, float(alpha), self.sphere_share, beyond)
-        if beyond is None:
-            return errors.std(axis=0, ddof=1), lower, upper
-        lo95, hi95 = _interval(estimate, errors, 0.05, self.sphere_share, beyond)
-        return (hi95 - lo95) / (2.0 * _Z95), lower, upper  # as bse
-
-    @property
-    def tvalues(self):
-        """``estimate / bse`` (Wald statistics with the bootstrap standard error); NaN for a
-        release on the sphere, whose shrunk coefficients are no centre of a Wald test."""
-        if self.beyond is not None:
-            return pd.Series(np.nan, index=self.names)
-        return pd.Series(self.estimate / self.errors.std(axis=0, ddof=1), index=self.names)
+        if obs:
+            # the observation misses its mean by e: its bootstrap error is theta*'s less e's draw
+            noise = self.obs_noise_mapped[:, None]
+            errors = errors - noise
+            if beyond is not None and beyond.errors is not None:
+                beyond = BeyondTheBall(beyond.directions, beyond.estimate, beyond.errors - noise)
+        lower, upper = _raw_intervals(estimate, errors, [alpha, 0.05], self.sphere_share, beyond)
+        lower, upper = np.minimum(lower, estimate), np.maximum(upper, estimate)
+        se = errors.std(axis=0, ddof=1) if beyond is None else (upper[1] - lower[1]) / (2.0 * _Z95)
+        return se, lower[0], upper[0]
 
     @property
     def pvalues(self):
-        """Two-sided p-values of the Wald statistics against the normal distribution; for a
-        release on the sphere, the p-values the intervals invert (the smallest alpha whose
-        interval leaves out 0, to 1e-4)."""
-        if self.beyond is not None:
-            return pd.Series(_inverted_pvalues(self.estimate, self.errors, self.sphere_share, self.beyond),
-                             index=self.names)
-        return pd.Series(2.0 * norm.sf(np.abs(self.tvalues.to_numpy())), index=self.names)
+        """Two-sided p-values that invert the intervals: the largest level of
+        :data:`ALPHA_GRID` whose interval holds 0 (1 if all do, 0 if none does). ``p <
+        alpha`` exactly when ``conf_int(alpha)`` leaves out 0."""
+        lower, upper = self._nested
+        return pd.Series(inverted_pvalues(lower, upper), index=self.names)
+
+    @property
+    def tvalues(self):
+        """The normal score of the p-value, with the estimate's sign: ``sign(b) z(1 - p/2)``
+        (0 where p = 1). It is not ``estimate / bse``: the intervals are the bootstrap's,
+        not ``b +- z se``, and this is the statistic whose normal two-sided p-value is
+        :attr:`pvalues` (``|t| > 1.96`` exactly when the 95 % interval leaves out 0). A
+        p-value of 0 (below every level of :data:`ALPHA_GRID`) is scored as half the
+        smallest level, so the statistic stays finite (about 5.03)."""
+        p = np.maximum(self.pvalues.to_numpy(), ALPHA_GRID[0] / 2.0)
+        return pd.Series(np.sign(self.estimate) * norm.isf(p / 2.0), index=self.names)
 
     def cov_params(self):
         """The bootstrap covariance of the coefficients (a d x d DataFrame); for a release on

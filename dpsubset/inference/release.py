@@ -15,7 +15,7 @@ import numpy as np
 
 from ..refit.objective import objective_perturbation, objective_perturbation_gram
 from . import bootstrap
-from .bootstrap import bootstrap_moment_fits, bootstrap_refits
+from .bootstrap import InferenceTimeout, bootstrap_moment_fits, bootstrap_refits, check_deadline
 from .confidence import selection_confidence
 from .fast_refit import BootstrapRefit
 from .intervals import BeyondTheBall, CoefficientInference, to_user_units
@@ -63,7 +63,7 @@ def support_moments(design, support_idx):
 
 def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode="conditional",
-                          draws=None, truth_in_ball=False):
+                          draws=None, truth_in_ball=False, deadline=None):
     """Private standard errors and intervals of the released coefficients.
 
     Parameters
@@ -90,12 +90,42 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     draws : int, optional
         Bootstrap refits; default :data:`dpsubset.inference.bootstrap.DEFAULT_DRAWS`,
         read at call time (bench/coverage.py sets it to state a cheaper run).
+    deadline : Deadline, optional
+        The call's deadline (``time_limit``), checked before the moments and between the
+        bootstrap's chunks.
 
     Returns
     -------
     CoefficientInference
+
+    Raises
+    ------
+    InferenceTimeout
+        The deadline passed: nothing of the stage is returned (a SearchTimeout; the
+        message names the stage and public settings only).
     """
     draws = bootstrap.DEFAULT_DRAWS if draws is None else int(draws)
+    try:
+        return _coefficient_inference(design, support_idx, used_cols, coef_mapped=coef_mapped, loss=loss,
+                                      loss_options=loss_options, eps=eps, eps_refit=eps_refit,
+                                      refit_delta=refit_delta, row_bound=row_bound, r=r, rng=rng,
+                                      ledger=ledger, mode=mode, draws=draws, truth_in_ball=truth_in_ball,
+                                      deadline=deadline)
+    except InferenceTimeout as err:
+        # the time spent depends on the data only through public sizes and the solver's steps;
+        # the message says which limit and which public settings, never how far it got
+        raise InferenceTimeout(
+            f"time_limit = {deadline.limit:g} s ran out in the inference stage (inference=True: the "
+            f"parametric bootstrap of the {loss} refit, {draws} refits on n = {design.n} simulated rows); "
+            f"nothing is released. Give a larger time_limit=, or inference=False "
+            f"(docs/guide/inference.md, 'What it costs')", problem="inference") from err
+
+
+def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
+                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode, draws, truth_in_ball,
+                           deadline):
+    """:func:`coefficient_inference`'s work (the deadline checked between its steps)."""
+    check_deadline(deadline)
     ZtZ, bounds = support_moments(design, support_idx)
     moments = release_second_moments(ZtZ, design.n, bounds, eps=eps, rng=rng)
     ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps, 0.0)
@@ -109,7 +139,8 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     # certificate, many draws at once (inference/fast_refit.py)
     refit = BootstrapRefit(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
                            r=r, delta=refit_delta, loss_options=loss_options, start=model.coef)
-    thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng)
+    thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
+                              deadline=deadline)
     # where the ball binds the errors' tails are the projection's (intervals.py)
     sphere_share = float(np.mean(_on_sphere(thetas, r)))
     coef_mapped = np.asarray(coef_mapped, dtype=float)
@@ -121,20 +152,27 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         # from the noisy moments for the end the ray leaves open (docs/methods/inference.md,
         # "When the release lies on the sphere")
         thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit.without_ball(),
-                                  draws=draws, rng=rng)
+                                  draws=draws, rng=rng, deadline=deadline)
         beyond = BeyondTheBall(_ray_directions(moments, model_of, refit, coef_mapped, bounds=bounds,
                                                b_y=design.b_y, intercept=bool(spec.has_intercept),
-                                               rng=rng))
+                                               rng=rng, deadline=deadline))
         if loss != "logistic":  # a linear model's coefficients: least squares estimates them
             far = least_squares_from_moments(moments.ZtZ, design.n, intercept=bool(spec.has_intercept),
                                              x_bounds=bounds[:-1])
             fits = bootstrap_moment_fits(model_of(moments, coef=far), design.n, bounds[:-1], design.b_y,
-                                         moments.scale, draws=draws, rng=rng)
+                                         moments.scale, draws=draws, rng=rng, deadline=deadline)
             beyond = BeyondTheBall(beyond.directions, far, fits - far)
     user = lambda t: to_user_units(spec, used_cols, t)
     errors = user(thetas) - user(model.coef[None])[0]
     estimate = user(coef_mapped[None])[0]
+    obs_noise = None
+    if loss != "logistic":
+        # a new observation's error: the residual spread the noisy moments give, with fresh
+        # noise of their law per draw (draw_sigma), times a standard normal
+        sigmas = np.array([model.draw_sigma(rng) for _ in range(draws)])
+        obs_noise = sigmas * rng.standard_normal(draws)
     return CoefficientInference(
+        obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
         sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),
@@ -149,7 +187,8 @@ RAY_DRAWS = 200
 RAY_ROWS = 2000
 
 
-def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, rng, draws=RAY_DRAWS):
+def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, rng, draws=RAY_DRAWS,
+                    deadline=None):
     """Draws of the direction of the ray on which the truth may lie beyond the sphere.
 
     A release on the sphere minimises the perturbed objective over the ball; by its
@@ -182,6 +221,7 @@ def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, r
     out = np.empty((int(draws), d))
     rows = min(moments.n, RAY_ROWS)
     for k, ZtZ in enumerate(draws_of_moments):
+        check_deadline(deadline)
         model = model_of(NoisyMoments(ZtZ=ZtZ, n=moments.n, eps=moments.eps, sensitivity=moments.sensitivity))
         A, y = bootstrap.simulate_rows(model, rows, bounds[:-1], b_y, rng)
         H = (refit.hessian(A, y, coef) - Delta * eye) * (moments.n / rows) + Delta * eye
@@ -195,7 +235,7 @@ def _on_sphere(theta, r):
     return np.linalg.norm(theta, axis=-1) >= r * (1.0 - 1e-6)
 
 
-def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r"):
+def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r", released_names=None):
     """The selection confidence of a top-R (or exponential-mechanism) release.
 
     Parameters
@@ -213,9 +253,19 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="to
     method : {"top_r", "exponential"}
         For top-R every support outside its list is scored as the list's last; the
         exponential mechanism's list is a prefix of the ranking.
+    released_names : list of str, optional
+        The released support (top-R: its position in the list gives the free gap,
+        :mod:`dpsubset.inference.confidence`).
     """
-    scores = np.sort(np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float))
+    raw = np.asarray(sel.diagnostics.get("candidate_scores", []), dtype=float)
+    order = np.argsort(raw, kind="stable")
+    scores = raw[order]
+    released = None
+    if method == "top_r" and released_names is not None:
+        listed = [frozenset(sel.diagnostics["candidate_supports"][k]) for k in order]
+        target = frozenset(released_names)
+        released = listed.index(target) if target in listed else len(listed)
     conf = selection_confidence(scores, eps_mech=eps_mech, Delta=sel.sensitivity, p=p, s=s, eps=eps,
-                                rng=rng, outside_as_last=method == "top_r")
+                                rng=rng, outside_as_last=method == "top_r", released=released)
     ledger.spend("inference: selection confidence", CONFIDENCE_MECHANISM, eps, 0.0)
     return conf

@@ -573,9 +573,9 @@ def plan(args):
             args[k] = [float(v) for v in (args[k] if isinstance(args[k], (list, tuple)) else [args[k]])]
     if args.get("n_grid") is not None:
         args["n_grid"] = [_as_int("n_grid", v) for v in args["n_grid"]]
-    if args.get("bounds") is not None:
-        args["bounds"] = tuple(float(v) for v in args["bounds"])
     try:
+        if args.get("bounds") is not None:  # the forms dp_best_subset takes from R: a pair or a codebook
+            args["bounds"] = _bounds_from_r(args["bounds"])
         res = _plan(**args)
     except (ValueError, TypeError) as err:
         return dict(error=str(err))

@@ -1,7 +1,7 @@
 """The inference columns of ``tidy()`` and ``glance()``, named as broom names them.
 
 A fit made with ``dp_best_subset(..., inference=True)`` releases standard errors,
-Wald statistics, p-values and intervals of its coefficients, and (with top-R or the
+intervals, and p-values and statistics that invert the intervals, and (with top-R or the
 exponential mechanism) a selection confidence (docs/guide/inference.md). ``tidy()``
 then carries broom's ``std.error``, ``statistic``, ``p.value`` and, on request,
 ``conf.low`` and ``conf.high`` (Robinson, Hayes and Couch 2023, broom's column

@@ -378,12 +378,14 @@ class DPSubsetResults:
 
     @property
     def tvalues(self):
-        """``params / bse`` over the refit's columns (NaN off the support)."""
+        """The normal score of :attr:`pvalues` with the estimate's sign (NaN off the support);
+        not ``params / bse`` (:attr:`CoefficientInference.tvalues`)."""
         return self._over_terms(self._inference("tvalues").tvalues)
 
     @property
     def pvalues(self):
-        """Two-sided normal p-values of :attr:`tvalues` (NaN off the support)."""
+        """Two-sided p-values that invert :meth:`conf_int`: ``p < alpha`` exactly when the
+        ``1 - alpha`` interval leaves out 0 (NaN off the support)."""
         return self._over_terms(self._inference("pvalues").pvalues)
 
     @property
@@ -394,29 +396,24 @@ class DPSubsetResults:
 
     @property
     def get_prediction(self):
-        """``get_prediction(newdata, alpha=0.05)``: the mean response of new rows with its
-        private standard error and interval (statsmodels' ``summary_frame`` columns
-        ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper``), from the same bootstrap
-        as :meth:`conf_int`; the attribute raises NotReleasedError without ``inference=True``.
+        """``get_prediction(newdata)``: a :class:`~dpsubset.inference.prediction.PredictionResults`
+        whose ``summary_frame(alpha)`` has statsmodels' columns (``mean``, ``mean_se``,
+        ``mean_ci_*`` and, for least squares and Huber, the observation interval ``obs_ci_*``),
+        from the same bootstrap as :meth:`conf_int`; the attribute raises NotReleasedError
+        without ``inference=True``.
         """
+        from ..inference.prediction import PredictionResults
         inf = self._inference("get_prediction")
 
-        def get_prediction(newdata, alpha=0.05):
+        def get_prediction(newdata):
             M = self._predictor.transform_new(newdata)
             names = self._predictor.forced_names + self._predictor.candidate_names
             A = M[:, [names.index(c) for c in self._used_columns]]
-            se, lo, hi = inf.linear_interval(A, alpha)
-            eta = A @ self._coef_mapped
-            if self.response_levels is not None:  # logistic: the probability, a monotone map
-                from scipy.special import expit
-                draws = expit(eta[:, None] + A @ inf.errors_mapped.T)
-                out = (expit(eta), draws.std(axis=1, ddof=1), expit(lo), expit(hi))
-            else:
-                centre, half = self._predictor.column_maps.get(self.response, (0.0, 1.0))
-                out = (centre + half * eta, half * se, centre + half * lo, centre + half * hi)
             index = getattr(newdata, "index", None)
-            return pd.DataFrame(dict(zip(("mean", "mean_se", "mean_ci_lower", "mean_ci_upper"), out)),
-                                index=index if index is not None and len(index) == len(eta) else None)
+            response_map = (None if self.response_levels is not None
+                            else self._predictor.column_maps.get(self.response, (0.0, 1.0)))
+            return PredictionResults(inf, A, self._coef_mapped, response_map,
+                                     index=index if index is not None and len(index) == len(A) else None)
         return get_prediction
 
     @property

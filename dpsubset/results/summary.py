@@ -39,6 +39,11 @@ def _interval(lo_hi):
     return f"[{lo:.6g}, {hi:.6g}]"
 
 
+def _pvalue(p):
+    """A p-value as the summary prints it: three decimals, ``<0.001`` below them."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _latex_escape(text):
     repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
@@ -215,6 +220,12 @@ def _inference_note(res):
              else "conditional on the released support")
     note = (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
             f"and the privacy noise of the refit (docs/guide/inference.md).")
+    note += (" P>|z| inverts the intervals: it is below alpha exactly when the 1 - alpha "
+             "interval leaves out 0 (z, in tidy()'s statistic, is its normal score; "
+             "docs/guide/inference.md).")
+    if inf.on_sphere and not inf.truth_in_ball and bool(inf.open_ends(0.05).to_numpy().any()):
+        note += (" An end marked * is open: the truth may lie beyond the refit's sphere on that side, "
+                 "so the end is that of least squares on the private second moments (inf: one-sided).")
     if inf.on_sphere and inf.truth_in_ball:
         note += (f" {BALL_TRUSTED_NOTE} (docs/guide/inference.md, \"When the ball binds\").")
     elif inf.on_sphere:
@@ -251,6 +262,8 @@ def build_summary(res, title=None, latex_table=None):
     bnd = res.bounds if isinstance(res.bounds, dict) else {}
     inf = getattr(res, "inference", None)
     ci = None if inf is None else inf.conf_int(0.05)
+    opened = None if inf is None else inf.open_ends(0.05)
+    pvalues = None if inf is None else inf.pvalues
     for name in res.terms:
         if name not in res.forced and name not in res.support:
             continue
@@ -261,11 +274,15 @@ def build_summary(res, title=None, latex_table=None):
         if inf is None:
             rows.append([coef, res._status(name), clip])
         else:  # the private std err and interval of the refit's columns (inference=True)
-            se, lo, hi = ((_num(inf.bse[name]), _num(ci.loc[name, 0]), _num(ci.loc[name, 1]))
-                          if name in ci.index else ("", "", ""))
-            rows.append([coef, se, lo, hi, res._status(name), clip])
+            if name in ci.index:
+                # an open end (the truth may lie beyond the refit's sphere on that side) is starred
+                se, pv = _num(inf.bse[name]), _pvalue(pvalues[name])
+                lo, hi = (_num(ci.loc[name, k]) + ("*" if opened.loc[name, k] else "") for k in (0, 1))
+            else:
+                se = pv = lo = hi = ""
+            rows.append([coef, se, pv, lo, hi, res._status(name), clip])
     headers = (["DP coef", "status", "clip interval"] if inf is None
-               else ["DP coef", "std err", "[0.025", "0.975]", "status", "clip interval"])
+               else ["DP coef", "std err", "P>|z|", "[0.025", "0.975]", "status", "clip interval"])
     table = SimpleTable(rows, headers, stubs, txt_fmt=fmt_params)
     # widen the data columns so that the table is as wide as the header
     target = len(smry.tables[0].as_text().splitlines()[-1])

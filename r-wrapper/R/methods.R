@@ -258,13 +258,17 @@ coef.dpsubset <- function(object, complete = TRUE, ...) {
 #'   response is not needed), without missing values.
 #' @param type `"link"`, `"response"` or `"class"` (see Details).
 #' @param interval,level,se.fit As for [stats::predict.lm()]: intervals
-#'   (`"confidence"` or `"prediction"`) at `level`, or standard errors of the
-#'   predictions. They need the covariance of the coefficients, which the
-#'   Python package does not release by default: the call is then an error of
-#'   class `"dpsubset_not_released"` that says why (see
-#'   [dpsubset-not-released]); where the Python result releases them privately,
-#'   they are returned as `predict.lm()` returns them (a matrix `fit`, `lwr`,
-#'   `upr`; a list with `fit` and `se.fit`).
+#'   (`"confidence"` for the mean response, `"prediction"` for a new
+#'   observation) at `level`, or standard errors of the mean response. They
+#'   need a fit made with `inference = TRUE` (private, from the same bootstrap
+#'   as `confint()`; the prediction interval adds the residual spread read from
+#'   the private second moments: no further privacy cost); without it the call
+#'   is an error of class `"dpsubset_not_released"` that says why (see
+#'   [dpsubset-not-released]). They are returned as `predict.lm()` returns them
+#'   (a matrix `fit`, `lwr`, `upr`; a list with `fit` and `se.fit`), the mean
+#'   response in the response's units (the probability of the second level for
+#'   the logistic loss, which has no `"prediction"` interval: its new
+#'   observations are classes).
 #' @param ... Not used; an error if given (so that no argument is silently ignored).
 #' @return A numeric vector named by the row names of `newdata`, or for
 #'   `type = "class"` a factor; with `interval` or `se.fit`, see above.
@@ -317,6 +321,11 @@ predict.dpsubset <- function(object, newdata, type = c("link", "response", "clas
     stop("level must be one number between 0 and 1, e.g. 0.95", call. = FALSE)
   }
   what <- if (interval != "none") sprintf("predict(interval = \"%s\")", interval) else "predict(se.fit = TRUE)"
+  if (interval == "prediction" && !is.null(object$response_levels)) {
+    stop(sprintf(paste0("predict(interval = \"prediction\"): a two-class response (loss = \"%s\") has no ",
+                        "prediction interval, since its new observations are classes; use interval = ",
+                        "\"confidence\" for the probability's interval"), object$loss), call. = FALSE)
+  }
   out <- .bridge()$prediction_frame(.python_result(object), cols, 1 - level)
   err <- out$error
   if (!is.null(err)) {

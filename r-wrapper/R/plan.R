@@ -16,10 +16,15 @@
 #'
 #' @param p,s Candidate columns and support size.
 #' @param effect Assumed size of each of the `s` true coefficients (units of the
-#'   columns).
+#'   response per unit of the column); with a codebook, a named vector such as
+#'   `c(age = 0.5, educ = 2)` names the true columns (otherwise they are the
+#'   codebook's first `s` columns).
 #' @param noise,r2 Assumed error standard deviation, or the assumed R^2 instead.
 #' @param bounds `c(b_x, b_y)`: every column clipped to `[-b_x, b_x]`, the
-#'   response to `[-b_y, b_y]`.
+#'   response to `[-b_y, b_y]`; or the codebook the release takes
+#'   ([dpsubset_bounds()], the same forms as `dp_best_subset(bounds = )`),
+#'   mapped as the release maps it (an interval onto `[-1, 1]`, a number `b`
+#'   clipped to `[-b, b]`).
 #' @param eps,n Give `eps` to find the rows needed, or `n` to find the eps needed.
 #' @param rho Correlation of adjacent columns (AR(1)).
 #' @param target_prob Target probability of releasing the true support.
@@ -30,6 +35,8 @@
 #' @param n_grid,eps_grid The grid searched (defaults from 250 to 100,000 rows,
 #'   eps from 0.25 to 32).
 #' @param random_state Seed of the simulation (public: nothing private is drawn).
+#' @param response The codebook entry of the response, when the codebook gives it
+#'   among the columns rather than as `y`.
 #' @return A data.frame of class `"dpsubset_plan"`, one row per grid point
 #'   (`n`, `eps`, `p_true_support` and, with `target_width`, `median_width`
 #'   and `p_ball_binds`), with attributes `n_needed`, `eps_needed` (`NA` when no
@@ -41,20 +48,29 @@
 #' @export
 dpsubset_plan <- function(p, s, effect, noise = NULL, r2 = NULL, bounds = c(1, 3), eps = NULL, n = NULL,
                           rho = 0, target_prob = 0.9, target_width = NULL, inference = FALSE, trials = 3,
-                          n_grid = NULL, eps_grid = NULL, random_state = 0) {
-  for (nm in c("p", "s", "effect", "rho", "target_prob", "trials", "random_state")) {
+                          n_grid = NULL, eps_grid = NULL, random_state = 0, response = NULL) {
+  for (nm in c("p", "s", "rho", "target_prob", "trials", "random_state")) {
     .check_number(get(nm), nm)
+  }
+  if (is.null(names(effect))) .check_number(effect, "effect") else if (!is.numeric(unlist(effect))) {
+    stop("effect must be numbers named by codebook column, e.g. c(age = 0.5, educ = 2)", call. = FALSE)
   }
   for (nm in c("noise", "r2", "eps", "n", "target_width")) {
     if (!is.null(get(nm))) .check_number(get(nm), nm)
   }
-  if (!is.numeric(bounds) || length(bounds) != 2L || anyNA(bounds)) {
-    stop("bounds must be two numbers, c(b_x, b_y)", call. = FALSE)
+  if (is.null(bounds)) stop("bounds: give c(b_x, b_y) or the release's codebook, dpsubset_bounds(...)", call. = FALSE)
+  if (is.numeric(bounds) && is.null(names(bounds)) && length(bounds) == 2L && anyNA(bounds)) {
+    stop("bounds: plan needs both bounds, c(b_x, b_y) without NA", call. = FALSE)
   }
   if (!isTRUE(inference) && !isFALSE(inference)) stop("inference must be TRUE or FALSE", call. = FALSE)
-  args <- list(p = p, s = s, effect = effect, bounds = as.list(as.numeric(bounds)), rho = rho,
+  if (!is.null(response) && (!is.character(response) || length(response) != 1L)) {
+    stop("response must be the name of the response's codebook entry", call. = FALSE)
+  }
+  # a named vector or list of effects by column (with a codebook) travels as a dict
+  effect_py <- if (!is.null(names(effect))) as.list(effect) else effect
+  args <- list(p = p, s = s, effect = effect_py, bounds = .bounds_plain(bounds), rho = rho,
                target_prob = target_prob, inference = inference, trials = trials, random_state = random_state)
-  for (nm in c("noise", "r2", "eps", "n", "target_width")) {
+  for (nm in c("noise", "r2", "eps", "n", "target_width", "response")) {
     if (!is.null(get(nm))) args[[nm]] <- get(nm)
   }
   if (!is.null(n_grid)) args$n_grid <- as.list(as.numeric(n_grid))

@@ -28,7 +28,11 @@ test_that("tidy() and glance() carry broom's inference columns with inference = 
   expect_true(all(td$std.error[on] > 0) && all(is.na(td$std.error[!on])))
   v <- vcov(fit)   # the bootstrap covariance: its diagonal is the squared standard error
   expect_equal(td$std.error[on], unname(sqrt(diag(v))[td$term[on]]), tolerance = 1e-8)
-  expect_equal(td$statistic[on], td$estimate[on] / td$std.error[on], tolerance = 1e-8)
+  # the statistic is the normal score of the p-value, which inverts the intervals
+  expect_equal(td$statistic[on], sign(td$estimate[on]) * qnorm(1 - pmax(td$p.value[on], 5e-7) / 2), tolerance = 1e-8)
+  ci95 <- confint(fit)[td$term[on], , drop = FALSE]
+  expect_equal(td$p.value[on] < 0.05, ci95[, 1] > 0 | ci95[, 2] < 0, ignore_attr = TRUE)
+  expect_true(all(ci95[, 1] <= td$estimate[on] & td$estimate[on] <= ci95[, 2]))
   ci <- tidy(fit, conf.int = TRUE, conf.level = 0.9)
   expect_equal(names(ci)[1:7], c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"))
   expect_equal(ci$conf.low[on], unname(confint(fit, level = 0.9)[ci$term[on], 1]))
@@ -39,7 +43,7 @@ test_that("tidy() and glance() carry broom's inference columns with inference = 
   expect_equal(gl$inference_mode, "conditional")
   expect_true(gl$selection_conf_low >= 0 && gl$selection_conf_low <= gl$selection_conf_high &&
                 gl$selection_conf_high <= 1)
-  expect_match(gl$selection_verdict, "trusted|uncertain")
+  expect_match(gl$selection_verdict, "trusted|uncertain|not shown")
 
   plain <- inference_fit()
   expect_false(any(c("std.error", "statistic", "p.value") %in% names(tidy(plain))))
@@ -114,19 +118,20 @@ test_that("fit$selection_confidence is the released sentence, or says how to get
   expect_match(conditionMessage(err), "inference = TRUE", fixed = TRUE)
 })
 
-test_that("a hinge fit with inference = TRUE prints its selection confidence and why it has no intervals", {
+test_that("a hinge fit with inference = TRUE: refused with a refit, the selection confidence without", {
   skip_if_no_python()
   set.seed(5)
   n <- 2000
   d <- data.frame(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1), x3 = runif(n, -1, 1))
   d$y <- factor(ifelse(d$x1 - d$x2 + rnorm(n, sd = 0.3) > 0, "b", "a"), levels = c("a", "b"))
+  expect_error(dp_best_subset(y ~ ., d, eps = 8, s = 2, loss = "hinge", inference = TRUE,
+                              bounds = dpsubset_bounds(x = 1), random_state = 1), "not a likelihood")
   fit <- suppressWarnings(dp_best_subset(y ~ ., d, eps = 8, s = 2, loss = "hinge", inference = TRUE,
-                                         bounds = dpsubset_bounds(x = 1), random_state = 1),
+                                         refit = FALSE, bounds = dpsubset_bounds(x = 1), random_state = 1),
                           classes = "dpsubset_low_utility")
   expect_false("std.error" %in% names(tidy(fit)))
   expect_gt(glance(fit)$eps_inference, 0)
   flat <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
-  expect_match(flat, "loss 'hinge' has no model of the response", fixed = TRUE)
   expect_match(flat, "Selection confidence: P(best-scoring support released)", fixed = TRUE)
   expect_false(grepl("none was requested", flat))
 })
@@ -186,4 +191,41 @@ test_that("dpsubset_plan() gives the Python plan from public inputs, and refuses
   expect_true(is.na(attr(wide, "n_needed")))
   expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5), "give eps")
   expect_error(dpsubset_plan(p = 8, s = 2, effect = "big", eps = 1, noise = 1), "effect must be a single number")
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5, eps = 4, rho = 1.5), "rho must be")
+  expect_error(dpsubset_plan(p = 8, s = 2, effect = 0.5, noise = 0.5, eps = 4, trials = 0), "trials must be")
+})
+
+test_that("dpsubset_plan() takes the codebook a release takes", {
+  skip_if_no_python()
+  args <- list(p = 6, s = 2, noise = 0.5, eps = 4, trials = 1, n_grid = c(300, 2000), random_state = 3)
+  pair <- do.call(dpsubset_plan, c(args, list(effect = 0.5, bounds = c(1, 3))))
+  book <- do.call(dpsubset_plan, c(args, list(effect = 0.5, bounds = dpsubset_bounds(x = 1, y = 3))))
+  expect_equal(book$p_true_support, pair$p_true_support)
+  # per-column intervals, the true columns named in effect
+  cb <- dpsubset_bounds(x = list(age = c(0, 10), educ = c(0, 20)), y = c(0, 6))
+  named <- do.call(dpsubset_plan, c(args, list(effect = c(age = 0.2, educ = 0.1), bounds = cb)))
+  expect_match(attr(named, "assumptions"), "true columns: age, educ", fixed = TRUE)
+  expect_error(do.call(dpsubset_plan, c(args, list(effect = c(zz = 1, educ = 0.1), bounds = cb))), "not in it: zz")
+})
+
+test_that("predict() gives confidence and prediction intervals and se.fit on an inference fit", {
+  skip_if_no_python()
+  fit <- inference_fit(inference = TRUE)
+  new <- inference_data(n = 6, seed = 9)
+  point <- predict(fit, new)
+  conf <- predict(fit, new, interval = "confidence", level = 0.9)
+  pred <- predict(fit, new, interval = "prediction", level = 0.9)
+  expect_equal(colnames(conf), c("fit", "lwr", "upr"))
+  expect_equal(rownames(conf), rownames(new))
+  expect_equal(unname(conf[, "fit"]), unname(point), tolerance = 1e-8)
+  expect_true(all(conf[, "lwr"] < conf[, "fit"] & conf[, "fit"] < conf[, "upr"]))
+  # a new observation also misses its mean by the noise (sd 1 here): wider than the mean's
+  expect_true(all(pred[, "lwr"] < conf[, "lwr"] & conf[, "upr"] < pred[, "upr"]))
+  expect_true(all(pred[, "upr"] - pred[, "lwr"] > 2 * 1.5 * 0.8))
+  se <- predict(fit, new, se.fit = TRUE)
+  expect_equal(names(se), c("fit", "se.fit"))
+  expect_true(all(se$se.fit > 0))
+  plain <- inference_fit()
+  expect_error(predict(plain, new, interval = "confidence"), class = "dpsubset_not_released")
+  expect_error(predict(fit, new, interval = "confidence", level = 2), "level must be one number")
 })

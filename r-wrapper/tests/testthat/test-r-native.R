@@ -219,7 +219,9 @@ test_that("private intervals, where the fit asked for them, flow through confint
   expect_equal(colnames(v), rownames(v))
   # still not released: what inference does not give
   expect_error(residuals(fit), class = "dpsubset_not_released")
-  expect_error(predict(fit, d[1:2, ], interval = "prediction"), class = "dpsubset_not_released")
+  pr <- predict(fit, d[1:2, ], interval = "prediction")   # issue 37: released with inference = TRUE
+  expect_equal(colnames(pr), c("fit", "lwr", "upr"))
+  expect_true(all(pr[, "lwr"] < pr[, "fit"] & pr[, "fit"] < pr[, "upr"]))
   # without inference = TRUE, Python's reason names the way to get them
   plain <- dp_best_subset(mpg ~ wt + I(wt^2) + hp + qsec, d, eps = 6, s = 1, bounds = b, random_state = 1)
   err <- expect_error(confint(plain), class = "dpsubset_not_released")
