@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logsumexp
 
+from ..mechanisms.noise import laplace_release
+
 __all__ = ["SelectionConfidence", "selection_confidence", "verdict", "best_support_log_odds",
            "TRUSTED", "UNTRUSTED"]
 
@@ -163,7 +165,7 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
     if lo == hi:
         # one statistic of sensitivity eps_mech; P(|Laplace(b)| > t) = exp(-t / b)
         scale = eps_mech / eps
-        noisy = lo + rng.laplace(0.0, scale)
+        noisy = laplace_release(lo, scale, rng)
         margin = scale * math.log(1.0 / alpha)
         low_end, high_end = noisy - margin, noisy + margin
     else:
@@ -171,8 +173,8 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
         # one-sided at alpha / 2 each, P(Laplace(b) > t) = exp(-t / b) / 2
         scale = 2.0 * eps_mech / eps
         margin = scale * math.log(1.0 / alpha)
-        low_end = lo + rng.laplace(0.0, scale) - margin
-        high_end = hi + rng.laplace(0.0, scale) + margin
+        low_end = laplace_release(lo, scale, rng) - margin
+        high_end = laplace_release(hi, scale, rng) + margin
     lower = float(expit(low_end))
     upper = max(float(expit(high_end)), lower)
     return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),

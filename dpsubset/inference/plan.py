@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..defaults import default_lam, default_radius, largest_row_norm
 from ..mechanisms import log_softmax, top_r_log_weights
+from ..mechanisms import noise as noise_mod
 from ..privacy.budget import DEFAULT_REFIT_SHARE
 from ..refit.objective import objective_perturbation_gram
 from ..scores import LeastSquaresScorer, sensitivity
@@ -71,10 +72,10 @@ class Plan:
 def _simulate(n, p, s, effect, noise, rho, b_x, b_y, rng):
     """Columns N(0, (b_x / 2)^2) with AR(1) correlation rho, clipped; effects on the first s."""
     cov = (b_x / 2.0) ** 2 * rho ** np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
-    X = np.clip(rng.multivariate_normal(np.zeros(p), cov, size=n, method="cholesky"), -b_x, b_x)
+    X = np.clip(noise_mod.multivariate_normal(rng, np.zeros(p), cov, n, "cholesky"), -b_x, b_x)
     beta = np.zeros(p)
     beta[:s] = effect
-    y = np.clip(X @ beta + noise * rng.standard_normal(n), -b_y, b_y)
+    y = np.clip(X @ beta + noise * noise_mod.normal(rng, n), -b_y, b_y)
     return X, y
 
 
@@ -186,7 +187,7 @@ def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=No
             raise ValueError(f"r2 must be in (0, 1), got {r2!r}")
         signal_var = effect ** 2 * (b_x / 2.0) ** 2 * (s + 2 * rho * (s - 1))  # before clipping
         noise = math.sqrt(signal_var * (1 - r2) / r2)
-    rng = np.random.default_rng(random_state)
+    rng = noise_mod.child_generator(random_state)
     # the part of eps the selection and the refit share (the default split of a release)
     rest = 1.0 - (DEFAULT_INFERENCE_SHARE if inference or target_width is not None else 0.0)
     ns = [int(n)] if n is not None else list(n_grid or _GRID_N)
