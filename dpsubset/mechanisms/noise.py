@@ -362,7 +362,11 @@ class GumbelRace:
     def __init__(self, K: int, rng, first_bits: int = _FIRST_BITS):
         self.rng = rng
         self.first_bits = int(first_bits)
-        self.u = rng.integers(0, 2 ** self.first_bits, size=K)
+        # u = 2^b - 1 - k for k uniform: the upper end of U's first interval is then
+        # 1 - k 2^-53, the uniform numpy's own Gumbel sampler makes of the same 64-bit
+        # draw (``random_gumbel``), so a seeded run draws what it drew before the
+        # sampler was exact, except in a near-tie (probability about K 2^-40).
+        self.u = (2 ** self.first_bits - 1) - rng.integers(0, 2 ** self.first_bits, size=K)
         self.more = {}  # class -> (uniform as a Python int, its number of bits), once refined
         scale = 2.0 ** -self.first_bits
         u = self.u.astype(float)  # exact: fewer than 54 bits
