@@ -80,16 +80,7 @@ __all__ = [
     "uniform_integers", "uniform_subset", "permutation",
     "normal", "uniform", "multivariate_normal", "student_t",
     "float_gamma", "float_direction", "float_normal",
-    "SAMPLERS",
 ]
-
-# Names of the samplers for the privacy report (dpsubset/privacy/report.py).
-SAMPLERS = {
-    "laplace": "discrete Laplace on a public grid (exact integer sampling)",
-    "exponential": "exact Gumbel-max (lazily refined uniforms)",
-    "objective": "floating-point Gamma norm and uniform direction",
-    "gaussian": "floating-point Gaussian",
-}
 
 # ---------------------------------------------------------------------------
 # Generators

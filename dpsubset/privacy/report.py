@@ -182,9 +182,9 @@ class PrivacyReport:
         return all(SAMPLERS[stage_sampler(st["mechanism"])][1] for st in self.stages)
 
     def to_frame(self):
-        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta, sampler)."""
-        rows = [dict(st, sampler=smp) for st, smp in zip(self.stages, self.samplers)]
-        return pd.DataFrame(rows, columns=["stage", "mechanism", "eps", "delta", "sampler"])
+        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta);
+        the sampler of each stage is :attr:`samplers`."""
+        return pd.DataFrame([dict(st) for st in self.stages], columns=["stage", "mechanism", "eps", "delta"])
 
     @property
     def all_certificates_closed(self) -> bool:
