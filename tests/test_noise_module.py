@@ -8,7 +8,7 @@ import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpsubset"
-SAMPLERS = ROOT / "mechanisms" / "noise.py"
+SAMPLERS_MODULE = ROOT / "mechanisms" / "noise.py"
 
 # The numpy Generator methods that draw (numpy 2.x), and the legacy module functions.
 DRAWS = {
@@ -56,7 +56,7 @@ def direct_draws(source: str):
 def test_no_module_but_the_samplers_draws_directly():
     offenders = {}
     for path in sorted(ROOT.rglob("*.py")):
-        if path == SAMPLERS:
+        if path == SAMPLERS_MODULE:
             continue
         hits = direct_draws(path.read_text())
         if hits:
@@ -72,4 +72,47 @@ def test_the_scan_finds_a_direct_draw():
 
 def test_the_samplers_module_itself_is_seen_drawing():
     # the scan would notice the draws if the samplers module were not exempt
-    assert len(direct_draws(SAMPLERS.read_text())) > 5
+    assert len(direct_draws(SAMPLERS_MODULE.read_text())) > 5
+
+
+# --------------------------------------------------------------------------- the report names the samplers
+
+import warnings  # noqa: E402
+
+import pytest  # noqa: E402
+
+import dpsubset as dps  # noqa: E402
+from dpsubset.privacy.report import SAMPLERS, stage_sampler  # noqa: E402
+from dpsubset.selection.base import METHODS  # noqa: E402
+from dpsubset.studies.simulate import make_regression  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small():
+    df, _ = make_regression(200, 6, s=2, random_state=0, as_frame=True)
+    return df
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_stage_of_every_method_names_a_known_sampler(small, method):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ 0 + .", small, eps=4.0, s=2, bounds=(0.5, 0.5), method=method,
+                                 random_state=0)
+    keys = [stage_sampler(st["mechanism"]) for st in res.privacy.stages]
+    assert "unknown" not in keys, res.privacy.stages
+    assert res.privacy.samplers == tuple(SAMPLERS[k][0] for k in keys)
+    # the refit's objective perturbation is the one floating-point stage of an exact method
+    assert res.privacy.all_draws_exact == all(SAMPLERS[k][1] for k in keys)
+    assert any(smp in repr(res.privacy) for smp in res.privacy.samplers)
+
+
+def test_the_report_says_when_every_draw_is_exact(small):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = dps.dp_best_subset("y ~ 0 + .", small, eps=4.0, s=2, bounds=(0.5, 0.5), refit=False,
+                                   random_state=0)
+        fl = dps.dp_best_subset("y ~ 0 + .", small, eps=4.0, s=2, bounds=(0.5, 0.5), random_state=0)
+    assert exact.privacy.all_draws_exact and "exact sampler" in repr(exact.privacy)
+    assert not fl.privacy.all_draws_exact and "floating-point" in repr(fl.privacy)
+    assert fl.privacy.samplers[0] == "exact Gumbel-max"

@@ -326,19 +326,11 @@ def test_exact_gumbel_max_near_tie_is_decided_exactly():
     assert chi2_pvalue(counts, [0.5, 0.5]) > P_MIN
 
 
-def test_bernoulli_exp_is_exact_in_law():
-    rng = np.random.default_rng(3)
-    for num, den in [(0, 5), (1, 3), (5, 5), (1, 1)]:
-        n = 60_000
-        hits = int(noise.bernoulli_exp(np.full(n, num), den, rng).sum())
-        p = math.exp(-num / den)
-        assert abs(hits - n * p) < 5 * math.sqrt(n * p * (1 - p)) + 1e-9
-
-
-@pytest.mark.parametrize("t", [1, 3, 40])
-def test_discrete_laplace_matches_its_law(t):
+@pytest.mark.parametrize("t, first_bits", [(1, 53), (3, 53), (40, 53), (3, 2), (40, 4)])
+def test_discrete_laplace_matches_its_law(t, first_bits):
+    # first_bits of 2 or 4: most decisions go through the decimal refinement
     rng = np.random.default_rng(t)
-    z = noise.discrete_laplace(t, rng, 100_000)
+    z = noise.discrete_laplace(t, rng, 100_000 if first_bits == 53 else 20_000, first_bits=first_bits)
     q = math.exp(-1 / t)
     edge = int(3 * t) + 1
     support = np.arange(-edge, edge + 1)

@@ -6,9 +6,11 @@ floating point (numpy's ``rng.laplace`` is ``b * log(2 U)`` of a 53-bit uniform 
 reaches a set of floats that depends on ``x``: a released value can be possible under
 one data set and impossible under its neighbour, an infinite privacy loss
 (``tests/audit/test_float_attack_audit.py`` shows it on a noisy second moment). The
-samplers here are built from exact operations on integers (numpy's unbiased bounded
-integers) so that what is released is an exact function of integer random draws, and
-the stated guarantee is a theorem about the program, not about its idealisation
+samplers here are built from numpy's unbiased bounded integers: uniform integers, and
+uniform reals known to as many random bits as a comparison needs (53 first, more in a
+near-tie, decided then in decimal arithmetic). What is released is an exact function of
+those draws with exactly the law the proof assumes, so the stated guarantee is a
+theorem about the program, not about its idealisation
 (docs/methods/selection.md, "Sampling safely"; docs/guide/privacy-caveats.md).
 
 The API (what other modules call; ``rng`` is always a ``numpy.random.Generator``)
@@ -50,7 +52,7 @@ Privacy mechanisms (exact; the guarantee is stated in each docstring)
 Exact uniform draws (numpy's bounded integers are unbiased: Lemire's method)
 
 ``uniform_integers(high, rng, size=None)``, ``uniform_subset(p, s, rng)``,
-``permutation(n, rng)``, ``bernoulli_exp(num, den, rng)``, ``discrete_laplace(t, rng, size)``.
+``permutation(n, rng)``, ``discrete_laplace(t, rng, size)`` (exact integer law, below).
 
 Public randomness that is not a privacy mechanism (floating point, and that is fine)
 
@@ -75,7 +77,7 @@ import numpy as np
 __all__ = [
     "as_generator", "child_generator", "seed_sequence",
     "laplace_grid", "laplace_release", "laplace_release_symmetric", "laplace_release_sf",
-    "laplace_threshold", "laplace_noise", "discrete_laplace", "bernoulli_exp",
+    "laplace_threshold", "laplace_noise", "discrete_laplace",
     "gumbel_max", "GumbelRace",
     "uniform_integers", "uniform_subset", "permutation",
     "normal", "uniform", "multivariate_normal", "student_t",
@@ -145,44 +147,83 @@ def permutation(n: int, rng) -> np.ndarray:
     return rng.permutation(n)
 
 
-def bernoulli_exp(num, den: int, rng) -> np.ndarray:
-    """Exact Bernoulli(exp(-num / den)) draws, elementwise, for integers 0 <= num <= den.
+# Relative pad on numpy's exp and log in the fast paths below (they are within a few ulp).
+_REL = 2.0 ** -45
 
-    Canonne, Kamath and Steinke (2020), Algorithm 1: with gamma = num / den in [0, 1],
-    draw A_K ~ Bernoulli(gamma / K) for K = 1, 2, ... until the first failure; the
-    number K of the failing draw is odd with probability exactly exp(-gamma). Each
-    Bernoulli(num / (den K)) is ``uniform_integers(den K) < num``: exact. The loop runs
-    on the still-active entries only (about 1 + gamma rounds).
+
+def _refine(u: int, bits: int, decide, rng):
+    """Refine one uniform W in [u 2^-bits, (u + 1) 2^-bits) until ``decide`` is not None.
+
+    Each round appends 62 random bits to W and calls ``decide(lo, hi, prec)`` with
+    W's interval as Decimals at a precision that grows with the bits; ``decide``
+    returns its answer once it holds for every W in the interval.
     """
-    num = np.asarray(num, dtype=np.int64)
-    K = np.ones(num.shape, dtype=np.int64)
-    flat_num, flat_K = num.ravel(), K.ravel()
-    active = np.arange(flat_num.size)
-    while active.size:
-        hit = rng.integers(0, den * flat_K[active]) < flat_num[active]
-        active = active[hit]
-        flat_K[active] += 1
-    return (flat_K % 2 == 1).reshape(num.shape)
+    u, b = int(u), int(bits)
+    while True:
+        u = (u << 62) + int(rng.integers(0, 2 ** 62))
+        b += 62
+        prec = 40 + 2 * ((b * 31) // 100)
+        with localcontext() as ctx:
+            ctx.prec = prec
+            scale = Decimal(2) ** b
+            out = decide(Decimal(u) / scale, Decimal(u + 1) / scale, prec)
+        if out is not None:
+            return out
 
 
-def _geometric_exp1(m: int, rng) -> np.ndarray:
-    """m draws of V = number of successes of Bernoulli(exp(-1)) before the first failure."""
-    V = np.zeros(m, dtype=np.int64)
-    active = np.arange(m)
-    while active.size:
-        hit = bernoulli_exp(np.ones(active.size, dtype=np.int64), 1, rng)
-        active = active[hit]
-        V[active] += 1
+def _accept(U, t: int, rng, first_bits: int) -> np.ndarray:
+    """Exact Bernoulli(exp(-U / t)) for integers 0 <= U < t: W < exp(-U / t), W uniform real."""
+    w = rng.integers(0, 2 ** first_bits, size=U.size)
+    scale = 2.0 ** -first_bits
+    e = np.exp(-(U.astype(float) / t))
+    yes = (w + 1.0) * scale <= e * (1 - _REL)
+    no = w * scale >= e * (1 + _REL)
+    out = yes.copy()
+    for i in np.flatnonzero(~(yes | no)):  # W within rounding of the boundary: decide exactly
+        def decide(lo, hi, prec, x=int(U[i])):
+            e_exact = (-(Decimal(x) / Decimal(t))).exp()
+            pad = Decimal(10) ** (5 - prec)
+            return True if hi <= e_exact - pad else (False if lo >= e_exact + pad else None)
+        out[i] = _refine(w[i], first_bits, decide, rng)
+    return out
+
+
+def _geometric_exp1(m: int, rng, first_bits: int) -> np.ndarray:
+    """m exact draws of V = floor(E), E ~ Exp(1) = -log W (P(V >= v) = exp(-v))."""
+    w = rng.integers(0, 2 ** first_bits, size=m)
+    scale = 2.0 ** -first_bits
+    with np.errstate(divide="ignore"):
+        a = -np.log((w + 1.0) * scale)  # E in (a, c]
+        c = -np.log(w * scale)
+    v_lo = np.floor(a * (1 - _REL) - _REL)
+    v_hi = np.floor(c * (1 + _REL) + _REL)
+    clear = v_lo == v_hi
+    V = np.where(clear, v_lo, 0.0).astype(np.int64)
+    for i in np.flatnonzero(~clear):
+        def decide(lo, hi, prec):
+            a_, pad = -(hi.ln()), Decimal(10) ** (3 - prec)
+            lo_v = int((a_ * (1 - pad) - pad).to_integral_value(rounding="ROUND_FLOOR"))
+            if lo == 0:
+                return None
+            c_ = -(lo.ln())
+            hi_v = int((c_ * (1 + pad) + pad).to_integral_value(rounding="ROUND_FLOOR"))
+            return lo_v if lo_v == hi_v else None
+        V[i] = _refine(w[i], first_bits, decide, rng)
     return V
 
 
-def discrete_laplace(t: int, rng, size=()) -> np.ndarray:
+def discrete_laplace(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarray:
     """Exact discrete Laplace draws: P(Z = z) proportional to exp(-|z| / t), t an integer >= 1.
 
-    Canonne, Kamath and Steinke (2020), Algorithm 2 with s = 1: U uniform on
-    {0..t-1} accepted with probability exp(-U / t), V geometric with ratio exp(-1),
-    Y = U + t V has P(Y = y) proportional to exp(-y / t); a fair sign, with -0
-    rejected, gives Z. Vectorised: rejected entries are redrawn in the next round.
+    Canonne, Kamath and Steinke (2020), Algorithm 2 with s = 1: U uniform on {0..t-1}
+    accepted with probability exp(-U / t), V = floor(E) with E ~ Exp(1), Y = U + t V
+    has P(Y = y) proportional to exp(-y / t); a fair sign, with -0 rejected, gives Z.
+    The two real-valued decisions (W < exp(-U / t), and the integer part of -log W')
+    are read off 53-bit uniforms when numpy's exp and log, padded by 2^-45 relative,
+    settle them, and otherwise (probability about 2^-40 per draw) the uniform gets more
+    bits and the decision is made in decimal arithmetic until it is settled: every
+    draw is exact. Vectorised: rejected entries are redrawn in the next round.
+    ``first_bits`` (53) is lowered by tests to exercise the refinement.
     """
     t = int(t)
     if not 1 <= t < 2 ** 52:
@@ -193,9 +234,9 @@ def discrete_laplace(t: int, rng, size=()) -> np.ndarray:
     todo = np.arange(n)
     while todo.size:
         U = rng.integers(0, t, size=todo.size)
-        keep = bernoulli_exp(U, t, rng)
+        keep = _accept(U, t, rng, first_bits)
         rejected, todo, U = todo[~keep], todo[keep], U[keep]
-        Y = U + t * _geometric_exp1(todo.size, rng)
+        Y = U + t * _geometric_exp1(todo.size, rng, first_bits)
         neg = rng.integers(0, 2, size=todo.size) == 1
         ok = ~(neg & (Y == 0))
         out[todo[ok]] = np.where(neg[ok], -Y[ok], Y[ok])
