@@ -65,6 +65,22 @@ Floating-point mechanisms that remain (docs/guide/privacy-caveats.md says why)
 
 ``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``:
 the objective perturbation's norm and direction; ``float_normal`` its Gaussian variant.
+The MCMC baseline's acceptance steps and DP-SIS's exponential noise use ``uniform``.
+
+Adding a draw (a new mechanism, or a branch routed through this module)
+----------------------------------------------------------------------
+
+- ``value + rng.laplace(0, b)`` released: ``laplace_release(value, b, rng)`` (one line;
+  the value is rounded to the grid inside). Noise alone, to simulate a release:
+  ``laplace_noise(b, rng, size)``. A Laplace tail for a threshold: ``laplace_threshold``
+  and ``laplace_release_sf``, not the continuous Laplace's formulas.
+- ``argmax(log_w + rng.gumbel(size=K))``: ``gumbel_max(log_w, rng)``.
+- ``rng.choice(p, s, replace=False)``, ``rng.integers(k)``, ``rng.permutation(n)``:
+  ``uniform_subset``, ``uniform_integers``, ``permutation``.
+- Simulation draws: ``normal``, ``uniform``, ``multivariate_normal``, ``student_t``.
+- Name the new stage's sampler in ``dpsubset/privacy/report.py`` (``_SAMPLER_OF``, by
+  the mechanism's words in the ledger); ``tests/test_noise_module.py`` fails on a direct
+  numpy draw anywhere else in ``dpsubset/`` and on a method whose stage names no sampler.
 """
 from __future__ import annotations
 
