@@ -342,7 +342,12 @@ def laplace_release_symmetric(matrix, scale: float, rng) -> np.ndarray:
 
 
 def laplace_noise(scale: float, rng, size=()) -> np.ndarray:
-    """g Z: exactly the law of the noise of :func:`laplace_release` (for simulating releases)."""
+    """g Z: exactly the law of the noise of :func:`laplace_release` (for simulating releases).
+
+    ``scale`` 0 gives zeros (a simulation model without noise, as ``dps.plan`` uses).
+    """
+    if scale == 0:
+        return np.zeros(size)
     g, t = laplace_grid(scale)
     return np.asarray(discrete_laplace(t, rng, size), dtype=float) * g
 
