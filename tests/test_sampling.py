@@ -7,6 +7,7 @@ distributions over all supports. Also: huge multiplicities, reproducibility.
 """
 import math
 from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -285,3 +286,111 @@ def test_guarantee_labels():
     assert MECHANISM_GUARANTEES == {"top_r": "pure", "mistakes": "conditional",
                                     "gap_check": "approximate"}
     assert set(MECHANISM_GUARANTEES.values()) <= set(GUARANTEES)
+
+
+# --------------------------------------------------------------------------- exact samplers (issue 41)
+
+from dpsubset.mechanisms import noise  # noqa: E402
+
+
+@pytest.mark.parametrize("first_bits", [1, 5])
+def test_exact_gumbel_max_refinement_matches_log_softmax(first_bits):
+    # With uniforms of 1 to 5 first bits nearly every draw goes through the decimal
+    # refinement: its law must still be the softmax (and -inf stays impossible).
+    lw = np.array([0.0, -0.7, 1.2, -np.inf, 0.4, -3.0])
+    probs = np.exp(log_softmax(lw))
+    rng = np.random.default_rng(first_bits)
+    n = 5_000
+    counts = np.bincount([gumbel_max(lw, rng, first_bits=first_bits) for _ in range(n)],
+                         minlength=len(lw))
+    assert counts[3] == 0
+    keep = probs > 0
+    assert chi2_pvalue(counts[keep], probs[keep]) > P_MIN
+
+
+def test_exact_gumbel_max_draws_numpys_gumbel_max_when_clear():
+    # the first 53 bits are the uniform numpy's Gumbel sampler makes of the same draw, so
+    # seeded releases keep their supports; the argmax differs only in a near-tie
+    for seed in range(300):
+        lw = np.random.default_rng(10 ** 6 + seed).normal(size=40) * 5
+        want = int(np.argmax(lw + np.random.default_rng(seed).gumbel(size=40)))
+        assert gumbel_max(lw, np.random.default_rng(seed)) == want
+
+
+def test_exact_gumbel_max_near_tie_is_decided_exactly():
+    # two classes 1e-15 apart in log-weight: the float intervals overlap whenever the
+    # uniforms are close, and the race must still return a valid index with the right law
+    lw = np.array([0.0, 1e-15])
+    rng = np.random.default_rng(7)
+    counts = np.bincount([gumbel_max(lw, rng, first_bits=3) for _ in range(5_000)], minlength=2)
+    assert chi2_pvalue(counts, [0.5, 0.5]) > P_MIN
+
+
+@pytest.mark.parametrize("t, first_bits", [(1, 53), (3, 53), (40, 53), (3, 2), (40, 4)])
+def test_discrete_laplace_matches_its_law(t, first_bits):
+    # first_bits of 2 or 4: most decisions go through the decimal refinement
+    rng = np.random.default_rng(t)
+    z = noise.discrete_laplace(t, rng, 100_000 if first_bits == 53 else 20_000, first_bits=first_bits)
+    q = math.exp(-1 / t)
+    edge = int(3 * t) + 1
+    support = np.arange(-edge, edge + 1)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(support)
+    counts = [(z == k).sum() for k in support] + [(np.abs(z) > edge).sum()]
+    probs = np.append(pmf, 1 - pmf.sum())
+    assert chi2_pvalue(counts, probs) > P_MIN
+
+
+def test_laplace_release_grid_accounting_is_exact():
+    """The exact audit of the grid: for every pair at distance <= Delta, the discrete
+    Laplace's worst log-ratio |k - k'| / t stays within eps = Delta / scale."""
+    rng = np.random.default_rng(11)
+    for _ in range(3000):
+        scale = float(np.exp(rng.uniform(-20, 20)))
+        eps = float(np.exp(rng.uniform(np.log(2.0 ** -21), np.log(50.0))))
+        Delta = eps * scale
+        g, t = noise.laplace_grid(scale)
+        x = float(rng.normal() * scale * 10 ** rng.uniform(0, 6))
+        for x2 in (x + Delta, x - Delta, np.nextafter(x + Delta, x)):
+            while abs(Fraction(x2) - Fraction(x)) > Fraction(Delta):  # neighbours: |x - x'| <= Delta
+                x2 = float(np.nextafter(x2, x))
+            k, k2 = np.rint(x / g), np.rint(x2 / g)
+            assert abs(k - k2) / t <= eps
+        # the noise's spread: within a relative 2^-21 of the Laplace scale asked for
+        assert 1.0 <= g * t / scale <= 1.0 + 2.0 ** -21
+
+
+def test_laplace_release_is_on_the_grid_reproducible_and_unbiased():
+    scale = 2.5
+    g, t = noise.laplace_grid(scale)
+    y = noise.laplace_release(np.full(80_000, 0.3712), scale, np.random.default_rng(2))
+    assert np.all(np.rint(y / g) == y / g)
+    assert np.mean(y) == pytest.approx(0.3712, abs=5 * scale * math.sqrt(2 / 80_000))
+    assert np.std(y) == pytest.approx(scale * math.sqrt(2), rel=0.02)
+    a = noise.laplace_release([1.0, 2.0], scale, np.random.default_rng(9))
+    b = noise.laplace_release([1.0, 2.0], scale, np.random.default_rng(9))
+    np.testing.assert_array_equal(a, b)
+    assert isinstance(noise.laplace_release(1.0, scale, np.random.default_rng(0)), float)
+    with pytest.raises(ValueError, match="finite"):
+        noise.laplace_release([np.nan], scale, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("scale, delta", [(1.0, 1e-2), (10.0, 1e-6), (0.05, 0.2)])
+def test_laplace_threshold_is_the_smallest_safe_grid_point(scale, delta):
+    T = noise.laplace_threshold(scale, delta)
+    g, _ = noise.laplace_grid(scale)
+    assert noise.laplace_release_sf(0.0, scale, T) <= delta
+    assert noise.laplace_release_sf(0.0, scale, T - g) > delta
+    assert T == pytest.approx(scale * math.log(1 / (2 * delta)), rel=1e-5)
+
+
+def test_laplace_release_sf_matches_draws():
+    scale, x, thr = 1.0, 0.3, 1.1
+    y = noise.laplace_release(np.full(100_000, x), scale, np.random.default_rng(4))
+    p = noise.laplace_release_sf(x, scale, thr)
+    assert abs((y > thr).mean() - p) < 5 * math.sqrt(p * (1 - p) / len(y))
+
+
+def test_unseeded_generators_draw_from_fresh_entropy():
+    a = noise.laplace_release(np.zeros(4), 1.0, as_generator(None))
+    b = noise.laplace_release(np.zeros(4), 1.0, as_generator(None))
+    assert not np.array_equal(a, b)

@@ -338,8 +338,14 @@ def laplace_release(values, scales, rng):
 
     eps-DP for a vector whose entries move by at most ``sens_j`` between neighbours when
     sum_j sens_j / scales_j <= eps (tests/audit/test_centring_audit.py checks this sum on the
-    real pipeline through this function)."""
-    return np.asarray(values, dtype=float) + rng.laplace(0.0, np.asarray(scales, dtype=float))
+    real pipeline through this function). Each entry is released by the package's exact
+    sampler (:func:`dpsubset.mechanisms.noise.laplace_release`: a discrete Laplace on a public
+    grid, immune to the floating-point attack of Mironov 2012)."""
+    from ..mechanisms.noise import laplace_release as exact_release
+
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    scales = np.broadcast_to(np.asarray(scales, dtype=float), values.shape)
+    return np.array([float(exact_release(float(v), float(b), rng)) for v, b in zip(values, scales)])
 
 
 #: Largest upper confidence bound of v / (m (1 - m)) at which a column counts as two-point (its

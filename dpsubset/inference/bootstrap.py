@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..search.limits import SearchTimeout
+from ..mechanisms import noise
 from .moments import least_squares_from_moments, symmetric_laplace
 
 __all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS",
@@ -57,7 +58,7 @@ def simulate_rows(model, n, col_bounds, b_y, rng):
     y : ndarray, shape (n,)
     """
     k = len(model.mean)
-    Z = rng.multivariate_normal(model.mean, model.cov, size=n, method="eigh") if k else np.empty((n, 0))
+    Z = noise.multivariate_normal(rng, model.mean, model.cov, n, "eigh") if k else np.empty((n, 0))
     A = np.hstack([np.ones((n, 1)), Z]) if model.intercept else Z
     # the design clips every column to its public box before the refit: so does the simulation
     A = np.clip(A, -col_bounds, col_bounds)
@@ -90,15 +91,15 @@ def simulate_batch(model, n, col_bounds, b_y, rng, m):
         # the covariance's square root by eigh (it is PSD by construction)
         w, V = np.linalg.eigh(np.atleast_2d(model.cov))
         root = V * np.sqrt(np.maximum(w, 0.0))
-        A[..., d - k:] = model.mean + rng.standard_normal((m, n, k)) @ root.T
+        A[..., d - k:] = model.mean + noise.normal(rng, (m, n, k)) @ root.T
     # the design clips every column to its public box before the refit: so does the simulation
     np.clip(A, -col_bounds, col_bounds, out=A)
     eta = A @ model.coef
     if model.response == "binary":
-        y = np.where(rng.random(eta.shape) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
+        y = np.where(noise.uniform(rng, eta.shape) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
     else:
         sigma = np.array([model.draw_sigma(rng) for _ in range(m)])
-        y = eta + sigma[:, None] * rng.standard_normal(eta.shape)
+        y = eta + sigma[:, None] * noise.normal(rng, eta.shape)
     return A, np.clip(y, -b_y, b_y)
 
 

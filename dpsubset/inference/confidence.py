@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logsumexp
 
+from ..mechanisms.noise import laplace_release, uniform
+
 __all__ = ["SelectionConfidence", "selection_confidence", "verdict", "best_support_log_odds",
            "TRUSTED", "UNTRUSTED", "GAP_THRESHOLD", "released_log_odds", "free_gap", "gap_verdict",
            "trusted_probability"]
@@ -100,7 +102,7 @@ def free_gap(log_odds, rng):
         return math.inf
     # sigma(G - L) = sigma(-L) + u sigma(L), u uniform on [0, 1): G = L + logit of that, in logs
     # (log sigma(x) = -logaddexp(0, -x); no cancellation for large |L|, finite at u = 0)
-    u = rng.random()
+    u = float(uniform(rng))  # floating point, like the refit's noise (docs/guide/privacy-caveats.md)
     log_x = np.logaddexp(-np.logaddexp(0.0, log_odds),
                          -np.logaddexp(0.0, -log_odds) + (math.log(u) if u > 0.0 else -math.inf))
     return float(log_odds + log_x + np.logaddexp(0.0, -log_odds) - math.log1p(-u))
@@ -268,7 +270,7 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
     if lo == hi:
         # one statistic of sensitivity eps_mech; P(|Laplace(b)| > t) = exp(-t / b)
         scale = eps_mech / eps
-        noisy = lo + rng.laplace(0.0, scale)
+        noisy = laplace_release(lo, scale, rng)
         margin = scale * math.log(1.0 / alpha)
         low_end, high_end = noisy - margin, noisy + margin
     else:
@@ -276,8 +278,8 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
         # one-sided at alpha / 2 each, P(Laplace(b) > t) = exp(-t / b) / 2
         scale = 2.0 * eps_mech / eps
         margin = scale * math.log(1.0 / alpha)
-        low_end = lo + rng.laplace(0.0, scale) - margin
-        high_end = hi + rng.laplace(0.0, scale) + margin
+        low_end = laplace_release(lo, scale, rng) - margin
+        high_end = laplace_release(hi, scale, rng) + margin
     lower = float(expit(low_end))
     upper = max(float(expit(high_end)), lower)
     if released is None or not outside_as_last:

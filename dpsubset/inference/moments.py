@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from ..mechanisms import noise
 from ..refit.ssp import _ssp_sensitivity
 
 __all__ = ["NoisyMoments", "second_moment_sensitivity", "release_second_moments",
@@ -97,8 +98,7 @@ def release_second_moments(ZtZ, n, bounds, *, eps, rng):
     """
     ZtZ = np.asarray(ZtZ, dtype=float)
     sens = second_moment_sensitivity(bounds)
-    upper = np.triu(ZtZ)  # the released entries; the lower triangle mirrors them
-    noisy = upper + np.triu(upper, 1).T + symmetric_laplace(rng, sens / eps, ZtZ.shape[0])
+    noisy = noise.laplace_release_symmetric(ZtZ, sens / eps, rng)  # exact, on a public grid
     return NoisyMoments(ZtZ=noisy, n=int(n), eps=float(eps), sensitivity=sens)
 
 
@@ -107,7 +107,7 @@ def symmetric_laplace(rng, scale, m, size=()):
     the noise law of :func:`release_second_moments` (``size`` stacks of it)."""
     iu = np.triu_indices(m)
     nu = np.zeros(tuple(size) + (m, m))
-    nu[..., iu[0], iu[1]] = rng.laplace(0.0, scale, size=tuple(size) + (len(iu[0]),))
+    nu[..., iu[0], iu[1]] = noise.laplace_noise(scale, rng, tuple(size) + (len(iu[0]),))
     return nu + np.swapaxes(np.triu(nu, 1), -1, -2)
 
 
@@ -158,8 +158,8 @@ class SimulationModel:
         """The response of simulated rows A under the model (before the response's clipping)."""
         eta = A @ self.coef
         if self.response == "binary":
-            return np.where(rng.random(len(eta)) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
-        return eta + self.draw_sigma(rng) * rng.standard_normal(len(eta))
+            return np.where(noise.uniform(rng, len(eta)) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
+        return eta + self.draw_sigma(rng) * noise.normal(rng, len(eta))
 
     def draw_sigma(self, rng):
         """One error standard deviation for a bootstrap replicate.
@@ -169,7 +169,7 @@ class SimulationModel:
         spreads over the variances the noisy moments leave plausible instead of
         trusting one noisy value (docs/methods/inference.md, "The noise level").
         """
-        nu = rng.laplace(0.0, self.noise_scale, size=len(self.rss_weights))
+        nu = noise.laplace_noise(self.noise_scale, rng, len(self.rss_weights))
         return float(np.sqrt(max(self.sigma2 - self.rss_weights @ nu / self.dof, self.sigma2_floor)))
 
 

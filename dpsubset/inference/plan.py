@@ -22,6 +22,7 @@ import pandas as pd
 from .._validation import check_positive, is_integer, is_real
 from ..defaults import default_lam, default_radius, largest_row_norm
 from ..mechanisms import log_softmax, top_r_log_weights
+from ..mechanisms import noise as noise_mod
 from ..privacy.budget import DEFAULT_REFIT_SHARE
 from ..design.codebook import as_bounds
 from ..refit.objective import objective_perturbation_gram
@@ -82,10 +83,10 @@ def _simulate(n, p, s, effects, noise, rho, col_bounds, b_y, rng):
     units, c the columns' mapped bounds); the effects on the first s."""
     sd = np.asarray(col_bounds, dtype=float) / 2.0
     cov = np.outer(sd, sd) * rho ** np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
-    X = np.clip(rng.multivariate_normal(np.zeros(p), cov, size=n, method="cholesky"), -col_bounds, col_bounds)
+    X = np.clip(noise_mod.multivariate_normal(rng, np.zeros(p), cov, n, "cholesky"), -col_bounds, col_bounds)
     beta = np.zeros(p)
     beta[:s] = effects
-    y = np.clip(X @ beta + noise * rng.standard_normal(n), -b_y, b_y)
+    y = np.clip(X @ beta + noise * noise_mod.normal(rng, n), -b_y, b_y)
     return X, y
 
 
@@ -312,7 +313,7 @@ def plan(*, p, s, effect, noise=None, r2=None, bounds=(1.0, 3.0), eps=None, n=No
         noise_m = math.sqrt(signal_var * (1 - r2) / r2)
     else:
         noise_m = float(noise) / model.y_scale
-    rng = np.random.default_rng(random_state)
+    rng = noise_mod.child_generator(random_state)
     # the part of eps the selection and the refit share (the default split of a release)
     rest = 1.0 - (DEFAULT_INFERENCE_SHARE if inference or target_width is not None else 0.0)
     ns = [int(n)] if n is not None else list(n_grid or _GRID_N)

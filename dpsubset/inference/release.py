@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from ..mechanisms import noise
 from ..refit.objective import objective_perturbation, objective_perturbation_gram
 from . import bootstrap
 from .bootstrap import InferenceTimeout, bootstrap_moment_fits, bootstrap_refits, check_deadline
@@ -170,7 +171,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
         # a new observation's error: the residual spread the noisy moments give, with fresh
         # noise of their law per draw (draw_sigma), times a standard normal
         sigmas = np.array([model.draw_sigma(rng) for _ in range(draws)])
-        obs_noise = sigmas * rng.standard_normal(draws)
+        obs_noise = sigmas * noise.normal(rng, draws)
     return CoefficientInference(
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..mechanisms import noise
+
 __all__ = ["DEFAULT_SPLIT_FRACTION", "split_rows", "split_sizes", "rows_of"]
 
 #: Share of the rows the selection sees with ``split=True``.
@@ -52,7 +54,7 @@ def split_rows(n, rng, fraction=DEFAULT_SPLIT_FRACTION):
     if n_select < 2 or n_refit < 2:
         raise ValueError(f"split=True needs at least 2 rows in each part; n = {n} rows split at "
                          f"{fraction:g} gives {n_select} and {n - n_select}: use split=False")
-    perm = rng.permutation(n)
+    perm = noise.permutation(n, rng)
     return np.sort(perm[:n_select]), np.sort(perm[n_select:])
 
 

@@ -2,7 +2,8 @@
 
 The mechanisms never see the data or the formula: they take candidate objects
 (scores of supports computed by ``dpsubset.search``), the budget eps, the
-sensitivity Delta and a numpy Generator.
+sensitivity Delta and a numpy Generator. Every random draw of the package goes
+through ``noise.py`` (its docstring lists the samplers and what each guarantees).
 
 Guarantees under row replacement (docs/methods/selection.md):
 
@@ -14,6 +15,7 @@ Guarantees under row replacement (docs/methods/selection.md):
   decides between mistakes and top-R.
 """
 from . import gap_check as _gap_check
+from . import noise
 from . import mistakes as _mistakes
 from . import top_r as _top_r
 from .gap_check import (ptr_distribution, ptr_pass_probability, ptr_test, ptr_threshold,
@@ -31,7 +33,7 @@ MECHANISM_GUARANTEES = {
 }
 
 __all__ = [
-    "MECHANISM_GUARANTEES",
+    "MECHANISM_GUARANTEES", "noise",
     "as_generator", "log_multiplicity", "log_weights", "gumbel_max", "log_softmax",
     "uniform_support_outside", "uniform_member_of_class",
     "top_r_log_weights", "sample_top_r", "top_r_distribution",

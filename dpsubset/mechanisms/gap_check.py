@@ -10,8 +10,10 @@ The mechanism
 With gap(D) = c(S_(2)) - c(S_(1)), eps_0 > 0 and 0 < delta < 1/2:
 
 1. d(D) = floor(gap(D) / (2 Delta)) - 1;
-2. d_hat = d(D) + Z, Z ~ Laplace(scale 1/eps_0);
-3. if d_hat > T = log(1 / (2 delta)) / eps_0, release mistakes(D) with eps,
+2. d_hat = d(D) + Z, Z Laplace noise of scale 1/eps_0 (drawn exactly as a discrete
+   Laplace on a fine public grid, :func:`dpsubset.mechanisms.noise.laplace_release`);
+3. if d_hat > T, T about log(1 / (2 delta)) / eps_0 (the smallest grid point with
+   P(Z > T) <= delta under the noise's exact law), release mistakes(D) with eps,
    otherwise release top-R(D) with eps.
 
 Only the outcome of the test (which branch ran) may leave this module besides
@@ -53,14 +55,15 @@ p_D M_D + (1 - p_D) T_D.
   and p_D <= e^{eps_0} p_D', (1 - p_D) <= e^{eps_0} (1 - p_D'). Term by term,
   P_D(E) <= e^{eps_0 + eps} P_D'(E): pure (eps_0 + eps)-DP on the pair.
 - If neither is safe, d(D) <= 0 and d(D') <= 0, so
-  p_D <= P(Z > T) = exp(-eps_0 T) / 2 = delta, and likewise p_D' <= delta. Then
+  p_D <= P(Z > T) <= delta, and likewise p_D' <= delta. Then
   P_D(E) <= p_D + (1 - p_D) T_D(E) <= delta + e^{eps_0 + eps} (1 - p_D') T_D'(E)
   <= delta + e^{eps_0 + eps} P_D'(E).
 
 Either way P_D(E) <= e^{eps_0 + eps} P_D'(E) + delta. The same bound holds for
 the pair (which branch ran, released support), so reporting the branch costs
-nothing extra. The threshold's log(1 / (2 delta)) rather than log(1 / delta)
-uses the exact Laplace tail P(Z > T) = exp(-eps_0 T) / 2.
+nothing extra. The threshold is set on the exact tail of the noise drawn (for the
+continuous Laplace it would be log(1 / (2 delta)) / eps_0, from P(Z > T) =
+exp(-eps_0 T) / 2; the grid's law moves it by a relative 2^-21 at most).
 
 Remarks. The bound delta is reached only when an unsafe dataset has d = 0,
 i.e. gap exactly 2 Delta; elsewhere unsafe data have d <= -1 and pass with
@@ -80,6 +83,7 @@ import math
 
 import numpy as np
 
+from . import noise
 from .mistakes import mistakes_distribution, sample_mistakes
 from .top_r import sample_top_r, top_r_distribution
 
@@ -113,8 +117,14 @@ def _stability(gap: float, Delta: float) -> float:
 
 
 def ptr_threshold(eps0: float, delta: float) -> float:
-    """Threshold T = log(1 / (2 delta)) / eps_0 of the test; P(Laplace(1/eps_0) > T) = delta."""
-    return math.log(1.0 / (2.0 * delta)) / eps0
+    """Threshold T of the test: the smallest point of the noise's public grid with
+    P(noise > T) <= delta, about log(1 / (2 delta)) / eps_0 (the continuous Laplace's).
+
+    The noise is the discrete Laplace of :func:`dpsubset.mechanisms.noise.laplace_release`
+    with scale 1 / eps_0; T is chosen on its exact law, so the delta of the module
+    docstring is exact for the noise actually drawn.
+    """
+    return noise.laplace_threshold(1.0 / eps0, delta)
 
 
 def ptr_test(cands_mistakes, Delta: float, eps0: float, delta: float,
@@ -136,7 +146,7 @@ def ptr_test(cands_mistakes, Delta: float, eps0: float, delta: float,
     Returns
     -------
     bool
-        Whether d + Laplace(1/eps0) exceeded log(1/(2 delta))/eps0. Nothing else
+        Whether d + Laplace(1/eps0) (exact, on its grid) exceeded :func:`ptr_threshold`. Nothing else
         (not d, not the noisy value, not the gap) is returned, because only the
         bit is covered by the analysis.
 
@@ -148,14 +158,16 @@ def ptr_test(cands_mistakes, Delta: float, eps0: float, delta: float,
     """
     _check_params(Delta, eps0, delta)
     d = _stability(cands_mistakes.gap, Delta)
-    noise = rng.laplace(0.0, 1.0 / eps0)
-    return bool(d + noise > ptr_threshold(eps0, delta))
+    if math.isinf(d):  # a single feasible support: the output is constant anyway
+        return d > 0
+    return bool(noise.laplace_release(d, 1.0 / eps0, rng) > ptr_threshold(eps0, delta))
 
 
 def ptr_pass_probability(gap: float, Delta: float, eps0: float, delta: float) -> float:
     """Exact probability that :func:`ptr_test` passes on data with this gap.
 
-    P(d + Z > T) for Z ~ Laplace(1/eps0), from the Laplace distribution function.
+    P(release(d) > T) for the discrete Laplace release of scale 1/eps0 on its grid
+    (:func:`dpsubset.mechanisms.noise.laplace_release_sf`).
     For audits and documentation; it is a function of the private gap and must
     not be released.
     """
@@ -163,10 +175,7 @@ def ptr_pass_probability(gap: float, Delta: float, eps0: float, delta: float) ->
     d = _stability(gap, Delta)
     if math.isinf(d):
         return 1.0 if d > 0 else 0.0
-    x = ptr_threshold(eps0, delta) - d  # pass iff Z > x
-    if x >= 0:
-        return 0.5 * math.exp(-eps0 * x)
-    return 1.0 - 0.5 * math.exp(eps0 * x)
+    return noise.laplace_release_sf(d, 1.0 / eps0, ptr_threshold(eps0, delta))
 
 
 def ptr_distribution(topr_cands, mistake_cands, eps: float, eps0: float, delta: float,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import noise
 from .sampling import (gumbel_max, log_multiplicity, log_softmax, log_weights,
                        uniform_member_of_class)
 
@@ -62,7 +63,7 @@ def mistakes_log_weights(cands, eps: float, Delta: float) -> np.ndarray:
 def sample_mistakes(cands, eps: float, Delta: float, rng: np.random.Generator) -> np.ndarray:
     """Release one support by the mistakes mechanism.
 
-    Draws a class k by the Gumbel-max trick on :func:`mistakes_log_weights`, then
+    Draws a class k by the exact Gumbel-max trick on :func:`mistakes_log_weights`, then
     returns a uniformly random member of P_k (k random elements of the centre
     swapped for k random elements of its complement).
 
@@ -96,26 +97,29 @@ _MAX_DECISIONS = 50
 
 
 def _lazy_class_draw(cands, eps, Delta, rng):
-    """The same Gumbel-max draw as the eager sampler, with some class minima bracketed.
+    """The same exact Gumbel-max draw as the eager sampler, with some class minima bracketed.
 
-    The Gumbel variates G_k are drawn first (as many as the eager sampler draws,
-    independently of the data). A class whose minimum is only known to lie in
-    [lower_k, upper_k] has its perturbed log-weight in an interval; as long as the
-    winner's interval lies strictly above every other interval the argmax is the one
-    the exact values would give, so the draw is exact in distribution. Otherwise the
-    open classes that could still change the argmax are decided against the score
-    that settles the comparison (a member below it, or a proof that there is none),
-    and the check repeats. Every step moves a bracket end past a decision point, so
-    the loop ends; at worst a class is pinned down exactly.
+    The race's uniforms are drawn first (as many as the eager sampler draws,
+    independently of the data; :class:`dpsubset.mechanisms.noise.GumbelRace`). A class
+    whose minimum is only known to lie in [lower_k, upper_k] has its perturbed
+    log-weight in an interval; as long as the winner's interval lies strictly above
+    every other interval the argmax is the one the exact values would give, so the draw
+    is exact in distribution. Otherwise the open classes that could still change the
+    argmax are decided against the score that settles the comparison (a member below
+    it, or a proof that there is none), and the check repeats. Every step moves a
+    bracket end past a decision point, so the loop ends; at worst a class is pinned
+    down exactly, and among exact classes the race decides exactly.
     """
-    G = rng.gumbel(size=len(cands.scores))
+    race = noise.GumbelRace(len(cands.scores), rng)
+    G = race.approx()  # decision points only; the comparisons use the race's intervals
     logm = np.array([log_multiplicity(m) for m in cands.class_sizes])
     scale = eps / (2.0 * Delta)
     rounds = 0
     while True:
         rounds += 1
-        hi = logm - scale * np.asarray(cands.lower, dtype=float) + G
-        lo = logm - scale * np.asarray(cands.scores, dtype=float) + G
+        # the same float expression as log_weights: the exact log-weight of a class
+        lw_exact = logm - scale * np.asarray(cands.scores, dtype=float)
+        lo, hi = race.interval(lw_exact, logm - scale * np.asarray(cands.lower, dtype=float))
         w = int(np.argmax(lo))
         in_play = [k for k in range(len(G)) if k != w and hi[k] >= lo[w]]
         if not in_play:  # lo[w] <= w's exact perturbed log-weight beats every rival
@@ -140,8 +144,8 @@ def _lazy_class_draw(cands, eps, Delta, rng):
                 cands.close(w)  # a near-tie: settle it exactly
             else:
                 cands.close(w, target)
-        else:  # every class in play is exact: the exact argmax (a tie at worst)
-            return w
+        else:  # every class in play is exact: the race decides among them exactly
+            return race.decide(lw_exact, [w] + in_play)
 
 
 def mistakes_distribution(cands, eps: float, Delta: float, *, log: bool = False) -> np.ndarray:

@@ -11,8 +11,10 @@ float, and eps * c_k / (2 Delta) can be in the thousands, so w_k is never formed
 Instead (docs/methods/selection.md, "Sampling safely"):
 
 * :func:`log_weights` computes log w_k, taking log m_k from the exact integer;
-* :func:`gumbel_max` draws k as argmax_k (log w_k + G_k), G_k i.i.d. standard
-  Gumbel, which has exactly the softmax distribution and cannot overflow;
+* :func:`gumbel_max` (from :mod:`dpsubset.mechanisms.noise`) draws k as
+  argmax_k (log w_k + G_k), G_k i.i.d. standard Gumbel, with the G_k exact reals
+  known to as many random bits as the comparison needs: exactly the softmax
+  distribution of the float log-weights, and no overflow;
 * :func:`log_softmax` gives that same distribution in closed form.
 
 The sampler and the exact distribution are fed by the same log-weights, so a
@@ -31,6 +33,9 @@ from numbers import Integral
 
 import numpy as np
 
+from . import noise
+from .noise import as_generator, gumbel_max
+
 __all__ = [
     "as_generator",
     "log_multiplicity",
@@ -40,34 +45,6 @@ __all__ = [
     "uniform_support_outside",
     "uniform_member_of_class",
 ]
-
-
-def as_generator(random_state=None) -> np.random.Generator:
-    """Turn ``random_state`` into a numpy Generator.
-
-    Parameters
-    ----------
-    random_state : None, int or numpy.random.Generator
-        None: fresh OS entropy. An int >= 0: a seeded PCG64 generator, so that a run is
-        reproducible bit for bit (and private only while the seed is secret). A Generator is returned unchanged (and is
-        advanced by whatever draws from it).
-
-    Returns
-    -------
-    numpy.random.Generator
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None:
-        return np.random.default_rng()  # OS entropy: the only choice that keeps a release private
-    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator; "
-                             f"got the negative int {int(random_state)}")
-        return np.random.default_rng(int(random_state))
-    raise TypeError(
-        "random_state must be None, an int or a numpy.random.Generator, "
-        f"not {type(random_state).__name__}")
 
 
 def log_multiplicity(m) -> float:
@@ -130,36 +107,6 @@ def log_weights(scores, eps: float, Delta: float, multiplicities=None) -> np.nda
     return lw
 
 
-def gumbel_max(log_w, rng: np.random.Generator) -> int:
-    """Draw index k with probability exp(log_w[k]) / sum exp(log_w) (Gumbel-max trick).
-
-    Parameters
-    ----------
-    log_w : array_like, shape (K,)
-        Unnormalised log-weights (finite, or -inf for an impossible class).
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    int
-
-    Notes
-    -----
-    argmax_k (log_w[k] + G_k) with G_k i.i.d. standard Gumbel is distributed
-    exactly as the softmax of log_w, whatever the scale of log_w. The maximum is
-    subtracted first; it changes nothing in distribution but keeps the sums near
-    zero where floating point is finest. Exactly K Gumbel variates are used per
-    call, so a seeded generator reproduces the same sequence of draws.
-    """
-    lw = np.asarray(log_w, dtype=float).ravel()
-    if lw.size == 0:
-        raise ValueError("no classes to draw from")
-    top = np.max(lw)
-    if not np.isfinite(top):
-        raise ValueError("at least one log-weight must be finite")
-    return int(np.argmax((lw - top) + rng.gumbel(size=lw.size)))
-
-
 def log_softmax(log_w) -> np.ndarray:
     """Exact log-probabilities of the draw made by :func:`gumbel_max` on ``log_w``.
 
@@ -180,9 +127,7 @@ def log_softmax(log_w) -> np.ndarray:
 # Uniform draws inside a chosen class
 # ---------------------------------------------------------------------------
 
-def _random_subset(p: int, s: int, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random size-s subset of range(p), sorted."""
-    return np.sort(rng.choice(p, size=s, replace=False)).astype(np.intp)
+_random_subset = noise.uniform_subset  # a uniformly random size-s subset of range(p), sorted
 
 
 # Below this many supports, and when most of them are excluded, the complement is
@@ -230,7 +175,7 @@ def uniform_support_outside(p: int, s: int, excluded_supports, rng: np.random.Ge
     if 2 * n_excl > total and total <= _DIRECT_LIMIT:
         from itertools import combinations
         rest = [c for c in combinations(range(p), s) if c not in excl]
-        return np.array(rest[int(rng.integers(len(rest)))], dtype=np.intp)
+        return np.array(rest[int(noise.uniform_integers(len(rest), rng))], dtype=np.intp)
     if max_tries is None:
         max_tries = 1000 * (total // (total - n_excl) + 1)
     for _ in range(max_tries):
@@ -268,9 +213,9 @@ def uniform_member_of_class(center, k: int, p: int, rng: np.random.Generator) ->
     if not 0 <= k <= min(s, p - s):
         raise ValueError(f"k = {k} mistakes is impossible with s = {s}, p = {p}")
     keep_mask = np.ones(s, dtype=bool)
-    keep_mask[rng.choice(s, size=k, replace=False)] = False
+    keep_mask[noise.uniform_subset(s, k, rng)] = False
     outside_mask = np.ones(p, dtype=bool)
     outside_mask[center] = False
     outside = np.flatnonzero(outside_mask)
-    added = outside[rng.choice(len(outside), size=k, replace=False)]
+    added = outside[noise.uniform_subset(len(outside), k, rng)]
     return np.sort(np.concatenate([center[keep_mask], added])).astype(np.intp)

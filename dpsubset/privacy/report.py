@@ -15,7 +15,7 @@ from .guarantees import Guarantee
 from .leaks import NotReleasedError
 
 __all__ = ["PrivacyReport", "build_report", "NEIGHBOURS", "SEEDED_NOTE", "SEEDED_CAVEAT",
-           "CERTIFIED", "FLOAT_CAVEAT"]
+           "CERTIFIED", "FLOAT_CAVEAT", "EXACT_NOTE", "SAMPLERS", "stage_sampler"]
 
 #: The neighbour relation every guarantee of the package refers to.
 NEIGHBOURS = "replace one row (n fixed and public)"
@@ -37,10 +37,41 @@ _SOLVES_NOT_RELEASED = (
     "glance()['certificates_closed']); the per-solve list is NON-PRIVATE and comes only with "
     "diagnostics=True (diag.solves, diag.certificates) or on the terminal with verbose=True")
 
-#: The floating-point caveat every report carries (Mironov 2012).
-FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the coefficients are drawn "
-                "with floating-point samplers, whose low-order bits can in principle leak "
-                "(Mironov 2012)")
+#: The samplers of dpsubset/mechanisms/noise.py, by what they draw, and whether each is exact.
+SAMPLERS = {
+    "laplace": ("exact discrete Laplace on a public grid", True),
+    "exponential": ("exact Gumbel-max", True),
+    "objective": ("floating-point Gamma norm and direction", False),
+    "mcmc": ("floating-point Metropolis-Hastings steps", False),
+    "exponential noise": ("floating-point exponential noise", False),
+    "unknown": ("sampler not named", False),
+}
+# Which sampler draws a stage, from the mechanism's name in the ledger (first match wins):
+# the refit's "sufficient statistics perturbation" is a Laplace release, its other modes
+# are the objective perturbation's Gamma-norm noise.
+_SAMPLER_OF = (("sufficient statistics perturbation", "laplace"), ("Laplace", "laplace"),
+               ("sample-and-aggregate", "laplace"), ("objective perturbation", "objective"),
+               ("MCMC", "mcmc"), ("Metropolis", "mcmc"), ("DP-SIS", "exponential noise"),
+               ("top-R", "exponential"), ("mistakes", "exponential"),
+               ("exponential mechanism", "exponential"))
+
+
+def stage_sampler(mechanism: str) -> str:
+    """The key in :data:`SAMPLERS` of the sampler that draws a stage's ``mechanism``
+    ("unknown", never counted as exact, for a mechanism the table does not name)."""
+    for words, key in _SAMPLER_OF:
+        if words.lower() in mechanism.lower():
+            return key
+    return "unknown"
+
+
+#: The floating-point caveat of a report with a floating-point stage (Mironov 2012).
+FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the stages marked floating-point "
+                "are drawn with floating-point samplers, whose low-order bits can in principle leak "
+                "(Mironov 2012); the others are drawn exactly (docs/guide/privacy-caveats.md)")
+#: What a report says when every stage is drawn exactly.
+EXACT_NOTE = ("every stage is drawn by an exact sampler, so the floating-point attacks of Mironov 2012 "
+              "do not apply (docs/guide/privacy-caveats.md)")
 
 
 @dataclass(frozen=True)
@@ -97,9 +128,11 @@ class PrivacyReport:
 
     Notes
     -----
-    Every printed report ends with :data:`FLOAT_CAVEAT`: the guarantee is proved
-    for exact real-valued noise, and the released coefficients come from numpy's
-    floating-point samplers (Mironov 2012). See docs/guide/privacy-caveats.md.
+    Every stage names its sampler (:attr:`samplers`, from dpsubset/mechanisms/noise.py).
+    A printed report ends with :data:`FLOAT_CAVEAT` when a stage is still drawn in
+    floating point (the objective perturbation's Gamma-norm noise, the MCMC and
+    DP-SIS draws), and with :data:`EXACT_NOTE` otherwise. See
+    docs/guide/privacy-caveats.md.
 
     The report holds no per-solve certificate list: two data sets that differ in
     one row can need different solves (one enumeration against three certified
@@ -138,8 +171,19 @@ class PrivacyReport:
             return "not shown (bounds from data)"
         return "n/a" if self.sensitivity is None else format(self.sensitivity, spec)
 
+    @property
+    def samplers(self) -> tuple:
+        """The sampler of each stage, in the order of :attr:`stages` (names from :data:`SAMPLERS`)."""
+        return tuple(SAMPLERS[stage_sampler(st["mechanism"])][0] for st in self.stages)
+
+    @property
+    def all_draws_exact(self) -> bool:
+        """Whether every stage is drawn by an exact sampler (no floating-point noise)."""
+        return all(SAMPLERS[stage_sampler(st["mechanism"])][1] for st in self.stages)
+
     def to_frame(self):
-        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta)."""
+        """The budget accounting as a DataFrame: one row per stage (stage, mechanism, eps, delta);
+        the sampler of each stage is :attr:`samplers`."""
         return pd.DataFrame([dict(st) for st in self.stages], columns=["stage", "mechanism", "eps", "delta"])
 
     @property
@@ -165,8 +209,9 @@ class PrivacyReport:
                  # the seeded caveat is printed once, in full, below
                  f"  {self.statement.replace(' ' + SEEDED_NOTE, '') if self.seeded else self.statement}",
                  f"  total eps = {self.eps:.6g}, delta = {self.delta:.3g}; neighbours: {self.neighbours}"]
-        for st in self.stages:
-            lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g})")
+        for st, smp in zip(self.stages, self.samplers):
+            lines.append(f"  - {st['stage']}: {st['mechanism']} (eps = {st['eps']:.6g}, delta = {st['delta']:.3g}; "
+                         f"{smp})")
         lines.append(f"  score sensitivity Delta = {self._sensitivity_text('.6g')}")
         if self.stage_settings:
             lines.append(f"  radius and ridge: {self._settings_text()}")
@@ -183,7 +228,7 @@ class PrivacyReport:
             lines.append(f"  ! {leak}")
         if self.seeded:
             lines.append(f"  ! {SEEDED_CAVEAT}")
-        lines.append(f"  note: {FLOAT_CAVEAT}")
+        lines.append(f"  note: {EXACT_NOTE if self.all_draws_exact else FLOAT_CAVEAT}")
         return "\n".join(lines)
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..defaults import largest_row_norm
+from ..mechanisms.noise import float_normal
 
 __all__ = ["adassp", "AdaSSPResult", "adassp_noise"]
 
@@ -107,14 +108,14 @@ def adassp(A, y, *, row_bound, b_y, eps, delta, rng, failure=0.05):
     G = A.T @ A
     lam_min = float(np.linalg.eigvalsh(G)[0])
     # the noisy smallest eigenvalue, shifted down so that it is below the true one w.h.p.
-    lam_min_dp = max(lam_min + float(rng.normal(0.0, sig["lambda_min"]))
+    lam_min_dp = max(lam_min + sig["lambda_min"] * float(float_normal(rng, ()))
                      - sig["lambda_min"] * math.sqrt(2.0 * math.log(3.0 / failure)), 0.0)
     # Wang's ridge: a high-probability bound on the noise matrix's size, less what X'X has
     ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / failure)) * sig["gram"] - lam_min_dp)
-    noise = rng.normal(0.0, sig["gram"], size=(d, d))
+    noise = sig["gram"] * float_normal(rng, (d, d))  # floating point (a peer for the benchmarks)
     upper = np.triu(noise)
     G_dp = G + upper + np.triu(upper, 1).T            # one draw per upper-triangle entry
-    b_dp = A.T @ y + rng.normal(0.0, sig["xy"], size=d)
+    b_dp = A.T @ y + sig["xy"] * float_normal(rng, (d,))
     M = G_dp + ridge * np.eye(d)
     try:
         coef = np.linalg.solve(M, b_dp)

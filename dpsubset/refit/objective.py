@@ -82,8 +82,10 @@ Caveats
   The functions here check the bounds and raise ``ValueError`` rather than clip.
 * No bound (``row_bound``, ``b_y``, ``r``, ``h``, ``ridge``, ``d_max``) may be computed
   from the data, and the refit must not be re-run to pick a draw.
-* The noise is drawn with numpy's floating-point samplers; like every floating-point
-  Laplace/Gamma sampler it is open in principle to the attacks of Mironov (2012).
+* The noise is drawn in floating point (``dpsubset.mechanisms.noise.float_gamma`` and
+  ``float_direction``); like every floating-point Gamma sampler it is open in principle
+  to the attacks of Mironov (2012). docs/methods/refit.md ("Floating point") says what
+  an exact version needs; the sufficient-statistics refit (refit/ssp.py) is exact.
 * Only ``RefitResult`` leaves this module: the noise vector, objective values and
   solver traces are never stored.
 * A Mode-B failure (``RuntimeError``) is a data-dependent event that the guarantee
@@ -103,6 +105,7 @@ import numpy as np
 
 from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
 from .._validation import FLOAT_LIMIT, check_positive
+from ..mechanisms import noise as samplers
 from ..privacy.leaks import PrivacyLeakWarning
 from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
                           _row_norms)
@@ -343,15 +346,8 @@ def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber
 
 
 def _uniform_direction(rng, dim, size=None):
-    """Uniform unit vectors in R^dim, shape (dim,) or (size, dim)."""
-    shape = (dim,) if size is None else (size, dim)
-    g = rng.standard_normal(shape)
-    norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    while np.any(norms == 0):  # probability zero, but never divide by zero
-        bad = (norms == 0).ravel()
-        g.reshape(-1, dim)[bad] = rng.standard_normal((int(bad.sum()), dim))
-        norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    return g / norms
+    """Uniform unit vectors in R^dim, shape (dim,) or (size, dim) (floating point)."""
+    return samplers.float_direction(rng, dim, size)
 
 
 def _sample_noise(rng, cal, size=None):
@@ -364,15 +360,15 @@ def _sample_noise(rng, cal, size=None):
     dim = cal.dim
     if cal.noise == "gaussian":
         shape = (dim,) if size is None else (size, dim)
-        return cal.noise_scale * rng.standard_normal(shape)
-    rho = rng.gamma(shape=dim, scale=cal.noise_scale, size=size)
+        return cal.noise_scale * samplers.float_normal(rng, shape)
+    rho = samplers.float_gamma(rng, dim, cal.noise_scale, size)
     u = _uniform_direction(rng, dim, size)
     return (rho if size is None else np.asarray(rho)[:, None]) * u
 
 
 def _sample_output_noise(rng, cal, size=None):
     """Mode-B output noise w: radius ``Gamma(dim, 2 d_max / eps_out)``, uniform direction."""
-    rho = rng.gamma(shape=cal.dim, scale=cal.out_scale, size=size)
+    rho = samplers.float_gamma(rng, cal.dim, cal.out_scale, size)
     u = _uniform_direction(rng, cal.dim, size)
     return (rho if size is None else np.asarray(rho)[:, None]) * u
 

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ..mechanisms import noise as samplers
+
 from .certificate import _ball_qp, _exact_colsums, _into_ball
 from .objective import (_MODE_SSP, NEIGHBOURS, RefitResult, _check_design, _check_positive,
                         _check_rng)
@@ -100,12 +102,14 @@ def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rn
     scale = _ssp_sensitivity(bounds, b_y, neighbour) / eps
     iu = np.triu_indices(dim)
     m_tri = len(iu[0])
-    noise = rng.laplace(0.0, scale, size=m_tri + dim)
     gram = X.T @ X
+    # the m_tri + dim released numbers, exact discrete-Laplace releases on a public grid
+    released = samplers.laplace_release(np.concatenate([gram[iu], _exact_colsums(X * y[:, None])]),
+                                        scale, rng)
     a_noisy = np.zeros((dim, dim))
-    a_noisy[iu] = gram[iu] + noise[:m_tri]
+    a_noisy[iu] = released[:m_tri]
     a_noisy = a_noisy + np.triu(a_noisy, 1).T
-    c_noisy = _exact_colsums(X * y[:, None]) + noise[m_tri:]
+    c_noisy = released[m_tri:]
     # post-processing only from here on
     w, V = np.linalg.eigh(a_noisy)
     a_psd = (V * np.maximum(w, 0.0)) @ V.T

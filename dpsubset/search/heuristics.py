@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..mechanisms import noise
 from .neighbourhood import count_mistakes
 from .protocols import SquaredLossScorer
 
@@ -64,8 +65,8 @@ def _iht_iterations(AtA, AtA_sparse, Aty, p, n, lam, s, max_iter, random_state):
     for a beta supported on S (``AtA_sparse(S, beta[S])``) and A'y."""
     # Largest eigenvalue of A'A by a few power iterations (a rough upper estimate is
     # enough for a warm start).
-    rng = np.random.default_rng(random_state)
-    v = rng.normal(size=p)
+    rng = noise.child_generator(random_state)
+    v = noise.normal(rng, p)
     for _ in range(12):
         v = AtA(v)
         nv = np.linalg.norm(v)

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import default_lam, default_radius
+from ..mechanisms import noise as samplers
 from ..mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
                          sample_gap_checked, sample_mistakes, sample_top_r, top_r_log_weights)
 from ..selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
@@ -353,13 +354,13 @@ def _simulate(n, st: _Setting, rng):
     if st.noise == "gaussian":
         return make_regression(n, st.p, st.s, rho=st.rho, snr=st.snr, random_state=rng)
     X, signal, true = make_regression(n, st.p, st.s, rho=st.rho, snr=np.inf, random_state=rng)
-    e = rng.standard_t(3, size=n)
+    e = samplers.student_t(rng, 3, n)
     return X, signal + e * np.linalg.norm(signal) / (math.sqrt(st.snr) * np.linalg.norm(e)), true
 
 
 def _run_trial(methods, n, trial, seed, st: _Setting):
     """One dataset, every method: a list of frame rows."""
-    data_rng, *method_rngs = [np.random.default_rng(s) for s in
+    data_rng, *method_rngs = [samplers.child_generator(s) for s in
                               seed.spawn(1 + len(methods))]
     X, y, true = _simulate(n, st, data_rng)
     X, y = np.clip(X, -st.b_x, st.b_x), np.clip(y, -st.b_y, st.b_y)
@@ -493,7 +494,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
                   generator=generator)
     if st.noise not in ("gaussian", "t3"):
         raise ValueError(f"noise must be 'gaussian' or 't3', got {noise!r}")
-    seed_root = np.random.SeedSequence(as_generator(random_state).integers(2 ** 63))
+    seed_root = samplers.seed_sequence(samplers.uniform_integers(2 ** 63, as_generator(random_state)))
     jobs = [(n, t) for n in n_grid for t in range(int(trials))]
     seeds = seed_root.spawn(len(jobs))
     tasks = (joblib.delayed(_run_trial)(methods, n, t, sd, st) for (n, t), sd in zip(jobs, seeds))

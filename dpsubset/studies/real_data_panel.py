@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..mechanisms.noise import child_generator, permutation
 from .real_data import PCT, REAL_DATA_SETS, RealDataSet, _rdataset, load_real_data
 
 __all__ = ["NEW_DATA_SETS", "PANEL", "TUNING", "HELD_OUT", "SPLIT_SEED", "LARGE_N", "PANEL_SIZES",
@@ -193,11 +194,11 @@ def draw_split(seed=SPLIT_SEED):
     (tuple of str, tuple of str)
         The tuning and the held-out names, each in panel order.
     """
-    rng = np.random.default_rng(seed)
+    rng = child_generator(seed)
     tuning = []
     for large in (True, False):
         stratum = [k for k in PANEL if (PANEL_SIZES[k] >= LARGE_N) == large]
-        order = rng.permutation(len(stratum))
+        order = permutation(len(stratum), rng)
         tuning += [stratum[i] for i in order[: (len(stratum) + (not large)) // 2]]
     return tuple(k for k in PANEL if k in tuning), tuple(k for k in PANEL if k not in tuning)
 

@@ -54,6 +54,7 @@ from scipy.signal import lfilter
 from scipy.special import expit
 
 from .._validation import is_integer, is_real
+from ..mechanisms import noise
 from ..mechanisms.sampling import as_generator
 
 __all__ = [
@@ -148,7 +149,7 @@ def _ar1_design(n, p, rho, rng):
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         block = X[start:stop]  # C-contiguous view, filled in place
-        rng.standard_normal(out=block)
+        noise.normal(rng, out=block)
         if rho == 0.0:
             continue
         # y_j = c e_j + rho y_{j-1}; the initial state (1 - c) e_1 makes
@@ -162,7 +163,7 @@ def _signal_and_noise(X, s, snr, rng):
     """Return ``X beta*`` and noise scaled to the realised SNR."""
     support = true_support(X.shape[1], s)
     signal = X[:, support].sum(axis=1) * (1.0 / math.sqrt(s))
-    e = rng.standard_normal(X.shape[0])
+    e = noise.normal(rng, X.shape[0])
     if math.isinf(snr):
         return signal, np.zeros_like(e)
     e_norm = np.linalg.norm(e)
@@ -322,7 +323,7 @@ def make_classification(n, p, s=5, *, rho=0.1, snr=5.0, random_state=None, as_fr
     rng = as_generator(random_state)
     X = _ar1_design(n, p, rho, rng)
     signal, eps = _signal_and_noise(X, s, snr, rng)
-    u = rng.random(n)
+    u = noise.uniform(rng, n)
     y = np.where(u < expit(signal + eps), 1, -1).astype(np.int64)
     support = true_support(p, s)
     if as_frame:

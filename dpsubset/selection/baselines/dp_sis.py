@@ -74,6 +74,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validation import is_real
+from ...mechanisms import noise
 from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
@@ -151,7 +152,7 @@ def lipschitz_classes(x, k: int, gamma: float = 0.5, sizes: str = "partition"):
 
 def _max_exponential(log_m, rng):
     """max of m i.i.d. standard exponentials, m = exp(log_m): -log(-expm1(log(U)/m))."""
-    logu = np.log(rng.random(np.shape(log_m)))          # log U < 0
+    logu = np.log(noise.uniform(rng, np.shape(log_m)))  # log U < 0 (floating point)
     a = -logu * np.exp(-np.asarray(log_m))              # -log(U)/m > 0
     with np.errstate(divide="ignore"):
         val = -np.log(-np.expm1(-a))
@@ -198,7 +199,7 @@ def sample_lipschitz_top_k(x, k: int, eps: float, rng, gamma: float = 0.5,
             chosen = order[:k]
         else:
             H, T = int(h[c]), int(t[c])
-            body = rng.choice(np.arange(H + first_body, T), size=k - H - 1, replace=False)
+            body = H + first_body + noise.uniform_subset(T - H - first_body, k - H - 1, rng)
             pos = np.concatenate([np.arange(1, H + 1), body, [T]]).astype(int)
             chosen = order[pos - 1]
         out[r] = np.sort(chosen)

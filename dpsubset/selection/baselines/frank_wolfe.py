@@ -54,6 +54,7 @@ import numpy as np
 from ..._validation import is_integer, is_real
 from ...defaults import largest_row_norm
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
+from ...mechanisms.noise import laplace_release, permutation
 from .composition import calibrate_steps, resolve_delta
 
 __all__ = ["frank_wolfe_sensitivity", "private_frank_wolfe", "support_of", "validate_frank_wolfe",
@@ -109,7 +110,7 @@ def private_frank_wolfe(X, y, forced, *, C, iterations, scale, rng):
         g = Z.T @ (Z @ theta - y) / n
         scores = np.concatenate([C * g, -C * g])       # vertex +C e_j, then -C e_j
         if scale > 0:
-            scores = scores + rng.laplace(0.0, scale, size=2 * m)
+            scores = laplace_release(scores, scale, rng)
         best = int(np.argmin(scores))
         vertex = np.zeros(m)
         vertex[best % m] = C if best < m else -C
@@ -121,7 +122,7 @@ def private_frank_wolfe(X, y, forced, *, C, iterations, scale, rng):
 def support_of(theta_candidates, s, rng):
     """The s columns with the largest |theta_j|; ties (and zeros) by a uniformly random order."""
     a = np.abs(np.asarray(theta_candidates, dtype=float))
-    tie_break = rng.permutation(a.size)
+    tie_break = permutation(a.size, rng)
     order = np.lexsort((tie_break, -a))
     return np.sort(order[:s])
 

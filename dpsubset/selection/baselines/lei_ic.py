@@ -59,6 +59,7 @@ import math
 import numpy as np
 
 from ..._validation import is_real
+from ...mechanisms import noise
 from ...search.outer_approximation import SearchTimeout
 from ..base import Selection, SelectionMethod, register_method
 
@@ -235,9 +236,13 @@ def model_rss(X, y, forced, models, R1):
 
 # --------------------------------------------------------------------------- the draw
 def sample_noisy_min(scores, scale: float, rng: np.random.Generator) -> int:
-    """Report-noisy-min: argmin_M scores[M] + scale W_M, W_M i.i.d. Laplace(0, 1)."""
-    c = np.asarray(scores, dtype=float)
-    return int(np.argmin(c + scale * rng.laplace(size=c.size)))
+    """Report-noisy-min: argmin_M scores[M] + scale W_M, W_M i.i.d. Laplace(0, 1).
+
+    The noisy scores are exact discrete-Laplace releases on a public grid
+    (:func:`dpsubset.mechanisms.noise.laplace_release`); ties, of probability about
+    K^2 2^-44, go to the first index, a fixed rule the report-noisy-min proof allows.
+    """
+    return int(np.argmin(noise.laplace_release(np.asarray(scores, dtype=float), scale, rng)))
 
 
 def noisy_min_distribution(scores, scale: float, log: bool = False, nodes: int = 24):

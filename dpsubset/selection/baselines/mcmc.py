@@ -53,6 +53,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..._validation import is_integer, is_real
+from ...mechanisms import noise
 from ...mechanisms.sampling import log_weights
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
 
@@ -97,7 +98,7 @@ def _nth_outside(S, u):
 
 def _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose=False):
     """Run len(seeds) chains in lockstep; chain c uses only np.random.default_rng(seeds[c])."""
-    gens = [np.random.default_rng(sd) for sd in seeds]
+    gens = [noise.child_generator(sd) for sd in seeds]
     C = len(gens)
     cache = {}
 
@@ -109,8 +110,7 @@ def _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose=False):
             cache.update(zip(new, map(float, vals)))
         return np.array([cache[k] for k in keys])
 
-    S = np.sort(np.array([g.choice(p, size=s, replace=False) for g in gens], dtype=np.intp),
-                axis=1).reshape(C, s)
+    S = np.array([noise.uniform_subset(p, s, g) for g in gens], dtype=np.intp).reshape(C, s)
     lw = log_weights(scores_of(S), eps, Delta)
     accepted = np.zeros(C, dtype=np.int64)
     rows = np.arange(C)
@@ -118,9 +118,9 @@ def _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose=False):
     done = 0
     while done < n_iter:
         m = min(_BLOCK, n_iter - done)
-        drop = np.stack([g.integers(s, size=m) for g in gens], axis=1)
-        add = np.stack([g.integers(p - s, size=m) for g in gens], axis=1)
-        logu = np.stack([np.log(g.random(m)) for g in gens], axis=1)
+        drop = np.stack([noise.uniform_integers(s, g, m) for g in gens], axis=1)
+        add = np.stack([noise.uniform_integers(p - s, g, m) for g in gens], axis=1)
+        logu = np.stack([np.log(noise.uniform(g, m)) for g in gens], axis=1)  # floating point
         for t in range(m):
             prop = S.copy()
             prop[rows, drop[t]] = _nth_outside(S, add[t])
@@ -167,7 +167,7 @@ def run_chains(score_batch, p: int, s: int, eps: float, Delta: float, n_iter: in
     """
     if p < 2 or not 1 <= s < p:
         raise ValueError(f"need 1 <= s < p, got p = {p}, s = {s}")
-    seeds = rng.integers(2**63, size=n_chains).tolist()
+    seeds = noise.uniform_integers(2**63, rng, n_chains).tolist()
     if n_jobs == 1 or n_chains == 1:
         S, acc, ns = _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose)
         return ChainResult(S, acc, ns)

@@ -57,6 +57,7 @@ import numpy as np
 from ..._validation import is_integer, is_real
 from ...defaults import largest_row_norm
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
+from ...mechanisms.noise import laplace_release
 from .composition import calibrate_steps, resolve_delta
 
 __all__ = ["peeling_sensitivity", "peeling_weights", "peel", "noisy_iht", "validate_peeling",
@@ -112,11 +113,10 @@ def peel(v, s, scale, rng):
         The peeled indices, in the order they were chosen.
     """
     v = np.abs(np.asarray(v, dtype=float))
-    noise = rng.laplace(0.0, scale, size=(s, v.size))
     taken = np.zeros(v.size, dtype=bool)
     chosen = np.empty(s, dtype=np.intp)
     for i in range(s):
-        score = np.where(taken, -np.inf, v + noise[i])
+        score = np.where(taken, -np.inf, laplace_release(v, scale, rng))  # exact, fresh each round
         chosen[i] = int(np.argmax(score))
         taken[chosen[i]] = True
     return chosen
@@ -157,7 +157,7 @@ def noisy_iht(X, y, forced, *, s, r, step, iterations, scale, rng):
             support = np.argsort(-np.abs(v[k:]), kind="stable")[:s]
         keep = np.concatenate([np.arange(k), k + support])
         beta = np.zeros(k + p)
-        beta[keep] = v[keep] + (rng.laplace(0.0, scale, size=keep.size) if scale > 0 else 0.0)
+        beta[keep] = laplace_release(v[keep], scale, rng) if scale > 0 else v[keep]
         norm = float(np.linalg.norm(beta))
         if norm > r:  # the projection on the ball keeps the next step's sensitivity at lambda
             beta *= r / norm

@@ -52,6 +52,7 @@ import numpy as np
 from scipy import integrate
 
 from ..._validation import is_integer, is_real
+from ...mechanisms import noise
 from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["n_blocks", "block_slices", "lars_first_s", "lasso_top_s", "block_votes",
@@ -174,7 +175,7 @@ def lasso_top_s(X, y, s: int, alpha: float, rng: np.random.Generator):
         method="elastic_net", alpha=float(alpha), L1_wt=1.0)
     mag = np.abs(np.asarray(fit.params, dtype=float))
     # lexsort: primary key -|coef|, secondary a random permutation (random tie-break).
-    order = np.lexsort((rng.permutation(mag.size), -mag))
+    order = np.lexsort((noise.permutation(mag.size, rng), -mag))
     return np.sort(order[:s]).astype(np.intp)
 
 
@@ -185,7 +186,7 @@ def block_votes(X, y, s: int, m: int, penalty="path", rng=None):
     votes for exactly s columns.
     """
     n, p = X.shape
-    rng = np.random.default_rng() if rng is None else rng
+    rng = noise.as_generator(rng)
     counts = np.zeros(p, dtype=np.int64)
     for sl in block_slices(n, m):
         Xb = X[sl] - X[sl].mean(axis=0)
@@ -194,7 +195,7 @@ def block_votes(X, y, s: int, m: int, penalty="path", rng=None):
             vote = lars_first_s(Xb, yb, s)
             if vote.size < s:  # path ended early (e.g. constant block): fill at random
                 rest = np.setdiff1d(np.arange(p), vote)
-                vote = np.concatenate([vote, rng.choice(rest, s - vote.size, replace=False)])
+                vote = np.concatenate([vote, rest[noise.uniform_subset(len(rest), s - vote.size, rng)]])
         else:
             vote = lasso_top_s(Xb, yb, s, penalty, rng)
         counts[vote] += 1
@@ -211,7 +212,7 @@ def sample_votes_top_s(counts, m: int, s: int, eps: float, rng, scale=None):
     """Release the s largest coordinates of counts / m + Laplace(scale) (default 2 s/(m eps))."""
     v = np.asarray(counts, dtype=float) / m
     b = laplace_scale(s, m, eps) if scale is None else scale
-    noisy = v + rng.laplace(scale=b, size=v.size)
+    noisy = noise.laplace_release(v, b, rng)
     return np.sort(np.argsort(-noisy, kind="stable")[:s]).astype(np.intp)
 
 
