@@ -83,8 +83,9 @@
 #' tighter bounds, a smaller `r` or `s`). The privacy guarantee is not affected:
 #' the warning is about usefulness. On `mtcars` (32 rows, 10 candidates) with
 #' the codebook of the example below and the default radius (`r = 0.5` here),
-#' `s = 3` needs `eps` of about 2.4: `eps = 1` warns that about 2.39 times the
-#' selection budget would help, `eps = 2.5` does not warn. The warning is an R
+#' `s = 3` needs `eps` of about 2.7 (a tenth of it centres the codebook's columns):
+#' `eps = 1` warns that about 2.66 times the selection budget would help, `eps = 3`
+#' does not warn. The warning is an R
 #' warning whose class says its kind; its text is the message alone.
 #'
 #' @section Randomness:
@@ -175,6 +176,9 @@
 #' @param split `TRUE`: select on a random half of the rows and refit (with its
 #'   inference) on the other half; the split is drawn independently of the data
 #'   (see the Python package's inference page for when to use it).
+#' @param centre The private centring of the codebook's columns and response (Python's
+#'   `centre=`): `NULL` (default) centres when the bounds hold an interval; `FALSE` turns it
+#'   off; a named list sets `share`, `spreads`, `tighten`, `min_interior`.
 #' @param truth_in_ball `TRUE`: you know, from outside the data, that the true
 #'   coefficients lie inside the refit's ball (norm at most `r_refit` in the
 #'   mapped units). By default a release whose coefficients lie on the ball's
@@ -278,7 +282,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
                                       "pyomo", "scip"),
                            solver = NULL, solver_options = NULL, time_limit = NULL,
                            memory_limit = NULL, random_state = NULL, verbose = NULL, method_options = NULL, na.action = "fail",
-                           subset = NULL, public_levels = NULL, ...) {
+                           subset = NULL, public_levels = NULL, centre = NULL, ...) {
   cl <- match.call()
   # do.call() puts the data.frame itself into the call: keep only a placeholder name;
   # and a formula object in the call would carry its environment (and the data in it).
@@ -374,6 +378,12 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
   }
   if (isTRUE(split)) args$split <- TRUE
   if (isTRUE(truth_in_ball)) args$truth_in_ball <- TRUE
+  if (!is.null(centre)) {
+    if (!(isTRUE(centre) || isFALSE(centre) || is.list(centre))) {
+      stop("centre must be TRUE, FALSE or a named list of settings, e.g. list(share = 0.2)", call. = FALSE)
+    }
+    args$centre <- centre
+  }
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   # messages name model columns in R's spelling; a name that is a data column stays
