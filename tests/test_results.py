@@ -137,7 +137,7 @@ def test_model_and_privacy_report(fits):
     rep = repr(res.privacy)
     assert rep.startswith("Privacy report: pure") and "refit" in rep
     frame = res.privacy.to_frame()
-    assert frame["stage"].tolist() == ["centring", "centring", "selection", "refit"]
+    assert frame["stage"].tolist() == ["centring", "selection", "refit"]
     assert frame["eps"].sum() == pytest.approx(2.0)
     assert not hasattr(res, "fittedvalues") and not hasattr(res, "resid")
 

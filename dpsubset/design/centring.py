@@ -284,9 +284,8 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     m = laplace_release(sums / n, b_mean, request.rng)
     v = np.full(len(all_cols), np.nan)  # released for the columns that may be tightened only
     v[is_tight] = laplace_release(interior[is_tight] / n, b_interior[is_tight], request.rng)
-    request.ledger.spend("centring", "Laplace: column means", float(np.sum(eps_mean)))
-    if tight:
-        request.ledger.spend("centring", "Laplace: column spreads", float(np.sum(eps_spread[is_tight])))
+    request.ledger.spend("centring", "Laplace: column means" + (" and spreads" if tight else ""),
+                         float(np.sum(eps_mean)) + float(np.sum(eps_spread[is_tight])))
     clip_limits, column_maps = dict(clip_limits), dict(column_maps)
     record = []
     for j, c in enumerate(all_cols):

@@ -184,8 +184,10 @@ def notes_text(res):
     if not cen.empty:
         eps_c = sum(st["eps"] for st in res.privacy.stages if str(st["stage"]).split(":")[0] == "centring")
         tight = [c for c in cen.index if cen.loc[c, "tightened"]]
-        notes.append(f"Centring (eps = {eps_c:.4g}): {len(cen)} codebook column(s) and the response mapped "
-                     "around privately released centres"
+        k = len(cen) - int(res.response in cen.index)
+        notes.append(f"Centring (eps = {eps_c:.4g}): {k} codebook column(s)"
+                     + (" and the response" if res.response in cen.index else "")
+                     + " mapped around privately released centres"
                      + (f"; the boxes of {', '.join(tight)} tightened to the released spread, so the "
                         "estimand is the regression on the columns winsorised there (res.centring)"
                         if tight else "") + ".")

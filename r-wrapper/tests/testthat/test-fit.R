@@ -25,7 +25,7 @@ test_that("a fit has R-native fields", {
   expect_equal(p$delta, 0)
   expect_s3_class(p$stages, "data.frame")
   # the codebook's columns are centred first (0.1 eps), then the selection and the refit
-  expect_equal(p$stages$stage, c("centring", "centring", "selection", "refit"))
+  expect_equal(p$stages$stage, c("centring", "selection", "refit"))
   expect_true(p$all_certificates_closed)
   expect_true(is.na(p$gap_check_passed))
 })
