@@ -38,7 +38,8 @@ the same seed.
 from __future__ import annotations
 
 import argparse
-import itertools
+import os
+import sys
 import math
 import time
 import warnings
@@ -48,7 +49,6 @@ import pandas as pd
 
 import dpsubset as dps
 from dpsubset.defaults import default_radius, largest_row_norm
-from dpsubset.design.build import build_design
 from dpsubset.refit.adassp import adassp
 from dpsubset.refit.objective import objective_perturbation
 from dpsubset.refit.ssp import sufficient_statistics_perturbation
@@ -57,8 +57,11 @@ from dpsubset.selection.baselines.frank_wolfe import default_iterations
 from dpsubset.selection.baselines.peeling import (DEFAULT_ITERATIONS, DEFAULT_STEP, noisy_iht,
                                                   peeling_plan)
 from dpsubset.studies.experiments import recovery_study
-from dpsubset.studies.real_data import load_real_data, real_data_names
+from dpsubset.studies.real_data import real_data_names
 from dpsubset.studies.simulate import make_regression
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from real_data import _data_sets, ols_rss_table  # noqa: E402  (the same data sets and RSS rule)
 
 #: name -> (rho, SNR, s): the paper's setting, correlated columns, and correlated with low SNR.
 REGIMES = {"paper": (0.1, 5.0, 5), "correlated": (0.5, 5.0, 5), "hard": (0.8, 2.0, 5)}
@@ -220,30 +223,6 @@ def recovery(p, regimes, n_grid, trials, draws, seed=0, time_limit=600, exact_me
 
 
 # --------------------------------------------------------------------------- real data
-def _real_sets(names):
-    for name in names:
-        try:
-            ds = load_real_data(name)
-        except ImportError as err:
-            print(f"| {name} | skipped: {err} |")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield ds, build_design(ds.formula, ds.data, ds.bounds)
-
-
-def ols_rss_table(X, y, s):
-    """{support: OLS RSS with an intercept} for every size-s support (bench/real_data.py's rule)."""
-    Xc, yc = X - X.mean(0), y - y.mean()
-    G, g, yy = Xc.T @ Xc, Xc.T @ yc, float(yc @ yc)
-    out = {}
-    for S in itertools.combinations(range(X.shape[1]), s):
-        idx = list(S)
-        sol = np.linalg.lstsq(G[np.ix_(idx, idx)], g[idx], rcond=None)[0]
-        out[S] = max(yy - float(g[idx] @ sol), 0.0)
-    return out
-
-
 def real(names, s_values, draws, budgets):
     """Near-best share per data set, s and eps, for every method (dp_best_subset, defaults)."""
     methods = ["top_r", "mistakes", *PEERS]
@@ -255,7 +234,7 @@ def real(names, s_values, draws, budgets):
     print("| data | n | p | s | eps | " + " | ".join(methods) + " | s/call (" + ", ".join(methods) + ") |")
     print("|---" * (5 + len(methods) + 1) + "|", flush=True)
     totals = {m: [0, 0] for m in methods}
-    for ds, design in _real_sets(names):
+    for ds, design in _data_sets(names):
         names_c = design.spec.candidate_names
         for s in s_values:
             rss = ols_rss_table(design.data.X, design.data.y, s)
@@ -352,7 +331,7 @@ def refit(names, s, eps_list, draws, seed=0):
     print("| data | n | eps | " + " | ".join(methods) + " | s/call (" + ", ".join(methods) + ") |")
     print("|---" * (3 + len(methods) + 1) + "|", flush=True)
     rng = np.random.default_rng(seed)
-    for ds, design in _real_sets(names):
+    for ds, design in _data_sets(names):
         if design.forced_bounds.size != 1:
             continue
         with warnings.catch_warnings():
@@ -390,7 +369,7 @@ def refit_released(names, s, eps_list, draws, seed=1):
     print("| data | n | eps | " + " | ".join(methods) + " |")
     print("|---" * (3 + len(methods)) + "|", flush=True)
     rng = np.random.default_rng(seed)
-    for ds, design in _real_sets(names):
+    for ds, design in _data_sets(names):
         if design.forced_bounds.size != 1:
             continue
         y, n, names_c = design.data.y, design.n, design.spec.candidate_names
