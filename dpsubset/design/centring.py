@@ -102,6 +102,13 @@ class CentreSettings:
     min_interior : float
         A box is tightened only where the lower confidence bound of v / (m (1 - m)) is at least
         this (0: never protect two-point-like columns; 1: never tighten).
+    response : bool
+        Whether the response is centred too (False: the columns only; for studies).
+    response_share : float
+        The response's share of the stage's eps (the columns share the rest).
+    widen : bool
+        Allow a column's map to be wider than its codebook's (for studies; measured worse:
+        docs/benchmarks/real-data.md, "The centring").
     """
 
     share: float = DEFAULT_CENTRE_SHARE
@@ -122,8 +129,8 @@ def check_centre(centre, bounds):
         None (the default): centre when the codebook has an interval (``bounds`` with an
         interval anywhere), not otherwise (scalar bounds are the paper's setting, which is
         not rescaled). True: centre (if there is nothing to centre, nothing is spent).
-        False: never. A dict: True with these settings (keys ``share``, ``tighten``,
-        ``spreads``, ``min_interior``).
+        False: never. A dict: True with these settings (the fields of
+        :class:`CentreSettings`).
     bounds : Bounds or None
         The call's bounds (already normalised by :func:`dpsubset.design.codebook.as_bounds`).
     """
@@ -138,8 +145,7 @@ def check_centre(centre, bounds):
                              "widen"}
     if unknown:
         raise ValueError(f"centre: unknown setting(s) {sorted(unknown)}; valid: share, tighten, spreads, "
-                         "min_interior")
-    out = CentreSettings()
+                         "min_interior, response, response_share, widen")
     kw = {}
     if "share" in centre:
         share = check_positive("centre['share']", centre["share"])
@@ -167,7 +173,7 @@ def check_centre(centre, bounds):
         if isinstance(mi, bool) or not isinstance(mi, (int, float)) or not 0 <= mi <= 1:
             raise ValueError(f"centre['min_interior']: expected a number in [0, 1]; got {mi!r}")
         kw["min_interior"] = float(mi)
-    return CentreSettings(**{**out.__dict__, **kw})
+    return CentreSettings(**kw)
 
 
 def codebook_has_intervals(bounds):
