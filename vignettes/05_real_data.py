@@ -83,12 +83,10 @@ print(res.privacy)
 # worse (the second of 560). A call like this one releases a support within 0.1 % of
 # the best fit with probability 0.89 (computed exactly from the certified top-R list,
 # `bench/centring.py`); this seed drew from the other 11 %. The "non-private" column is
-# least squares on the best support, a different model; the private 95 % intervals
-# account for the refit's noise, its ball and the sampling noise (a parametric bootstrap
-# that reruns the refit on data simulated from privately released second moments,
-# docs/methods/inference.md), and least squares on the released support (100.26, 18.56,
-# 39.86 and -23.07 for the intercept, married, advanced degree and no insurance) lies
-# inside each of them.
+# least squares on the best support, a different model, so its coefficients are not what
+# the private 95 % intervals estimate; those account for the refit's noise, its ball and
+# the sampling noise (a parametric bootstrap that reruns the refit on data simulated from
+# privately released second moments, docs/methods/inference.md).
 #
 # The selection confidence is about the best-scoring support itself. The two best
 # supports fit within 1.3 % of each other, and the selection's free gap (how far the

@@ -61,7 +61,8 @@
 #' need bounds (below). Dates and list columns are refused. Missing values in
 #' the columns the formula uses are an error (rows are never dropped: that
 #' would change n). R cannot tell levels fixed in advance from levels learned by
-#' `factor(x)` when all of them occur in sorted order: such factors get a
+#' `factor(x)` when they are in sorted order (read from the levels alone, never
+#' from which values occur): such factors get a
 #' warning of class `"dpsubset_privacy_leak"` (one per call, naming the
 #' columns) unless `public_levels` names them.
 #'

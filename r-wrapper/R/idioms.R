@@ -38,22 +38,25 @@
   invisible()
 }
 
-# Factor columns whose levels are exactly the values that occur, sorted: what factor(x)
-# and read.csv(stringsAsFactors = TRUE) learn from the data. The R side cannot tell them
-# from levels fixed in advance that all occur, so it warns (once, naming every such
-# column) unless public_levels vouches for them; the warning names columns, never levels.
+# Factor columns whose levels are in sorted order: what factor(x) and
+# read.csv(stringsAsFactors = TRUE) produce when they learn the levels from the data. The
+# test reads the levels attribute only (which the privacy report takes as public), never
+# which values occur: whether the warning appears must not depend on the rows. The R side
+# cannot tell such levels from sorted levels fixed in advance, so it warns (once, naming
+# every such column) unless public_levels vouches for them; the warning names columns,
+# never levels.
 .warn_levels_like_data <- function(data, vars, public_levels) {
   if (isTRUE(public_levels)) return(invisible())
   vars <- setdiff(intersect(vars, names(data)), public_levels)
   like <- vars[vapply(vars, function(v) {
     x <- data[[v]]
-    is.factor(x) && !is.ordered(x) && identical(levels(x), sort(unique(as.character(x[!is.na(x)]))))
+    is.factor(x) && !is.ordered(x) && identical(levels(x), sort(levels(x)))
   }, NA)]
   if (!length(like)) return(invisible())
   cols <- paste0("'", like, "'", collapse = ", ")
   msg <- sprintf(paste0(
-    "factor column(s) %s: the levels are exactly the values that occur, in sorted order, as factor(x) and ",
-    "read.csv(stringsAsFactors = TRUE) learn them from the data. The privacy report takes factor levels as ",
+    "factor column(s) %s: the levels are in sorted order, as factor(x) and ",
+    "read.csv(stringsAsFactors = TRUE) give them when they learn them from the data. The privacy report takes factor levels as ",
     "public; if these were learned from the data, the result is not differentially private (which levels ",
     "occur is a function of the data, and they decide the columns of the model). Fix: set the levels from ",
     "public knowledge, e.g. data$%s <- factor(data$%s, levels = c(...)), and then say so with ",

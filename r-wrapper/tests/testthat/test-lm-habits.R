@@ -153,7 +153,7 @@ test_that("factor levels that look learned from the data warn as a privacy leak,
   d <- mtcars
   d$g1 <- factor(rep(c("a", "b"), 16))             # factor(x): levels from the values
   d$g2 <- factor(rep(c("u", "v", "w", "u"), 8))
-  d$g3 <- factor(rep(c("x", "y"), 16), levels = c("x", "y", "z"))   # an unused level: set in advance
+  d$g3 <- factor(rep(c("x", "y"), 16), levels = c("y", "x", "z"))   # an order set in advance
   ws <- list()
   withCallingHandlers(
     dp_best_subset(mpg ~ wt + g1 + g2 + g3, data = d, eps = 6, s = 1, bounds = mtcars_bounds("wt"),
@@ -163,6 +163,13 @@ test_that("factor levels that look learned from the data warn as a privacy leak,
   expect_length(leak, 1L)
   expect_match(conditionMessage(leak[[1]]), "'g1', 'g2'", fixed = TRUE)
   expect_false(grepl("g3", conditionMessage(leak[[1]])))
+  # the warning reads the levels, not the rows: a level that no row has changes nothing
+  d$g4 <- factor(rep(c("a", "b"), 16), levels = c("a", "b", "c"))
+  ws4 <- list()
+  withCallingHandlers(
+    dp_best_subset(mpg ~ wt + g4, data = d, eps = 6, s = 1, bounds = mtcars_bounds("wt"), random_state = 1),
+    warning = function(w) { ws4[[length(ws4) + 1L]] <<- w; invokeRestart("muffleWarning") })
+  expect_length(Filter(function(w) inherits(w, "dpsubset_privacy_leak"), ws4), 1L)
   expect_no_warning(dp_best_subset(mpg ~ wt + g1 + g2, data = d, eps = 6, s = 1, bounds = mtcars_bounds("wt"),
                                    random_state = 1, public_levels = c("g1", "g2")))
   expect_error(dp_best_subset(mpg ~ wt, data = d, eps = 6, s = 1, public_levels = "wt"), "not factor column")
