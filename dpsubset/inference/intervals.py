@@ -262,9 +262,9 @@ class CoefficientInference:
         (``dp_best_subset(..., truth_in_ball=True)``): a release on the sphere keeps the
         intervals of a truth inside it.
     obs_noise_mapped : ndarray, shape (B,), or None
-        Draws ``sigma_b z_b`` of a new observation's error around its mean (mapped units):
-        ``sigma_b`` the residual standard deviation from the noisy moments with fresh
-        noise of their law per draw, ``z_b`` standard normal (post-processing; the
+        Draws ``sigma_U z_b`` of a new observation's error around its mean (mapped units):
+        ``sigma_U`` the released upper bound on the residual standard deviation
+        (``prediction.release_residual_variance``), ``z_b`` standard normal (the
         observation intervals of :mod:`dpsubset.inference.prediction`). None for the
         logistic loss, whose response is a class.
     response_bound : float or None

@@ -3,21 +3,129 @@
 ``res.get_prediction(newdata)`` returns a :class:`PredictionResults`: ``summary_frame(alpha)``
 has statsmodels' columns ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper`` and,
 for a response with a noise model (least squares, Huber), ``obs_ci_lower`` and
-``obs_ci_upper``: the interval of a new observation, which adds the residual spread of the
-simulation model (read from the noisy second moments the inference stage released, with
-fresh noise of their public law per bootstrap draw) to the error of the mean. Everything
-is post-processing of released quantities and the user's new rows: no privacy cost, no
-row of the training data (docs/methods/inference.md, "Predictions").
+``obs_ci_upper``: the interval of a new observation, which adds to the error of the mean
+the error of one observation, ``sigma_U z`` with z standard normal and ``sigma_U`` an upper
+confidence bound on the residual standard deviation at the released coefficients. That
+bound comes from a small release of its own (:func:`release_residual_variance`, a ledger
+stage: Laplace noise on the residual sum of squares, whose sensitivity the released
+coefficients and the public box bound). The rest is post-processing of released
+quantities and the user's new rows (docs/methods/inference.md, "Predictions").
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ..mechanisms.noise import laplace_release, laplace_threshold
 from .intervals import check_alpha
 
-__all__ = ["PredictionResults"]
+__all__ = ["PredictionResults", "RESIDUAL_LEVEL", "RESIDUAL_SHARE", "RESIDUAL_MECHANISM",
+           "ResidualVariance", "residual_sensitivity", "release_residual_variance"]
+
+#: Confidence of the upper bound on the residual variance that the observation intervals
+#: use: it fails at most 1 % of the time, so a 95 % observation interval misses at most
+#: about 1 % more often than with the true variance, and usually less (the bound then sits
+#: above the truth).
+RESIDUAL_LEVEL = 0.99
+#: Share of the second moments' budget that goes to the residual variance (least squares
+#: and Huber). The moments' noise on the residual sum of squares adds up over all their
+#: entries, each of sensitivity up to (sum_j c_j)^2; one statistic of sensitivity
+#: (b_y + sum_j |b_j| c_j)^2 is several times sharper at a quarter of the budget
+#: (docs/benchmarks/prediction-coverage.md).
+RESIDUAL_SHARE = 0.25
+RESIDUAL_MECHANISM = "Laplace noise on the residual sum of squares at the released coefficients"
+
+
+def residual_sensitivity(coef, col_bounds, b_y):
+    """Replace-one sensitivity of ``sum_i (y_i - x_i'coef)^2`` for public ``coef``.
+
+    Each row's residual lies in ``[-(b_y + sum_j |coef_j| c_j), +(...)]`` (the clipped box),
+    so its square in ``[0, (b_y + sum_j |coef_j| c_j)^2]``: replacing a row moves the sum
+    by at most that square.
+
+    Parameters
+    ----------
+    coef : array_like, shape (d,)
+        The released coefficients (mapped units), the forced columns first.
+    col_bounds : array_like, shape (d,)
+        Public bounds of the same columns (1 for the intercept).
+    b_y : float
+        Public bound of the response.
+
+    Returns
+    -------
+    float
+    """
+    reach = float(b_y) + float(np.sum(np.abs(np.asarray(coef, dtype=float)) * np.asarray(col_bounds, dtype=float)))
+    return reach ** 2
+
+
+@dataclass(frozen=True)
+class ResidualVariance:
+    """The released residual sum of squares at the released coefficients, and its bound.
+
+    Attributes
+    ----------
+    rss : float
+        The noisy residual sum of squares (mapped units; public).
+    scale : float
+        Scale of its Laplace noise (public).
+    dof : int
+        ``n - d``.
+    sd_upper : float
+        Upper confidence bound (at ``level``) on the residual standard deviation:
+        ``sqrt((rss + T) / dof)`` with ``P(noise < -T) <= 1 - level`` under the noise's
+        exact grid law; floored at ``b_y / 100`` and capped at ``2 b_y`` (beyond which a
+        new response, in ``[-b_y, b_y]``, is covered anyway).
+    level : float
+    eps : float
+    """
+
+    rss: float
+    scale: float
+    dof: int
+    sd_upper: float
+    level: float
+    eps: float
+
+
+def release_residual_variance(ZtZ, coef, col_bounds, b_y, n, *, eps, rng, level=RESIDUAL_LEVEL):
+    """Pure eps-DP release of the residual sum of squares at the released coefficients.
+
+    Parameters
+    ----------
+    ZtZ : ndarray, shape (d + 1, d + 1)
+        Exact ``Z'Z`` of ``Z = [forced, X_S, y]`` (clipped, mapped): read only through the
+        residual sum of squares ``v'Z'Zv``, ``v = (-coef, 1)``.
+    coef : array_like, shape (d,)
+        The released coefficients (public; mapped units).
+    col_bounds : array_like, shape (d,)
+        Public bounds of Z's first d columns.
+    b_y : float
+    n : int
+    eps : float
+        Budget (> 0).
+    rng : numpy.random.Generator
+    level : float in (0, 1)
+
+    Returns
+    -------
+    ResidualVariance
+    """
+    coef = np.asarray(coef, dtype=float)
+    v = np.append(-coef, 1.0)
+    rss = max(float(v @ np.asarray(ZtZ, dtype=float) @ v), 0.0)
+    scale = residual_sensitivity(coef, col_bounds, b_y) / float(eps)
+    noisy = laplace_release(rss, scale, rng)  # exact, on a public grid
+    # P(noise < -T) = P(noise > T) <= 1 - level (the grid law is symmetric): RSS <= noisy + T
+    T = laplace_threshold(scale, 1.0 - level)
+    dof = max(int(n) - len(coef), 1)
+    var = min(max((noisy + T) / dof, (b_y / 100.0) ** 2), 4.0 * float(b_y) ** 2)
+    return ResidualVariance(rss=float(noisy), scale=float(scale), dof=dof, sd_upper=float(np.sqrt(var)),
+                            level=float(level), eps=float(eps))
 
 
 class PredictionResults:

@@ -22,6 +22,7 @@ from .fast_refit import BootstrapRefit
 from .intervals import BeyondTheBall, CoefficientInference, to_user_units
 from .moments import (NoisyMoments, gram_from_moments, least_squares_from_moments, release_second_moments,
                       simulation_model, symmetric_laplace)
+from .prediction import RESIDUAL_MECHANISM, RESIDUAL_SHARE, release_residual_variance
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
@@ -128,8 +129,15 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     """:func:`coefficient_inference`'s work (the deadline checked between its steps)."""
     check_deadline(deadline)
     ZtZ, bounds = support_moments(design, support_idx)
-    moments = release_second_moments(ZtZ, design.n, bounds, eps=eps, rng=rng)
-    ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps, 0.0)
+    # least squares and Huber: a share for the residual variance of the observation intervals
+    eps_residual = RESIDUAL_SHARE * eps if loss != "logistic" else 0.0
+    moments = release_second_moments(ZtZ, design.n, bounds, eps=eps - eps_residual, rng=rng)
+    ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps - eps_residual, 0.0)
+    residual = None
+    if eps_residual > 0:
+        residual = release_residual_variance(ZtZ, coef_mapped, bounds[:-1], design.b_y, design.n,
+                                             eps=eps_residual, rng=rng)
+        ledger.spend("inference: residual variance", RESIDUAL_MECHANISM, eps_residual, 0.0)
     # post-processing only from here on
     spec = design.spec
     model_of = functools.partial(simulation_model, coef=coef_mapped, intercept=bool(spec.has_intercept),
@@ -167,11 +175,10 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     errors = user(thetas) - user(model.coef[None])[0]
     estimate = user(coef_mapped[None])[0]
     obs_noise = None
-    if loss != "logistic":
-        # a new observation's error: the residual spread the noisy moments give, with fresh
-        # noise of their law per draw (draw_sigma), times a standard normal
-        sigmas = np.array([model.draw_sigma(rng) for _ in range(draws)])
-        obs_noise = sigmas * noise.normal(rng, draws)
+    if residual is not None:
+        # a new observation's error: the released upper bound on the residual sd at the
+        # released coefficients (prediction.py) times a standard normal
+        obs_noise = residual.sd_upper * noise.normal(rng, draws)
     return CoefficientInference(
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
