@@ -62,7 +62,9 @@ def test_inference_releases_statsmodels_names_over_the_terms(fit):
 
 def test_report_lists_the_inference_stages_with_the_default_share(fit):
     stages = {st["stage"]: st["eps"] for st in fit.privacy.stages}
-    assert stages["inference: second moments"] == pytest.approx(8.0 * 0.2 * 0.5)
+    # a quarter of the moments' part goes to the residual variance of the observation intervals
+    assert stages["inference: second moments"] == pytest.approx(8.0 * 0.2 * 0.5 * 0.75)
+    assert stages["inference: residual variance"] == pytest.approx(8.0 * 0.2 * 0.5 * 0.25)
     assert stages["inference: selection confidence"] == pytest.approx(8.0 * 0.2 * 0.5)
     assert stages["selection"] == pytest.approx(stages["refit"]) == pytest.approx(0.4 * 8.0)
     assert fit.privacy.eps == pytest.approx(8.0)
@@ -324,9 +326,10 @@ def test_hitters_readme_example_is_not_to_be_trusted():
     salary = bounds.pop("Salary")
     res = dps.dp_best_subset("Salary ~ .", hitters, eps=2.0, s=5, bounds=dps.Bounds(x=bounds, y=salary),
                              inference=True, random_state=2026)
-    # the selection's free gap is small and the budget cannot tell: not trusted, no evidence against
+    # the selection's free gap does not reach its threshold and the budget cannot tell: not
+    # trusted, no evidence against
     conf = res.selection_confidence
-    assert conf.gap is not None and conf.gap < 3.69 and "not shown" in str(conf)
+    assert conf.gap_threshold is not None and not conf.gap_passed and "not shown" in str(conf)
     assert res.privacy.selection_confidence is res.selection_confidence
 
 

@@ -36,17 +36,18 @@ released together with noise of scale 2 eps_mech / eps_c each.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from ..mechanisms.noise import laplace_release, uniform
+from ..mechanisms.noise import bernoulli, laplace_release, laplace_release_sf
 
 __all__ = ["SelectionConfidence", "selection_confidence", "verdict", "best_support_log_odds",
-           "TRUSTED", "UNTRUSTED", "GAP_THRESHOLD", "released_log_odds", "free_gap", "gap_verdict",
-           "trusted_probability"]
+           "TRUSTED", "UNTRUSTED", "FALSE_TRUST", "ALTERNATIVE_LOG_ODDS", "GapRule", "gap_rule",
+           "released_log_odds", "gap_passes", "gap_verdict", "trusted_probability"]
 
 #: A lower bound on P(best support) at or above this: the release can be trusted.
 TRUSTED = 0.9
@@ -55,10 +56,102 @@ TRUSTED = 0.9
 UNTRUSTED = 0.5
 
 
-#: The free gap at or above this: "can be trusted". ln 40 keeps the verdict's false
-#: "trusted" rate at or below 5 % wherever the best support's probability is below one half
-#: (docs/methods/inference.md, "The free gap").
-GAP_THRESHOLD = math.log(40.0)
+#: The verdict says "can be trusted" at most this often wherever the best support is
+#: released less than half the time, whatever the data (docs/methods/inference.md, "The verdict").
+FALSE_TRUST = 0.05
+#: The log-odds of the best support at which the verdict's rule is made most powerful
+#: (P(S_1) = 0.97): the rule is tuned where the issue's cells, P(S_1) in [0.9, 1), are hardest.
+ALTERNATIVE_LOG_ODDS = 3.5
+#: Steps of the rule's threshold as a function of the noisy log-odds, over [0, ALTERNATIVE].
+RULE_STEPS = 8
+#: The threshold's grid (nats); a threshold is never below 0 (the size bound needs t >= 0).
+_T_GRID = np.linspace(0.0, 20.0, 4001)
+
+
+@dataclass(frozen=True)
+class GapRule:
+    """The verdict's public rule: "can be trusted" when the free gap G is at least
+    ``thresholds[k]``, k the step of the noisy log-odds ``L~`` (``cuts[k-1] < L~ <= cuts[k]``,
+    ``cuts`` increasing, the last step open above).
+
+    Attributes
+    ----------
+    cuts : ndarray, shape (K - 1,)
+    thresholds : ndarray, shape (K,)
+        Non-increasing in k, all >= 0.
+    size : float
+        The rule's largest false "trusted" rate where P(S_1) < 1/2 (at most FALSE_TRUST),
+        computed with the noisy log-odds' exact grid law.
+    scale : float
+        The noisy log-odds' Laplace scale the rule was built for.
+    """
+
+    cuts: np.ndarray
+    thresholds: np.ndarray
+    size: float
+    scale: float
+
+    def threshold(self, noisy_log_odds):
+        """The gap threshold for a released noisy log-odds."""
+        return float(self.thresholds[int(np.searchsorted(self.cuts, noisy_log_odds, side="left"))])
+
+    def step_probabilities(self, log_odds):
+        """P(L~ in each step) when the exact log-odds is ``log_odds`` (the grid law)."""
+        above = np.array([1.0] + [laplace_release_sf(log_odds, self.scale, c) for c in self.cuts] + [0.0])
+        return np.maximum(above[:-1] - above[1:], 0.0)
+
+
+def _continuous_steps(cuts, centre, b):
+    """P(centre + Laplace(b) in each step) (continuous law: for the rule's power only)."""
+    cdf = lambda x: np.where(x < centre, 0.5 * np.exp((x - centre) / b), 1.0 - 0.5 * np.exp(-(x - centre) / b))
+    edges = np.concatenate([[0.0], cdf(np.asarray(cuts, dtype=float)), [1.0]])
+    return np.diff(edges)
+
+
+def _size(probs0, thresholds):
+    """The false "trusted" bound at L = 0: sum_k P_0(step k) 2 sigma(-t_k) (docs/methods)."""
+    return float(np.sum(probs0 * 2.0 * expit(-thresholds)))
+
+
+@functools.lru_cache(maxsize=64)
+def gap_rule(scale, false_trust=FALSE_TRUST, alternative=ALTERNATIVE_LOG_ODDS, steps=RULE_STEPS):
+    """The most powerful step rule at ``alternative`` whose false "trusted" rate is at most
+    ``false_trust`` where P(S_1) < 1/2 (public: a function of the noise scale alone).
+
+    Each step's threshold maximises ``P_a(step) sigma(a - t) - lam P_0(step) 2 sigma(-t)``
+    (Neyman and Pearson's rule at the alternative a for the worst null, two supports at one
+    half); lam is bisected until the size, computed with the noisy log-odds' exact grid law
+    at L = 0, is at most ``false_trust``. Thresholds are made non-increasing, so the size
+    at L = 0 bounds every L < 0 (docs/methods/inference.md, "The verdict").
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale of the noisy log-odds, ``eps_mech / eps_c``.
+
+    Returns
+    -------
+    GapRule
+    """
+    cuts = alternative * np.arange(1, steps) / (steps - 1) - alternative / (2 * (steps - 1))
+    probe = GapRule(cuts=cuts, thresholds=np.zeros(steps), size=0.0, scale=float(scale))
+    p0 = probe.step_probabilities(0.0)
+    pa = _continuous_steps(cuts, alternative, float(scale))
+    gain = pa[:, None] * expit(alternative - _T_GRID)[None, :]
+    cost = p0[:, None] * 2.0 * expit(-_T_GRID)[None, :]
+
+    def rule(lam):
+        t = _T_GRID[np.argmax(gain - lam * cost, axis=1)]
+        return np.minimum.accumulate(t)  # non-increasing in the noisy log-odds
+
+    lo, hi = 0.0, 1e6  # size falls as lam grows; at hi every threshold is the grid's top
+    if _size(p0, rule(hi)) > false_trust:
+        raise ValueError("gap_rule: no rule on the threshold grid meets the false-trust rate")
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if _size(p0, rule(mid)) <= false_trust else (mid, hi)
+    t = rule(hi)
+    return GapRule(cuts=cuts, thresholds=t, size=_size(p0, t), scale=float(scale))
 
 
 def released_log_odds(scores, released, *, eps_mech, Delta, p, s):
@@ -95,41 +188,47 @@ def released_log_odds(scores, released, *, eps_mech, Delta, p, s):
     return math.inf if not others else float(u[released] - logsumexp(others))
 
 
-def free_gap(log_odds, rng):
-    """One draw of the free gap given the released support: logistic(L_S, 1) truncated to
-    (0, inf), by inversion of its distribution function (the law of the Gumbel-max gap)."""
+def gap_passes(log_odds, threshold, rng):
+    """Whether the selection's free gap G is at least ``threshold`` (>= 0), given the
+    released support of log-odds L_S: G is logistic(L_S, 1) truncated to (0, inf), so this
+    is Bernoulli(sigma(L_S - t) / sigma(L_S)), drawn exactly (:func:`noise.bernoulli`).
+    Only the outcome is released, never G."""
     if math.isinf(log_odds):
-        return math.inf
-    # sigma(G - L) = sigma(-L) + u sigma(L), u uniform on [0, 1): G = L + logit of that, in logs
-    # (log sigma(x) = -logaddexp(0, -x); no cancellation for large |L|, finite at u = 0)
-    u = float(uniform(rng))  # floating point, like the refit's noise (docs/guide/privacy-caveats.md)
-    log_x = np.logaddexp(-np.logaddexp(0.0, log_odds),
-                         -np.logaddexp(0.0, -log_odds) + (math.log(u) if u > 0.0 else -math.inf))
-    return float(log_odds + log_x + np.logaddexp(0.0, -log_odds) - math.log1p(-u))
+        return True
+    # log sigma(L - t) - log sigma(L), both as -logaddexp(0, -x): no cancellation far out
+    prob = math.exp(float(np.logaddexp(0.0, -log_odds) - np.logaddexp(0.0, threshold - log_odds)))
+    return bernoulli(min(prob, 1.0), rng)
 
 
-def trusted_probability(scores, *, eps_mech, Delta, p, s, threshold=None):
+def trusted_probability(scores, *, eps_mech, Delta, p, s, eps=None, rule=None):
     """The exact probability that a top-R release's verdict says "can be trusted":
-    ``sum_T sigma(L_T - threshold)`` over all supports (for the benchmarks and tests: it
-    reads the exact scores, NOT private)."""
-    t = GAP_THRESHOLD if threshold is None else float(threshold)
+    ``sum_k P(L~ in step k) sum_T sigma(L_T - t_k)`` over every support T (for the
+    benchmarks and tests: it reads the exact scores, NOT private). ``rule`` (or ``eps``, the
+    budget of the noisy log-odds, which gives :func:`gap_rule` of ``eps_mech / eps``)."""
+    rule = gap_rule(eps_mech / eps) if rule is None else rule
     scores = np.sort(np.asarray(scores, dtype=float))
     R = int(scores.size)
     outside = math.comb(int(p), int(s)) - R
-    total = sum(float(expit(released_log_odds(scores, k, eps_mech=eps_mech, Delta=Delta, p=p, s=s) - t))
-                for k in range(R))
-    if outside > 0:
-        L_out = released_log_odds(scores, R, eps_mech=eps_mech, Delta=Delta, p=p, s=s)
-        total += float(np.exp(math.log(outside) + np.log(expit(L_out - t))))
+    L = [released_log_odds(scores, k, eps_mech=eps_mech, Delta=Delta, p=p, s=s) for k in range(R)]
+    L_out = released_log_odds(scores, R, eps_mech=eps_mech, Delta=Delta, p=p, s=s) if outside > 0 else None
+    L1 = best_support_log_odds(scores, eps_mech=eps_mech, Delta=Delta, p=p, s=s)[0]
+    steps = rule.step_probabilities(L1)
+    total = 0.0
+    for w, t in zip(steps, rule.thresholds):
+        here = sum(float(expit(x - t)) for x in L)
+        if L_out is not None:
+            here += float(np.exp(math.log(outside) + np.log(expit(L_out - t))))
+        total += w * min(here, 1.0)
     return min(total, 1.0)
 
 
-def gap_verdict(gap, prob_upper):
-    """The verdict of a top-R release in words: the free gap decides "can be trusted"; the
-    paid upper bound "NOT to be trusted"; otherwise the budget cannot tell."""
-    if gap >= GAP_THRESHOLD:
-        return ("can be trusted: the selection's own draw shows that the mechanism releases the "
-                "best-scoring support more often than not here (a test at the 5 % level)")
+def gap_verdict(passed, prob_upper):
+    """The verdict of a top-R release in words: the free gap's test decides "can be
+    trusted"; the paid upper bound "NOT to be trusted"; otherwise the budget cannot tell."""
+    if passed:
+        return ("can be trusted: the selection's own draw, with the noisy log-odds, shows that the "
+                "mechanism releases the best-scoring support more often than not here (a test at the "
+                "5 % level)")
     if prob_upper < UNTRUSTED:
         return ("NOT to be trusted: evidence that the mechanism releases another support than the "
                 "best-scoring one more often than not (more rows, a larger eps or a smaller s would "
@@ -173,10 +272,12 @@ class SelectionConfidence:
     eps : float
         Budget spent on the noisy log-odds.
     statement : str
-    gap : float or None
-        Top-R: the selection's free gap G (released with the support at no extra cost);
-        the verdict says "can be trusted" when it is at least :data:`GAP_THRESHOLD`. None
-        for the exponential mechanism, whose verdict reads the bounds alone.
+    gap_threshold : float or None
+        Top-R: the threshold the selection's free gap G was tested against (a public
+        function of the noisy log-odds, :func:`gap_rule`). None for the exponential
+        mechanism, whose verdict reads the bounds alone.
+    gap_passed : bool or None
+        Top-R: whether G reached it (the verdict "can be trusted"); G itself is not released.
     """
 
     prob_lower: float
@@ -184,10 +285,12 @@ class SelectionConfidence:
     level: float
     eps: float
     statement: str
-    gap: float = None
+    gap_threshold: float = None
+    gap_passed: bool = None
 
     def __str__(self):
-        gap = "" if self.gap is None else f" [selection's gap {self.gap:.3g}; trusted from {GAP_THRESHOLD:.3g}]"
+        gap = ("" if self.gap_threshold is None else
+               f" [selection's gap at least {self.gap_threshold:.3g}: {'yes' if self.gap_passed else 'no'}]")
         return (f"P(best-scoring support released) in [{self.prob_lower:.3g}, {self.prob_upper:.3g}] "
                 f"({self.level:.0%} confidence): {self.statement}{gap}")
 
@@ -285,7 +388,10 @@ def selection_confidence(scores, *, eps_mech, Delta, p, s, eps, rng, outside_as_
     if released is None or not outside_as_last:
         return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),
                                    statement=verdict(lower, upper))
-    # the free gap: part of the selection's eps_mech-DP output (module docstring)
-    gap = free_gap(released_log_odds(scores, released, eps_mech=eps_mech, Delta=Delta, p=p, s=s), rng)
+    # the free gap, tested against a threshold the noisy log-odds sets (public rule): the
+    # outcome is post-processing of (S, G), the selection's eps_mech-DP output, and of the
+    # eps-DP noisy log-odds (module docstring)
+    t = gap_rule(scale).threshold(noisy)
+    passed = gap_passes(released_log_odds(scores, released, eps_mech=eps_mech, Delta=Delta, p=p, s=s), t, rng)
     return SelectionConfidence(prob_lower=lower, prob_upper=upper, level=level, eps=float(eps),
-                               statement=gap_verdict(gap, upper), gap=gap)
+                               statement=gap_verdict(passed, upper), gap_threshold=t, gap_passed=bool(passed))
