@@ -210,10 +210,9 @@ test_that("dpsubset_plan() takes the codebook a release takes", {
 
 test_that("predict() gives confidence and prediction intervals and se.fit on an inference fit", {
   skip_if_no_python()
-  # uncentred: at this n eps the noisy second moments dominate the residual variance that the
-  # observation interval reads, and on this seed the centred release reads it far too small
-  # (an open defect of the observation intervals, noted on issue 37)
-  fit <- inference_fit(inference = TRUE, centre = FALSE)
+  # the default (centred) release: the prediction interval reads an upper confidence bound on
+  # the residual sd from a release of its own (issue 37), so it is never narrower than the noise
+  fit <- inference_fit(inference = TRUE)
   new <- inference_data(n = 6, seed = 9)
   point <- predict(fit, new)
   conf <- predict(fit, new, interval = "confidence", level = 0.9)
