@@ -24,9 +24,13 @@ scores); the gap G between the winner's perturbed log-weight and the best of the
 is, given S, logistic with location L_S (the log-odds of releasing S) and scale 1,
 truncated to G > 0. The joint density of (S, G) is ``phi(G - L_S)`` (phi the logistic
 density), whose log moves by at most ``|L_S - L'_S| <= eps_mech`` between neighbours: the
-pair is eps_mech-DP, as S alone is, so G is released at no extra cost. The verdict "can be
-trusted" is the test ``G >= ln 40``: wherever the best support's probability is below one
-half, it passes with probability at most ``sum_T sigma(L_T - ln 40) <= 2 / 40 = 0.05``.
+pair is eps_mech-DP, as S alone is, so G costs nothing. The verdict "can be trusted" is
+the test ``G >= t(L~)``, a threshold that falls as the noisy log-odds L~ rises
+(:func:`gap_rule`: a public step rule, Neyman-Pearson at P(S_1) = 0.97 against the worst
+null); only the test's outcome is drawn (an exact Bernoulli given S), never G. Wherever
+the best support's probability is below one half it passes with probability at most
+``sum_k P(L~ in step k | L = 0) 2 / (1 + exp(t_k)) <= 0.05``
+(docs/methods/inference.md, "The free gap (top-R)").
 
 When the list is a prefix of the ranking of fewer than all supports (the exponential
 mechanism's diagnostics), L is only bracketed: the supports outside the list score at
