@@ -261,8 +261,10 @@ coef.dpsubset <- function(object, complete = TRUE, ...) {
 #'   (`"confidence"` for the mean response, `"prediction"` for a new
 #'   observation) at `level`, or standard errors of the mean response. They
 #'   need a fit made with `inference = TRUE` (private, from the same bootstrap
-#'   as `confint()`; the prediction interval adds the residual spread read from
-#'   the private second moments: no further privacy cost); without it the call
+#'   as `confint()`; the prediction interval adds a new observation's error
+#'   at an upper 99 % confidence bound on the residual standard deviation, from
+#'   the release's own private residual sum of squares, a stage of the privacy
+#'   report: no further privacy cost at prediction time); without it the call
 #'   is an error of class `"dpsubset_not_released"` that says why (see
 #'   [dpsubset-not-released]). They are returned as `predict.lm()` returns them
 #'   (a matrix `fit`, `lwr`, `upr`; a list with `fit` and `se.fit`), the mean
