@@ -13,6 +13,10 @@ by at most eps_mech between neighbours.
    that someone might take to be as free) has a loss of up to 2 |L_S - L'_S|; on the
    order-statistics worst case (the best's score up by Delta, the others down) it exceeds
    eps_mech, and the audit's check catches it.
+3. The verdict: the exact law of (S, whether G reaches t(L~), the step of the noisy
+   log-odds L~) between neighbours stays within eps_mech + eps_c (random, corner and
+   adversarial neighbours, and the worst case); known-bad: a threshold stepped on the
+   EXACT log-odds exceeds it.
 """
 import math
 
