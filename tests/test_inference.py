@@ -715,3 +715,38 @@ def test_least_squares_from_moments_is_ols_on_exact_moments_and_stacks():
     nu = symmetric_laplace(np.random.default_rng(0), 2.0, 4, (3000,))
     assert np.allclose(nu, np.swapaxes(nu, -1, -2))
     assert abs(np.mean(np.abs(nu[:, 0, 1])) - 2.0) < 0.15  # Laplace(b): E|X| = b
+
+
+@pytest.mark.parametrize("loss, b_y, eps", [("squared", 3.0, 4.0), ("squared", 1.0, 4.0),  # the clip bites
+                                            ("huber", 3.0, 1.0), ("huber", 1.0, 4.0),
+                                            ("huber", 1.0, 1.0)])
+def test_statistics_route_reproduces_the_refits_on_simulated_rows(loss, b_y, eps):
+    """Above STATISTICS_ROWS the bootstrap draws each data set's sufficient statistics instead
+    of its rows: its refits have the mean and the spread of the refits on simulated rows (the
+    route below the threshold), clipped response included, to within Monte Carlo error; a
+    broken mean (the clip's correction left out) or spread (the sqrt(n) scaling) fails."""
+    from dpsubset.inference import bootstrap
+    from dpsubset.inference.fast_refit import BootstrapRefit
+    from dpsubset.inference.moments import SimulationModel
+    n, draws = 6000, 800
+    coef = np.array([0.4, 0.5, -0.5, 0.25])
+    model = SimulationModel(coef=coef, sigma2=0.36, sigma2_floor=1e-4, rss_weights=np.ones(3), noise_scale=3.0,
+                            dof=n - 4, mean=np.zeros(3), cov=0.4 * np.eye(3), intercept=True)
+    refit = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=b_y, r=3.0, delta=0.0,
+                           loss_options={"huber_h": 1.0} if loss == "huber" else {}, start=coef)
+    bounds = np.ones(4)
+    stats = bootstrap.bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=np.random.default_rng(1))
+    saved = bootstrap.STATISTICS_ROWS
+    bootstrap.STATISTICS_ROWS = n  # the rows route
+    try:
+        rows = bootstrap.bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=np.random.default_rng(2))
+    finally:
+        bootstrap.STATISTICS_ROWS = saved
+    sd = rows.std(axis=0)
+    # means within 4 Monte Carlo standard errors of the difference plus the statistics route's
+    # bound on its mean's sampling error (sqrt(1/20) of the spread), spreads within 10 %
+    np.testing.assert_array_less(np.abs(stats.mean(axis=0) - rows.mean(axis=0)),
+                                 sd * (4 * np.sqrt(2 / draws) + np.sqrt(1 / 20)))
+    np.testing.assert_allclose(stats.std(axis=0), sd, rtol=0.1)
+    if b_y == 1.0:  # the clip shrinks the slopes: both routes see it
+        assert np.all(np.abs(rows.mean(axis=0)[1:]) < np.abs(coef[1:]) - 3 * sd[1:] / np.sqrt(draws))

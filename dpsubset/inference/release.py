@@ -170,7 +170,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     if loss != "logistic":
         # a new observation's error: the residual spread the noisy moments give, with fresh
         # noise of their law per draw (draw_sigma), times a standard normal
-        sigmas = np.array([model.draw_sigma(rng) for _ in range(draws)])
+        sigmas = model.draw_sigmas(rng, draws)
         obs_noise = sigmas * noise.normal(rng, draws)
     return CoefficientInference(
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
