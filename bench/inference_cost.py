@@ -13,6 +13,10 @@ gives the median over the repetitions of the seconds that inference adds.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/inference_cost.py
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/inference_cost.py --old --n 5000 20000 --reps 2
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/inference_cost.py --per-refit --n 5000 20000
+
+``--per-refit`` times ``bootstrap_refits`` alone (200 refits, CPU time per refit) on both
+routes, interleaved the same way.
 """
 from __future__ import annotations
 
@@ -54,14 +58,50 @@ def timed(df, loss, inference, exact_rows=False):
         bootstrap.STATISTICS_ROWS = saved
 
 
+def per_refit(n, loss, draws, exact_rows):
+    """CPU milliseconds per bootstrap refit: ``bootstrap_refits`` alone, on the model a release
+    of the first five columns would simulate from (exact moments; the refit's settings at
+    eps_refit = 1.6, r = 3)."""
+    from dpsubset.inference.fast_refit import BootstrapRefit
+    from dpsubset.inference.moments import NoisyMoments, simulation_model
+    df = make_data(n, seed=n)
+    Z = np.column_stack([np.ones(n), df[[f"x{j}" for j in range(S)]].to_numpy(), df["y"].to_numpy()])
+    bounds = np.array([1.0] * (S + 1))
+    model = simulation_model(NoisyMoments(ZtZ=Z.T @ Z, n=n, eps=1.0, sensitivity=1.0),
+                             coef=np.array([0.0, *BETA]), intercept=True, x_bounds=bounds, b_y=3.0)
+    refit = BootstrapRefit(loss=loss, n=n, eps=1.6, row_bound=np.sqrt(S + 1), b_y=3.0, r=3.0, delta=0.0,
+                           loss_options={}, start=model.coef)
+    saved = bootstrap.STATISTICS_ROWS
+    bootstrap.STATISTICS_ROWS = n if exact_rows else saved
+    try:
+        t0 = time.process_time()
+        bootstrap.bootstrap_refits(model, n, bounds, 3.0, refit, draws=draws, rng=np.random.default_rng(0))
+        return 1000.0 * (time.process_time() - t0) / draws
+    finally:
+        bootstrap.STATISTICS_ROWS = saved
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 20000, 100000])
     ap.add_argument("--losses", nargs="+", default=["squared", "huber"])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--old", action="store_true", help="also time the bootstrap that simulates every row")
+    ap.add_argument("--per-refit", action="store_true",
+                    help="instead: milliseconds per bootstrap refit, statistics route against rows route")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
+    if args.per_refit:
+        print("| loss | n | ms per refit, statistics | ms per refit, rows |")
+        print("|---|---|---|---|")
+        for loss in args.losses:
+            for n in args.n:
+                got = {True: [], False: []}
+                for rep in range(args.reps):
+                    for exact in ((False, True) if rep % 2 == 0 else (True, False)):
+                        got[exact].append(per_refit(n, loss, 200, exact))
+                print(f"| {loss} | {n} | {np.median(got[False]):.3f} | {np.median(got[True]):.2f} |", flush=True)
+        return
     variants = [("release", False, False), ("inference", True, False)]
     if args.old:
         variants.append(("inference, rows", True, True))

@@ -750,3 +750,34 @@ def test_statistics_route_reproduces_the_refits_on_simulated_rows(loss, b_y, eps
     np.testing.assert_allclose(stats.std(axis=0), sd, rtol=0.1)
     if b_y == 1.0:  # the clip shrinks the slopes: both routes see it
         assert np.all(np.abs(rows.mean(axis=0)[1:]) < np.abs(coef[1:]) - 3 * sd[1:] / np.sqrt(draws))
+
+
+def test_close_calls_are_the_selected_terms_within_six_standard_errors_of_zero():
+    """close_calls reads the released estimates and standard errors only: a selected term less
+    than 6 std err from 0 is flagged in the conditional mode, one further out is not, a
+    forced-in term never is, and the split mode flags nothing."""
+    from dpsubset.inference.intervals import CLOSE_CALL_RATIO, CoefficientInference
+    rng = np.random.default_rng(0)
+    errors = 0.1 * rng.standard_normal((2000, 3))
+    estimate = np.array([0.05, 0.8, 0.4])  # forced in; about 8 and 4 std err from 0
+    inf = CoefficientInference(names=["Intercept", "x0", "x1"], estimate=estimate, errors=errors)
+    ratio = np.abs(estimate) / inf.bse.to_numpy()
+    assert ratio[1] > CLOSE_CALL_RATIO > ratio[2]
+    assert inf.close_calls(["x0", "x1"]) == ["x1"]
+    assert inf.close_calls(["x0"]) == []
+    split = CoefficientInference(names=["Intercept", "x0", "x1"], estimate=estimate, errors=errors, mode="split")
+    assert split.close_calls(["x0", "x1"]) == []
+
+
+def test_summary_says_when_split_mode_should_be_used():
+    """A conditional release whose third slope is a close call says in its summary that split=True
+    should be used, naming the term; a release whose slopes are all clearly apart from 0 does not."""
+    close = dps.dp_best_subset("y ~ .", _frame(1000, seed=0, beta=(0.5, -0.5, 0.04)), eps=256.0, s=3,
+                               bounds=(1.0, 3.0), inference=True, random_state=1)
+    flagged = close.inference.close_calls(close.support)
+    assert flagged and all(abs(close.params[c]) < 6 * close.bse[c] for c in flagged)
+    text = str(close.summary())
+    assert "close call" in text and "Use split=True" in text and flagged[0] in text
+    clear = dps.dp_best_subset("y ~ .", _frame(3000, seed=2), eps=64.0, s=3, bounds=(1.0, 3.0), inference=True,
+                               random_state=1)
+    assert clear.inference.close_calls(clear.support) == [] and "close call" not in str(clear.summary())
