@@ -781,3 +781,16 @@ def test_summary_says_when_split_mode_should_be_used():
     clear = dps.dp_best_subset("y ~ .", _frame(3000, seed=2), eps=64.0, s=3, bounds=(1.0, 3.0), inference=True,
                                random_state=1)
     assert clear.inference.close_calls(clear.support) == [] and "close call" not in str(clear.summary())
+
+
+def test_sampling_se_is_least_squares_standard_error_from_the_moments():
+    """The scale close_calls reads: least squares' standard errors from the noisy moments,
+    in the user's units (a response on another scale and level included), which at a large
+    eps are OLS's own."""
+    import statsmodels.api as sm
+    df = _frame(3000, seed=2)
+    df["y"] = 10 * df["y"] + 5
+    bounds = dps.Bounds(x={c: (-1, 1) for c in df.columns if c != "y"}, y=(-40, 50))
+    res = dps.dp_best_subset("y ~ .", df, eps=64.0, s=3, bounds=bounds, inference=True, random_state=1)
+    ols = sm.OLS(df["y"], sm.add_constant(df[res.support])).fit()
+    np.testing.assert_allclose(res.inference.sampling_se, ols.bse.to_numpy(), rtol=0.05)

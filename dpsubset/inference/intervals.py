@@ -267,6 +267,10 @@ class CoefficientInference:
         The user stated that the true coefficients lie inside the refit's ball
         (``dp_best_subset(..., truth_in_ball=True)``): a release on the sphere keeps the
         intervals of a truth inside it.
+    sampling_se : ndarray, shape (d,), or None
+        Standard errors of least squares from the sampling noise alone, ``sqrt(diag(sigma^2
+        (X'X)^{-1}))`` read from the noisy second moments (user's units; post-processing):
+        the scale of the winner's curse (:meth:`close_calls`). None for the logistic loss.
     obs_noise_mapped : ndarray, shape (B,), or None
         Draws ``sigma_b z_b`` of a new observation's error around its mean (mapped units):
         ``sigma_b`` the residual standard deviation from the noisy moments with fresh
@@ -292,6 +296,7 @@ class CoefficientInference:
     truth_in_ball: bool = False
     obs_noise_mapped: np.ndarray = field(default=None, repr=False)
     response_bound: float = None
+    sampling_se: np.ndarray = field(default=None, repr=False)
 
     @property
     def draws(self):
@@ -399,14 +404,16 @@ class CoefficientInference:
     def close_calls(self, selected, ratio=CLOSE_CALL_RATIO):
         """The selected terms whose selection may have been a close call, read from the
         released numbers alone: in the conditional mode, a selected term whose estimate is
-        less than ``ratio`` standard errors (:attr:`bse`) from 0.
+        less than ``ratio`` sampling standard errors (:attr:`sampling_se`; :attr:`bse` where
+        there is none) from 0.
 
         Selecting and estimating on the same rows favours the column whose estimate came out
         large: where a term's effect is not far above what the columns it competed with can
-        reach by chance (a few standard errors), the released estimate carries that winner's
-        curse and its conditional interval under-covers. Measured (bench/coverage.py,
+        reach by chance (a few sampling standard errors: the refit's privacy noise is drawn
+        apart from the selection and adds no curse), the released estimate carries that
+        winner's curse and its conditional interval under-covers. Measured (bench/coverage.py,
         docs/benchmarks/coverage.md, "A close call"): the slopes below 6 standard errors
-        covered 0.83 where the third effect competes with noise columns, those above 0.94;
+        covered 0.85 where the third effect competes with noise columns, those above 0.94;
         ``split=True`` gives intervals that hold whichever support came out. Empty in the
         split mode.
 
@@ -422,7 +429,7 @@ class CoefficientInference:
         """
         if self.mode != "conditional":
             return []
-        bse = self.bse
+        bse = self.bse if self.sampling_se is None else pd.Series(self.sampling_se, index=self.names)
         est = pd.Series(self.estimate, index=self.names)
         return [c for c in selected if c in est.index and not abs(est[c]) >= ratio * bse[c]]
 
