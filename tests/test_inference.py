@@ -794,3 +794,19 @@ def test_sampling_se_is_least_squares_standard_error_from_the_moments():
     res = dps.dp_best_subset("y ~ .", df, eps=64.0, s=3, bounds=bounds, inference=True, random_state=1)
     ols = sm.OLS(df["y"], sm.add_constant(df[res.support])).fit()
     np.testing.assert_allclose(res.inference.sampling_se, ols.bse.to_numpy(), rtol=0.05)
+
+
+def test_statistics_route_only_where_it_is_the_cheaper_and_the_sums_are_near_normal():
+    """The route is chosen from public sizes: rows at and below 2000 rows, for a binary
+    response, and for many columns on few rows (the pilots' covariances would cost more than
+    the rows); the sufficient statistics otherwise."""
+    from dpsubset.inference.bootstrap import _by_statistics
+    from dpsubset.inference.moments import SimulationModel
+
+    def model(d, response="gaussian"):
+        return SimulationModel(coef=np.zeros(d), sigma2=1.0, sigma2_floor=1e-4, rss_weights=np.ones(1),
+                               noise_scale=1.0, dof=10, mean=np.zeros(d - 1), cov=np.eye(d - 1),
+                               intercept=True, response=response)
+    assert _by_statistics(model(6), 5000) and _by_statistics(model(6), 100_000)
+    assert not _by_statistics(model(6), 2000) and not _by_statistics(model(6, "binary"), 100_000)
+    assert not _by_statistics(model(30), 5000) and _by_statistics(model(30), 100_000)

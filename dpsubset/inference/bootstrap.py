@@ -210,8 +210,15 @@ SIGMA_GROUPS = 5
 
 
 def _by_statistics(model, n):
-    """Whether the bootstrap draws the statistics (a Gaussian response above STATISTICS_ROWS)."""
-    return model.response == "gaussian" and n > STATISTICS_ROWS
+    """Whether the bootstrap draws the statistics: a Gaussian response above STATISTICS_ROWS
+    rows, at least 20 rows per entry of the statistics (their normal approximation), and
+    where the pilots' covariances (SIGMA_GROUPS pilots, D^2 per row for D entries) cost
+    less than simulating the rows of DEFAULT_DRAWS data sets (d^2 per row): with many
+    columns and few rows the rows are cheaper."""
+    d = len(model.coef)
+    D = d * (d + 1) // 2 + d
+    cheaper = SIGMA_GROUPS * min(n, PILOT_ROWS) * D * D <= DEFAULT_DRAWS * n * d * d
+    return model.response == "gaussian" and n > STATISTICS_ROWS and n >= 20 * D and cheaper
 
 
 def _replicate_sigmas(model, draws, rng):
