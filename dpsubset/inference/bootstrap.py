@@ -204,6 +204,8 @@ PILOT_ROWS = 10_000
 #: (:func:`_antithetic_gradient`), which is then at most about sqrt(1/20) of a replicate's
 #: spread below the cap.
 CLIPPING_ROWS, MAX_CLIPPING_ROWS = 100_000, 2_000_000
+#: ...and at most this many simulated values held at once (128 MB of float64).
+MAX_CLIPPING_VALUES = 16_000_000
 #: Groups of replicates that share a pilot: the replicates' noise levels are sorted into
 #: this many groups of equal size, each simulated at its median level.
 SIGMA_GROUPS = 5
@@ -295,7 +297,8 @@ def simulate_statistics(model, n, col_bounds, b_y, rng, sigmas, row_derivatives,
     # the clip's share of the pilot's rows at the largest level bounds the sampling variance
     # of the gradient's mean per row: 20 n times that share of rows keep its error small
     share = np.mean(np.abs(eta_pilot + sigmas.max() * z_pilot) > b_y) + 1.0 / len(z_pilot)
-    A_mean, z_mean = _rows(model, int(min(max(CLIPPING_ROWS, 20 * n * share), MAX_CLIPPING_ROWS)), col_bounds, rng)
+    rows = min(max(CLIPPING_ROWS, 20 * n * share), MAX_CLIPPING_ROWS, MAX_CLIPPING_VALUES // (d + 1))
+    A_mean, z_mean = _rows(model, int(rows), col_bounds, rng)
     eta_mean = A_mean @ model.coef
     for group in np.array_split(order, min(SIGMA_GROUPS, m)):
         level = float(np.median(sigmas[group]))
