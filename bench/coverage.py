@@ -53,12 +53,14 @@ BETAS = {"strong": (0.5, -0.5, 0.25), "weak": (0.5, -0.5, 0.1), "close": (0.5, -
 LOGIT_BETAS = {"strong": (1.5, -1.5, 1.0), "weak": (1.5, -1.5, 0.4), "close": (1.5, -1.5, 0.2)}
 
 
-def make_data(n, beta, rng, loss="squared"):
+def make_data(n, beta, rng, loss="squared", noise="normal"):
     X = rng.uniform(-B_X, B_X, (n, P))
     full = np.zeros(P)
     full[:len(beta)] = beta
     if loss == "logistic":
         y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ full)))).astype(int)
+    elif noise == "uniform":  # the same sd, bounded: |y| stays inside B_Y, nothing is clipped
+        y = X @ full + NOISE * np.sqrt(3.0) * rng.uniform(-1.0, 1.0, n)
     else:
         y = X @ full + NOISE * rng.standard_normal(n)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(P)])
@@ -80,10 +82,16 @@ def _variants(est, e, alpha=0.05):
             "percentile": (est + lo_q, est + hi_q)}
 
 
+#: With ``--codebook``: the columns and the response bounded by codebook intervals, so the
+#: default call centres them (docs/methods/centring.md), as issue 37's simulation did.
+CODEBOOK = False
+
+
 def one_release(df, full, *, loss, eps, split, seed, share=None):
     """(right support?, [per released slope: target, covered and widths of each variant, ...])."""
-    bounds = (dps.Bounds(x={f"x{j}": (-B_X, B_X) for j in range(P)}) if loss == "logistic"
-              else (B_X, B_Y))
+    xbox = {f"x{j}": (-B_X, B_X) for j in range(P)}
+    bounds = (dps.Bounds(x=xbox) if loss == "logistic"
+              else dps.Bounds(x=xbox, y=(-B_Y, B_Y)) if CODEBOOK else (B_X, B_Y))
     res = dps.dp_best_subset("y ~ .", df, eps=eps, s=S, bounds=bounds, loss=loss, inference=True,
                              split=split, random_state=seed,
                              eps_inference=None if share is None else share * eps)
@@ -93,20 +101,24 @@ def one_release(df, full, *, loss, eps, split, seed, share=None):
     exog = sm.add_constant(df[cols])
     ols = (sm.Logit(df["y"], exog).fit(disp=0) if loss == "logistic" else sm.OLS(df["y"], exog).fit()).conf_int()
     out = []
-    for c in cols:
+    # the intercept's target is 0 (centred columns, a response of mean 0); slot -1
+    terms = ["Intercept"] if "Intercept" in inf.names and loss != "logistic" else []
+    ols = ols.rename(index={"const": "Intercept"})
+    for c in terms + cols:
         j = inf.names.index(c)
-        target = full[int(c[1:])]
+        target = 0.0 if c == "Intercept" else full[int(c[1:])]
         ends = {"package": (ci.loc[c, 0], ci.loc[c, 1]), **_variants(inf.estimate[j], inf.errors[:, j])}
-        out.append(dict(slot=int(c[1:]), target=target, estimate=inf.estimate[j],
+        out.append(dict(slot=-1 if c == "Intercept" else int(c[1:]), target=target, pvalue=res.pvalues[c],
+                        close_call=c in inf.close_calls(res.support), estimate=inf.estimate[j],
                         err_mean=inf.errors[:, j].mean(), err_sd=inf.errors[:, j].std(ddof=1),
-                        ols_width=ols.loc[c, 1] - ols.loc[c, 0], contested=int(c[1:]) >= 2,
+                        ols_width=ols.loc[c, 1] - ols.loc[c, 0], contested=c != "Intercept" and int(c[1:]) >= 2,
                         sphere_share=getattr(inf, "sphere_share", float("nan")),
                         on_sphere=bool(inf.on_sphere), open_ends=bool(np.isinf(ci.loc[c, 0]) or np.isinf(ci.loc[c, 1])),
                         **{f"{v}_lo": ends[v][0] for v in VARIANTS}, **{f"{v}_hi": ends[v][1] for v in VARIANTS}))
     return sorted(int(c[1:]) for c in cols) == list(range(S)), out
 
 
-def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None, raw=None):
+def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None, raw=None, noise="normal"):
     """One cell: coverage and width of every interval variant; with ``raw``, every released
     slope is appended to that CSV as it comes (a long run keeps what it finished)."""
     beta = (LOGIT_BETAS if loss == "logistic" else BETAS)[signal]
@@ -114,13 +126,14 @@ def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None, raw=None):
     t0 = time.time()
     for rep in range(reps):
         rng = np.random.default_rng(seed0 + rep)
-        df, full = make_data(n, beta, rng, loss)
+        df, full = make_data(n, beta, rng, loss, noise)
         t1 = time.time()
         ok, rows = one_release(df, full, loss=loss, eps=eps, split=mode == "split", seed=seed0 + rep,
                                share=share)
         right += ok
         for row in rows:
-            row.update(loss=loss, n=n, eps=eps, mode=mode, signal=signal, share=share, rep=seed0 + rep,
+            row.update(loss=loss, n=n, eps=eps, mode=mode, signal=signal, share=share, rep=seed0 + rep, noise=noise,
+                       codebook=CODEBOOK,
                        right_support=ok, seconds=time.time() - t1)
         slopes += rows
         if raw:
@@ -133,6 +146,13 @@ def run_cell(loss, n, eps, mode, reps, signal, seed0, share=None, raw=None):
 def summarise(sl, head):
     """Coverage (all, true support, third slot) and median widths of each variant of one cell."""
     row = dict(head)
+    # the intercept (slot -1, recorded since issue 37) has its own column; the rest are slopes
+    icpt = sl[sl["slot"] < 0]
+    row["coverage_intercept"] = float(((icpt["package_lo"] <= icpt["target"])
+                                       & (icpt["target"] <= icpt["package_hi"])).mean()) if len(icpt) else float("nan")
+    row["width_vs_ols_intercept"] = float(((icpt["package_hi"] - icpt["package_lo"]) / icpt["ols_width"]).median()) \
+        if len(icpt) else float("nan")
+    sl = sl[sl["slot"] >= 0]
     # a logistic sub-model's coefficients are not beta_j: its coverage counts the true support only
     counted = sl[sl["right_support"]] if head["loss"] == "logistic" else sl
     for v in VARIANTS:
@@ -156,6 +176,7 @@ def criterion_band(sl, head, lo=0.93, hi=0.97, min_right=20):
     against [lo, hi]: "in", "above"/"below", "(< 2 s.e.)" when within two standard errors,
     or "(k right)" when fewer than ``min_right`` releases count."""
     right_only = head["mode"] == "conditional" or head["loss"] == "logistic"
+    sl = sl[sl["slot"] >= 0]
     d = sl[sl["right_support"]] if right_only else sl
     releases = d["rep"].nunique()
     if len(d) == 0 or (right_only and releases < min_right):
@@ -176,10 +197,17 @@ def summarise_raw(paths, variant="package"):
     keys = ["loss", "n", "eps", "mode"]
     tag = "" if variant == "package" else f"_{variant}"
     print("| loss | n | eps | mode | data sets | true support | coverage (all) | coverage (true support) "
-          "| coverage (third slot) | s.e. | band | median width | width / OLS | " + " | ".join(VARIANTS) + " |")
-    print("|---" * (13 + len(VARIANTS)) + "|")
+          "| coverage (third slot) | s.e. | band | median width | width / OLS | intercept | intercept width / OLS | "
+          + " | ".join(VARIANTS) + " |")
+    print("|---" * (15 + len(VARIANTS)) + "|")
     rows = []
-    for (loss, n, eps, mode), d in sl.groupby(keys, sort=False):
+    # files from before issue 37 have neither column: normal errors, scalar bounds
+    sl = sl.assign(noise=sl["noise"].fillna("normal") if "noise" in sl else "normal",
+                   codebook=sl["codebook"].fillna(False).astype(bool) if "codebook" in sl else False)
+    keys += ["noise", "codebook"]
+    for key, d in sl.groupby(keys, sort=False):
+        loss, n, eps, mode = key[:4]
+        mode += "".join([f", {key[4]} errors" if key[4] != "normal" else "", ", codebook" if key[5] else ""])
         reps = d["rep"].nunique()
         right = d.groupby("rep")["right_support"].first().mean()
         row = summarise(d, dict(loss=loss, n=n, eps=eps, mode=mode, reps=reps, right_support=right))
@@ -187,7 +215,8 @@ def summarise_raw(paths, variant="package"):
         other = " | ".join(f"{row['coverage_all' + ('' if v == 'package' else '_' + v)]:.3f}" for v in VARIANTS)
         print(f"| {loss} | {n} | {eps:g} | {mode} | {reps} | {right:.2f} | {row['coverage_all' + tag]:.3f} "
               f"| {row['coverage_right' + tag]:.3f} | {row['coverage_contested' + tag]:.3f} "
-              f"| {row['se']:.3f} | {row['band']} | {row['median_width' + tag]:.3g} | {row['width_vs_ols' + tag]:.2f} | {other} |")
+              f"| {row['se']:.3f} | {row['band']} | {row['median_width' + tag]:.3g} | {row['width_vs_ols' + tag]:.2f} "
+              f"| {row['coverage_intercept']:.3f} | {row['width_vs_ols_intercept']:.2f} | {other} |")
     return rows
 
 
@@ -208,6 +237,8 @@ def main(argv=None):
     ap.add_argument("--losses", nargs="+", default=["squared", "huber"])
     ap.add_argument("--modes", nargs="+", default=["conditional", "split"])
     ap.add_argument("--signal", choices=sorted(BETAS), default="strong")
+    ap.add_argument("--noise", choices=["normal", "uniform"], default="normal",
+                    help="the errors' law (uniform: sd 0.5 and bounded, so the response is never clipped)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--share", type=float, nargs="+", default=[None],
                     help="eps_inference / eps (default: the package's default share)")
@@ -217,7 +248,11 @@ def main(argv=None):
                     help="print the table of finished (or partly finished) cells from --raw files and stop")
     ap.add_argument("--variant", default="package", choices=VARIANTS,
                     help="with --summarise: the interval variant the main columns show")
+    ap.add_argument("--codebook", action="store_true",
+                    help="bounds as codebook intervals (x in [-1, 1], y in [-3, 3]): the default call centres them")
     args = ap.parse_args(argv)
+    global CODEBOOK
+    CODEBOOK = args.codebook
     if args.summarise:
         return summarise_raw(args.summarise, args.variant)
     bootstrap.DEFAULT_DRAWS = args.draws
@@ -225,19 +260,21 @@ def main(argv=None):
     rows = []
     print(f"reps = {args.reps} per cell, {args.draws} bootstrap refits per release, signal {args.signal}")
     print("| loss | n | eps | mode | reps | true support | coverage (all) | coverage (true support) "
-          "| coverage (third slot) | median width | width / OLS |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| coverage (third slot) | median width | width / OLS | intercept |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for loss in args.losses:
         for n in args.n:
             for eps in args.eps:
                 for mode, share in [(m, sh) for m in args.modes for sh in args.share]:
-                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed, share, args.raw)
+                    row = run_cell(loss, n, eps, mode, args.reps, args.signal, args.seed, share, args.raw,
+                                   args.noise)
                     rows.append(row)
                     tag = mode if share is None else f"{mode}, share {share:g}"
                     print(f"| {loss} | {n} | {eps:g} | {tag} | {row['reps']} | {row['right_support']:.2f} "
                           f"| {row['coverage_all']:.3f} | {row['coverage_right']:.3f} "
                           f"| {row['coverage_contested']:.3f} "
-                          f"| {row['median_width']:.3g} | {row['width_vs_ols']:.2f} |", flush=True)
+                          f"| {row['median_width']:.3g} | {row['width_vs_ols']:.2f} "
+                          f"| {row['coverage_intercept']:.3f} |", flush=True)
                     if args.out:
                         _append_csv(args.out, [row])
     return rows

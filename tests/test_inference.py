@@ -718,3 +718,98 @@ def test_least_squares_from_moments_is_ols_on_exact_moments_and_stacks():
     nu = symmetric_laplace(np.random.default_rng(0), 2.0, 4, (3000,))
     assert np.allclose(nu, np.swapaxes(nu, -1, -2))
     assert abs(np.mean(np.abs(nu[:, 0, 1])) - 2.0) < 0.15  # Laplace(b): E|X| = b
+
+
+@pytest.mark.parametrize("loss, b_y, eps", [("squared", 3.0, 4.0), ("squared", 1.0, 4.0),  # the clip bites
+                                            ("huber", 3.0, 1.0), ("huber", 1.0, 4.0),
+                                            ("huber", 1.0, 1.0)])
+def test_statistics_route_reproduces_the_refits_on_simulated_rows(loss, b_y, eps):
+    """Above STATISTICS_ROWS the bootstrap draws each data set's sufficient statistics instead
+    of its rows: its refits have the mean and the spread of the refits on simulated rows (the
+    route below the threshold), clipped response included, to within Monte Carlo error; a
+    broken mean (the clip's correction left out) or spread (the sqrt(n) scaling) fails."""
+    from dpsubset.inference import bootstrap
+    from dpsubset.inference.fast_refit import BootstrapRefit
+    from dpsubset.inference.moments import SimulationModel
+    n, draws = 6000, 800
+    coef = np.array([0.4, 0.5, -0.5, 0.25])
+    model = SimulationModel(coef=coef, sigma2=0.36, sigma2_floor=1e-4, rss_weights=np.ones(3), noise_scale=3.0,
+                            dof=n - 4, mean=np.zeros(3), cov=0.4 * np.eye(3), intercept=True)
+    refit = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=b_y, r=3.0, delta=0.0,
+                           loss_options={"huber_h": 1.0} if loss == "huber" else {}, start=coef)
+    bounds = np.ones(4)
+    stats = bootstrap.bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=np.random.default_rng(1))
+    saved = bootstrap.STATISTICS_ROWS
+    bootstrap.STATISTICS_ROWS = n  # the rows route
+    try:
+        rows = bootstrap.bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=np.random.default_rng(2))
+    finally:
+        bootstrap.STATISTICS_ROWS = saved
+    sd = rows.std(axis=0)
+    # means within 4 Monte Carlo standard errors of the difference plus the statistics route's
+    # bound on its mean's sampling error (sqrt(1/20) of the spread), spreads within 10 %
+    np.testing.assert_array_less(np.abs(stats.mean(axis=0) - rows.mean(axis=0)),
+                                 sd * (4 * np.sqrt(2 / draws) + np.sqrt(1 / 20)))
+    np.testing.assert_allclose(stats.std(axis=0), sd, rtol=0.1)
+    if b_y == 1.0:  # the clip shrinks the slopes: both routes see it
+        assert np.all(np.abs(rows.mean(axis=0)[1:]) < np.abs(coef[1:]) - 3 * sd[1:] / np.sqrt(draws))
+
+
+def test_close_calls_are_the_selected_terms_within_six_standard_errors_of_zero():
+    """close_calls reads the released estimates and standard errors only: a selected term less
+    than 6 std err from 0 is flagged in the conditional mode, one further out is not, a
+    forced-in term never is, and the split mode flags nothing."""
+    from dpsubset.inference.intervals import CLOSE_CALL_RATIO, CoefficientInference
+    rng = np.random.default_rng(0)
+    errors = 0.1 * rng.standard_normal((2000, 3))
+    estimate = np.array([0.05, 0.8, 0.4])  # forced in; about 8 and 4 std err from 0
+    inf = CoefficientInference(names=["Intercept", "x0", "x1"], estimate=estimate, errors=errors)
+    ratio = np.abs(estimate) / inf.bse.to_numpy()
+    assert ratio[1] > CLOSE_CALL_RATIO > ratio[2]
+    assert inf.close_calls(["x0", "x1"]) == ["x1"]
+    assert inf.close_calls(["x0"]) == []
+    split = CoefficientInference(names=["Intercept", "x0", "x1"], estimate=estimate, errors=errors, mode="split")
+    assert split.close_calls(["x0", "x1"]) == []
+
+
+def test_summary_says_when_split_mode_should_be_used():
+    """A conditional release whose third slope is a close call says in its summary that split=True
+    should be used, naming the term; a release whose slopes are all clearly apart from 0 does not."""
+    close = dps.dp_best_subset("y ~ .", _frame(1000, seed=0, beta=(0.5, -0.5, 0.04)), eps=256.0, s=3,
+                               bounds=(1.0, 3.0), inference=True, random_state=1)
+    flagged = close.inference.close_calls(close.support)
+    assert flagged and all(abs(close.params[c]) < 6 * close.bse[c] for c in flagged)
+    text = str(close.summary())
+    assert "close call" in text and "Use split=True" in text and flagged[0] in text
+    clear = dps.dp_best_subset("y ~ .", _frame(3000, seed=2), eps=64.0, s=3, bounds=(1.0, 3.0), inference=True,
+                               random_state=1)
+    assert clear.inference.close_calls(clear.support) == [] and "close call" not in str(clear.summary())
+
+
+def test_sampling_se_is_least_squares_standard_error_from_the_moments():
+    """The scale close_calls reads: least squares' standard errors from the noisy moments,
+    in the user's units (a response on another scale and level included), which at a large
+    eps are OLS's own."""
+    import statsmodels.api as sm
+    df = _frame(3000, seed=2)
+    df["y"] = 10 * df["y"] + 5
+    bounds = dps.Bounds(x={c: (-1, 1) for c in df.columns if c != "y"}, y=(-40, 50))
+    res = dps.dp_best_subset("y ~ .", df, eps=64.0, s=3, bounds=bounds, inference=True, random_state=1)
+    ols = sm.OLS(df["y"], sm.add_constant(df[res.support])).fit()
+    np.testing.assert_allclose(res.inference.sampling_se, ols.bse.to_numpy(), rtol=0.05)
+
+
+def test_statistics_route_only_where_it_is_the_cheaper_and_the_sums_are_near_normal():
+    """The route is chosen from public sizes: rows at and below 2000 rows, for a binary
+    response, and for many columns on few rows (the pilots' covariances would cost more than
+    the rows); the sufficient statistics otherwise."""
+    from dpsubset.inference.bootstrap import _by_statistics
+    from dpsubset.inference.moments import SimulationModel
+
+    def model(d, response="gaussian"):
+        return SimulationModel(coef=np.zeros(d), sigma2=1.0, sigma2_floor=1e-4, rss_weights=np.ones(1),
+                               noise_scale=1.0, dof=10, mean=np.zeros(d - 1), cov=np.eye(d - 1),
+                               intercept=True, response=response)
+    assert _by_statistics(model(6), 5000) and _by_statistics(model(6), 100_000)
+    assert not _by_statistics(model(6), 2000) and not _by_statistics(model(6, "binary"), 100_000)
+    assert not _by_statistics(model(30), 5000) and _by_statistics(model(30), 100_000)

@@ -17,8 +17,8 @@ from ..search.limits import SearchTimeout
 from ..mechanisms import noise
 from .moments import least_squares_from_moments, symmetric_laplace
 
-__all__ = ["simulate_rows", "simulate_batch", "bootstrap_refits", "bootstrap_moment_fits", "DEFAULT_DRAWS",
-           "InferenceTimeout", "check_deadline"]
+__all__ = ["simulate_rows", "simulate_batch", "simulate_statistics", "bootstrap_refits", "bootstrap_moment_fits",
+           "DEFAULT_DRAWS", "STATISTICS_ROWS", "InferenceTimeout", "check_deadline"]
 
 
 class InferenceTimeout(SearchTimeout):
@@ -98,7 +98,7 @@ def simulate_batch(model, n, col_bounds, b_y, rng, m):
     if model.response == "binary":
         y = np.where(noise.uniform(rng, eta.shape) < 0.5 * (1.0 + np.tanh(0.5 * eta)), 1.0, -1.0)
     else:
-        sigma = np.array([model.draw_sigma(rng) for _ in range(m)])
+        sigma = model.draw_sigmas(rng, m)
         y = eta + sigma[:, None] * noise.normal(rng, eta.shape)
     return A, np.clip(y, -b_y, b_y)
 
@@ -128,6 +128,12 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     """
     draws = int(draws)
     out = np.empty((draws, len(model.coef)))
+    if hasattr(refit, "batch_statistics") and _by_statistics(model, n):
+        # one pilot for every replicate: the draws are d x d matrices, whatever n
+        check_deadline(deadline)
+        H, g, start = simulate_statistics(model, n, col_bounds, b_y, rng, _replicate_sigmas(model, draws, rng),
+                                          refit.row_derivatives, quadratic=refit.loss == "squared")
+        return refit.batch_statistics(H, g, start, rng)
     if hasattr(refit, "batch"):
         chunk = max(1, CHUNK_VALUES // max(1, n * len(model.coef)))
         for lo in range(0, draws, chunk):
@@ -160,12 +166,178 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
     draws = int(draws)
     d = len(model.coef)
     out = np.empty((draws, d))
-    chunk = max(1, CHUNK_VALUES // max(1, n * d))
+    statistics = _by_statistics(model, n)
+    chunk = draws if statistics else max(1, CHUNK_VALUES // max(1, n * d))
     for lo in range(0, draws, chunk):
         check_deadline(deadline)
         m = min(chunk, draws - lo)
-        A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
-        Z = np.concatenate([A, y[..., None]], axis=2)
-        ZtZ = Z.transpose(0, 2, 1) @ Z + symmetric_laplace(rng, noise_scale, d + 1, (m,))
+        if statistics:
+            # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef); y'y is unused
+            H, g, _ = simulate_statistics(model, n, col_bounds, b_y, rng, _replicate_sigmas(model, m, rng),
+                                          _residual_moments)
+            ZtZ = np.zeros((m, d + 1, d + 1))
+            ZtZ[:, :d, :d] = H
+            ZtZ[:, :d, d] = ZtZ[:, d, :d] = (H @ model.coef) + g
+        else:
+            A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
+            Z = np.concatenate([A, y[..., None]], axis=2)
+            ZtZ = Z.transpose(0, 2, 1) @ Z
+        ZtZ = ZtZ + symmetric_laplace(rng, noise_scale, d + 1, (m,))
         out[lo:lo + m] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
     return out
+
+
+# --------------------------------------------------------------------------------------
+# The sufficient statistics of a simulated data set, drawn without its rows
+# --------------------------------------------------------------------------------------
+
+#: Above this many rows the bootstrap draws each simulated data set's sufficient statistics
+#: (:func:`simulate_statistics`) instead of simulating its rows, so its cost does not grow
+#: with n; at and below it the rows are simulated (:func:`simulate_batch`), where the
+#: statistics' normal approximation is least accurate and the rows are cheap anyway.
+STATISTICS_ROWS = 2000
+#: Pilot rows from which the covariance of the per-row statistics is estimated (per group).
+PILOT_ROWS = 10_000
+#: Rows from which the gradient's mean is estimated: 20 n times the share of the pilot's
+#: rows whose response the clip reaches, at least CLIPPING_ROWS and at most
+#: MAX_CLIPPING_ROWS (a d-vector per row). Only those rows leave a sampling error
+#: (:func:`_antithetic_gradient`), which is then at most about sqrt(1/20) of a replicate's
+#: spread below the cap.
+CLIPPING_ROWS, MAX_CLIPPING_ROWS = 100_000, 2_000_000
+#: ...and at most this many simulated values held at once (128 MB of float64).
+MAX_CLIPPING_VALUES = 16_000_000
+#: Groups of replicates that share a pilot: the replicates' noise levels are sorted into
+#: this many groups of equal size, each simulated at its median level.
+SIGMA_GROUPS = 5
+
+
+def _by_statistics(model, n):
+    """Whether the bootstrap draws the statistics: a Gaussian response above STATISTICS_ROWS
+    rows, at least 20 rows per entry of the statistics (their normal approximation), and
+    where the pilots' covariances (SIGMA_GROUPS pilots, D^2 per row for D entries) cost
+    less than simulating the rows of DEFAULT_DRAWS data sets (d^2 per row): with many
+    columns and few rows the rows are cheaper."""
+    d = len(model.coef)
+    D = d * (d + 1) // 2 + d
+    cheaper = SIGMA_GROUPS * min(n, PILOT_ROWS) * D * D <= DEFAULT_DRAWS * n * d * d
+    return model.response == "gaussian" and n > STATISTICS_ROWS and n >= 20 * D and cheaper
+
+
+def _replicate_sigmas(model, draws, rng):
+    """Each replicate's error standard deviation (:meth:`SimulationModel.draw_sigma`)."""
+    return model.draw_sigmas(rng, draws)
+
+
+def _residual_moments(eta, y):
+    """Per-row weights of ``A'(y - A coef)`` and ``A'A``: what least squares from moments reads."""
+    return y - eta, np.ones_like(eta)
+
+
+def _rows(model, n, col_bounds, rng):
+    """n clipped design rows of the model and n standard normal errors (one data set)."""
+    A, _ = simulate_batch(model, n, col_bounds, np.inf, rng, 1)
+    return A[0], noise.normal(rng, n)
+
+
+def simulate_statistics(model, n, col_bounds, b_y, rng, sigmas, row_derivatives, quadratic=True):
+    """The sums ``H = sum_i w2_i a_i a_i'`` and ``g = sum_i w1_i a_i`` of simulated data sets
+    of n rows, drawn from their normal approximation instead of the rows.
+
+    ``(w1_i, w2_i) = row_derivatives(a_i' t, y_i)`` are a row's first and second derivatives
+    of the refit's loss at an expansion point t (for least squares ``-2 (y_i - a_i' t)`` and
+    2), so ``H`` and ``g`` are the Hessian and gradient of the loss's sum at t: all that a
+    least-squares refit reads, and what a Newton step from t reads for the other losses.
+    Each is a sum of n independent rows, so it is drawn as n times the per-row mean plus
+    sqrt(n) times a normal vector with the per-row covariance (the central limit theorem;
+    docs/methods/inference.md, "Inference without simulating rows"), estimated on
+    PILOT_ROWS simulated rows. The mean of ``g`` is where precision matters (an error in it
+    shifts every replicate, by sqrt(n / rows) of their spread), so it is taken over 20 n
+    rows times the share the clip reaches (CLIPPING_ROWS to MAX_CLIPPING_ROWS), each with
+    its error z and with -z: for a loss
+    whose derivative is odd in the residual the two cancel wherever the response's clip
+    leaves them alone, and only the clip's share is left to sampling. The mean of ``H``
+    changes the spread only at relative order 1/sqrt(pilot) and is the pilot's. For least
+    squares t is the simulation's truth (the loss is quadratic: any t gives the same
+    refit); otherwise (``quadratic=False``) t is the minimiser of the pilot's mean loss,
+    found by Newton's method, so the quadratic expansion is taken where the refits
+    concentrate even when the clip moves them off the truth. The replicates' noise levels
+    ``sigmas`` are sorted into SIGMA_GROUPS groups, each with its own pilot at its median
+    level; a replicate's deviation of ``g`` is scaled by its level over the group's (exact
+    for least squares where the clip leaves the rows alone).
+
+    Parameters
+    ----------
+    model : SimulationModel
+        A Gaussian response.
+    n : int
+    col_bounds : ndarray, shape (d,)
+    b_y : float
+    rng : numpy.random.Generator
+    sigmas : ndarray, shape (m,)
+        The replicates' error standard deviations.
+    row_derivatives : callable
+        ``(eta, y) -> (w1, w2)``, arrays of the rows' shape.
+    quadratic : bool
+
+    Returns
+    -------
+    H : ndarray, shape (m, d, d)
+    g : ndarray, shape (m, d)
+    start : ndarray, shape (m, d)
+        Each replicate's expansion point t.
+    """
+    sigmas = np.asarray(sigmas, dtype=float)
+    m, d = len(sigmas), len(model.coef)
+    iu = np.triu_indices(d)
+    k = len(iu[0])
+    H, g, start = np.empty((m, d, d)), np.empty((m, d)), np.empty((m, d))
+    order = np.argsort(sigmas, kind="stable")
+    A_pilot, z_pilot = _rows(model, min(n, PILOT_ROWS), col_bounds, rng)
+    eta_pilot = A_pilot @ model.coef
+    # the clip's share of the pilot's rows at the largest level bounds the sampling variance
+    # of the gradient's mean per row: 20 n times that share of rows keep its error small
+    share = np.mean(np.abs(eta_pilot + sigmas.max() * z_pilot) > b_y) + 1.0 / len(z_pilot)
+    rows = min(max(CLIPPING_ROWS, 20 * n * share), MAX_CLIPPING_ROWS, MAX_CLIPPING_VALUES // (d + 1))
+    A_mean, z_mean = _rows(model, int(rows), col_bounds, rng)
+    eta_mean = A_mean @ model.coef
+    for group in np.array_split(order, min(SIGMA_GROUPS, m)):
+        level = float(np.median(sigmas[group]))
+        y_pilot = np.clip(eta_pilot + level * z_pilot, -b_y, b_y)
+        t = model.coef if quadratic else _pilot_minimiser(A_pilot, y_pilot, model.coef, row_derivatives)
+        w1, w2 = row_derivatives(A_pilot @ t, y_pilot)
+        W = np.hstack([(w2[:, None, None] * A_pilot[:, :, None] * A_pilot[:, None, :])[:, iu[0], iu[1]],
+                       w1[:, None] * A_pilot])
+        mean = W.mean(axis=0)
+        mean[k:] = _antithetic_gradient(A_mean, eta_mean, A_mean @ t, z_mean, level, b_y, row_derivatives)
+        w, V = np.linalg.eigh(np.atleast_2d(np.cov(W, rowvar=False)))
+        dev = noise.normal(rng, (len(group), W.shape[1])) @ (V * np.sqrt(np.maximum(w, 0.0))).T
+        dev[:, k:] *= (sigmas[group] / max(level, 1e-300))[:, None]
+        draw = n * mean + np.sqrt(n) * dev
+        Hg = np.zeros((len(group), d, d))
+        Hg[:, iu[0], iu[1]] = draw[:, :k]
+        H[group] = Hg + np.triu(Hg, 1).transpose(0, 2, 1)
+        g[group], start[group] = draw[:, k:], t
+    return H, g, start
+
+
+def _pilot_minimiser(A, y, t, row_derivatives, steps=8):
+    """Newton's method on the pilot rows' loss from t (a few steps: the loss is smooth and
+    strictly convex where the rows are many; the pilot's error is second order for the
+    expansion)."""
+    t = np.asarray(t, dtype=float).copy()
+    for _ in range(steps):
+        w1, w2 = row_derivatives(A @ t, y)
+        step = np.linalg.solve((A * w2[:, None]).T @ A, A.T @ w1)
+        t -= step
+        if np.linalg.norm(step) < 1e-10 * (1.0 + np.linalg.norm(t)):
+            break
+    return t
+
+
+def _antithetic_gradient(A, eta_truth, eta_t, z, level, b_y, row_derivatives):
+    """Mean over rows of ``a w1(a't, y)``, y the clipped ``a'coef +- level z``, each row with
+    z and -z: where the clip leaves both alone and t is the truth, the two cancel exactly."""
+    total = np.zeros(A.shape[1])
+    for sign in (1.0, -1.0):
+        total += row_derivatives(eta_t, np.clip(eta_truth + sign * level * z, -b_y, b_y))[0] @ A
+    return total / (2.0 * len(z))

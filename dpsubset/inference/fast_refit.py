@@ -116,6 +116,42 @@ class BootstrapRefit:
         theta = self._newton(A, y, b, cal)
         return theta + _sample_output_noise(rng, cal, size=m)
 
+    def row_derivatives(self, eta, y):
+        """Each row's first and second derivative of the loss in its linear predictor ``eta``
+        (``-2 (y - eta)`` and 2 for least squares, whose closed form reads ``2 A'A`` and
+        ``2 A'y``): the weights of :func:`~dpsubset.inference.bootstrap.simulate_statistics`."""
+        if self.loss == "squared":
+            return -2.0 * (y - eta), np.full_like(eta, 2.0)
+        return self._derivs_at(eta, y)
+
+    def batch_statistics(self, H, g, start, rng):
+        """Refits of m simulated data sets given the sums of their rows' loss derivatives at
+        ``start`` (shape (d,) or (m, d): the expansion points of
+        :func:`~dpsubset.inference.bootstrap.simulate_statistics`): ``H = sum w2 a a'``,
+        ``g = sum w1 a``.
+
+        The perturbed objective ``sum loss + Delta/2 ||theta||^2 + b'theta`` is minimised over
+        the ball in its quadratic expansion at ``start``: for least squares that is the
+        objective itself (the same minimiser as :meth:`batch`), for the other losses one
+        Newton step from the expansion point, to which the refit is asymptotically equivalent
+        (docs/methods/inference.md, "Inference without simulating rows"); the output noise
+        of the iterative losses follows, as in :meth:`batch`.
+
+        Returns
+        -------
+        ndarray, shape (m, d)
+        """
+        m, dim = g.shape
+        cal = self.calibration(dim)
+        b = _sample_noise(rng, cal, size=m)
+        Ht = H + cal.regularization * np.eye(dim)
+        start = np.broadcast_to(np.asarray(start, dtype=float), (m, dim))
+        grad = g + cal.regularization * start + b
+        theta = _ball_step(Ht, (Ht @ start[..., None])[..., 0] - grad, self.r)
+        if self.loss == "squared":
+            return theta
+        return theta + _sample_output_noise(rng, cal, size=m)
+
     def without_ball(self):
         """The same refit (ridge, noise law, start) minimised without the ball."""
         free = copy.copy(self)
@@ -138,7 +174,10 @@ class BootstrapRefit:
 
     def _derivs(self, A, y, theta):
         """phi' and phi'' of every row at theta (per draw); no loss values (not needed)."""
-        eta = (A @ theta[..., None])[..., 0]
+        return self._derivs_at((A @ theta[..., None])[..., 0], y)
+
+    def _derivs_at(self, eta, y):
+        """phi' and phi'' of rows with linear predictor eta and response y (any shape)."""
         sc = self._lossobj.scale
         if self.loss == "logistic":
             # one exp per row: sigma(z) and sigma(z) sigma(-z) for z = -y eta

@@ -169,8 +169,12 @@ class SimulationModel:
         spreads over the variances the noisy moments leave plausible instead of
         trusting one noisy value (docs/methods/inference.md, "The noise level").
         """
-        nu = noise.laplace_noise(self.noise_scale, rng, len(self.rss_weights))
-        return float(np.sqrt(max(self.sigma2 - self.rss_weights @ nu / self.dof, self.sigma2_floor)))
+        return float(self.draw_sigmas(rng, 1)[0])
+
+    def draw_sigmas(self, rng, m):
+        """m replicates' error standard deviations at once (:meth:`draw_sigma`'s law)."""
+        nu = noise.laplace_noise(self.noise_scale, rng, (int(m), len(self.rss_weights)))
+        return np.sqrt(np.maximum(self.sigma2 - nu @ self.rss_weights / self.dof, self.sigma2_floor))
 
 
 def _psd(A, floor=0.0):

@@ -181,12 +181,24 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
         obs_noise = residual.sd_upper * noise.normal(rng, draws)
     return CoefficientInference(
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
+        sampling_se=None if loss == "logistic" else _sampling_se(moments, model, spec, used_cols, bounds),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
         sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),
         beyond=None if beyond is None else beyond.user_units(spec, used_cols), beyond_mapped=beyond,
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "
                 f"private second moments; Ferrando, Wang and Sheldon 2022)"))
+
+
+def _sampling_se(moments, model, spec, names, bounds):
+    """Least squares' standard errors from the sampling noise alone, sqrt(diag(sigma^2
+    (X'X)^{-1})), with X'X and sigma^2 from the noisy moments, in the user's units
+    (post-processing): the scale of a selection's winner's curse (intervals.close_calls)."""
+    G = gram_from_moments(moments.ZtZ, moments.n, intercept=model.intercept, x_bounds=bounds[:-1])
+    C = max(model.sigma2, model.sigma2_floor) * np.linalg.inv(G)
+    d = len(names)
+    L = to_user_units(spec, names, np.eye(d)) - to_user_units(spec, names, np.zeros((1, d)))[0]
+    return np.sqrt(np.maximum(np.einsum("ib,ij,jb->b", L, C, L), 0.0))
 
 
 #: Draws of the ray's direction (each from the noisy moments with fresh noise of their law).

@@ -12,6 +12,7 @@ import math
 from statsmodels.iolib.summary import Summary
 
 from .usefulness import BALL_BINDS_NOTE, BALL_TRUSTED_NOTE
+from ..inference.intervals import CLOSE_CALL_RATIO
 
 __all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
 
@@ -228,6 +229,12 @@ def _inference_note(res):
     if inf.on_sphere and not inf.truth_in_ball and bool(inf.open_ends(0.05).to_numpy().any()):
         note += (" An end marked * is open: the truth may lie beyond the refit's sphere on that side, "
                  "so the end is that of least squares on the private second moments (inf: one-sided).")
+    close = inf.close_calls(list(res.support))
+    if close:  # from released p-values alone (inference/intervals.py, close_calls)
+        note += (f" Use split=True for intervals to report: {', '.join(close)} lie(s) within "
+                 f"{CLOSE_CALL_RATIO:g} std err of 0, so the selection may have been a close call, and the "
+                 "conditional intervals of such a term under-cover (selected and estimated on the same rows; "
+                 "docs/guide/inference.md).")
     if inf.on_sphere and inf.truth_in_ball:
         note += (f" {BALL_TRUSTED_NOTE} (docs/guide/inference.md, \"When the ball binds\").")
     elif inf.on_sphere:
