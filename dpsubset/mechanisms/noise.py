@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, localcontext
+from fractions import Fraction
 from numbers import Integral
 
 import numpy as np
@@ -94,6 +95,7 @@ __all__ = [
     "as_generator", "child_generator", "seed_sequence",
     "laplace_grid", "laplace_release", "laplace_release_symmetric", "laplace_release_sf",
     "laplace_threshold", "laplace_noise", "discrete_laplace",
+    "discrete_gaussian", "gaussian_grid", "gaussian_release",
     "gumbel_max", "GumbelRace",
     "uniform_integers", "uniform_subset", "permutation",
     "normal", "uniform", "multivariate_normal", "student_t",
@@ -535,6 +537,116 @@ def gumbel_max(log_w, rng, *, first_bits: int = _FIRST_BITS) -> int:
     if not np.isfinite(np.max(lw)):
         raise ValueError("at least one log-weight must be finite")
     return GumbelRace(lw.size, rng, first_bits).argmax(lw)
+
+
+# ---------------------------------------------------------------------------
+# Gaussian releases on a public grid (AdaSSP)
+# ---------------------------------------------------------------------------
+
+# The Gaussian grid keeps GRID_BITS bits below the standard deviation, and the standard
+# deviation is padded by a relative 2^-20, which pays for rounding the statistic to the
+# grid (gaussian_release's Notes).
+GAUSS_PAD = 2.0 ** -20
+
+
+def _accept_exp(x_num: np.ndarray, x_den: int, rng, first_bits: int = 53) -> np.ndarray:
+    """Exact Bernoulli(exp(-x)) for x = x_num / x_den >= 0 (integers, x_den > 0).
+
+    A 53-bit uniform W settles W < exp(-x) when numpy's exp, padded by 2^-40 (1 + x)
+    absolute in x, leaves no doubt; otherwise W gets more bits and the comparison is
+    made in decimal arithmetic (as in :func:`_accept`). Tests lower ``first_bits`` to
+    exercise the refinement.
+    """
+    w = rng.integers(0, 2 ** first_bits, size=len(x_num))
+    scale = 2.0 ** -first_bits
+    x = np.array([float(Fraction(int(a), x_den)) for a in x_num]) if len(x_num) else np.zeros(0)
+    pad = 2.0 ** -40 * (1.0 + x)
+    yes = (w + 1.0) * scale <= np.exp(-(x + pad))
+    no = w * scale >= np.exp(-np.maximum(x - pad, 0.0))
+    out = yes.copy()
+    for i in np.flatnonzero(~(yes | no)):
+        def decide(lo, hi, prec, a=int(x_num[i])):
+            e_exact = (-(Decimal(a) / Decimal(x_den))).exp()
+            tol = Decimal(10) ** (5 - prec)
+            return True if hi <= e_exact * (1 - tol) else (False if lo >= e_exact * (1 + tol) else None)
+        out[i] = _refine(w[i], first_bits, decide, rng)
+    return out
+
+
+def discrete_gaussian(sigma: float, rng, size=()) -> np.ndarray:
+    """Exact discrete Gaussian draws: P(Z = z) proportional to exp(-z^2 / (2 sigma^2)).
+
+    Canonne, Kamath and Steinke (2020), Algorithm 3: with t = floor(sigma) + 1, a
+    discrete Laplace Y of parameter t (:func:`discrete_laplace`) is accepted with
+    probability exp(-(|Y| - sigma^2 / t)^2 / (2 sigma^2)). ``sigma`` is the float given,
+    taken as an exact rational, and every acceptance is an exact rational comparison
+    (:func:`_accept_exp`), so the law is exactly the discrete Gaussian of that sigma.
+    """
+    sigma = float(sigma)
+    if not (math.isfinite(sigma) and 1.0 <= sigma < 2.0 ** 50):
+        raise ValueError(f"the discrete Gaussian sigma must be in [1, 2^50), got {sigma}")
+    shape = (size,) if isinstance(size, Integral) else tuple(size)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    S = Fraction(sigma) ** 2
+    t = math.floor(sigma) + 1
+    # x = (|Y| - S / t)^2 / (2 S) = (|Y| t q - p)^2 / (2 t^2 q p), with S = p / q
+    p_, q_ = S.numerator, S.denominator
+    den = 2 * t * t * q_ * p_
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        Y = discrete_laplace(t, rng, todo.size)
+        num = np.array([(abs(int(v)) * t * q_ - p_) ** 2 for v in Y], dtype=object)
+        keep = _accept_exp(num, den, rng)
+        out[todo[keep]] = Y[keep]
+        todo = todo[~keep]
+    return out.reshape(shape) if shape else out[0]
+
+
+def gaussian_grid(sd: float):
+    """The public grid step g (a power of two) and the padded sigma in grid units.
+
+    g = 2^(floor(log2 sd) - 44), so sd / g is in [2^44, 2^45); the noise is g Z, Z
+    discrete Gaussian with sigma = (sd / g) (1 + 2^-20).
+    """
+    sd = float(sd)
+    if not (math.isfinite(sd) and 2.0 ** -900 <= sd <= 2.0 ** 900):
+        raise ValueError(f"the Gaussian standard deviation must be in [2^-900, 2^900], got {sd}")
+    g = math.ldexp(1.0, math.frexp(sd)[1] - 1 - GRID_BITS)
+    return g, (sd / g) * (1.0 + GAUSS_PAD)
+
+
+def gaussian_release(value, sd: float, rng):
+    """Release ``value + N(0, sd^2)`` without the floating-point weakness.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The statistic (each coordinate released independently).
+    sd : float
+        The standard deviation the Gaussian mechanism calls for (public).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float or ndarray
+        g (round(value / g) + Z), Z exact discrete Gaussian draws (:func:`gaussian_grid`);
+        every output is a point of the public grid g Z.
+
+    Notes
+    -----
+    Guarantee: if the statistic has l2 sensitivity D and ``rho = D^2 / (2 sd^2)``, the
+    release is rho-zCDP (the discrete Gaussian is as private as the continuous one:
+    Canonne, Kamath and Steinke 2020, Thm. 4) whenever ``D / sd >= sqrt(m) 2^-24``, m
+    the number of coordinates: rounding to the grid moves each coordinate by less than
+    one unit, so the sensitivity in grid units is at most D / g + sqrt(m), and
+    (D / g + sqrt(m)) / (sigma (1 + 2^-20)) <= D / sd once sqrt(m) g / D <= 2^-20.
+    """
+    g, sigma = gaussian_grid(sd)
+    k = _on_grid(value, g)
+    z = discrete_gaussian(sigma, rng, k.shape)
+    out = (k + np.asarray(z, dtype=float)) * g
+    return float(out) if out.ndim == 0 else out
 
 
 # ---------------------------------------------------------------------------
