@@ -81,3 +81,28 @@ def test_adassp_refuses_a_budget_below_the_grid_resolution():
     with pytest.raises(ValueError, match="eps is too small"):
         adassp(A, np.zeros(3), row_bound=1.0, b_y=1.0, eps=1e-12, delta=1e-5,
                rng=np.random.default_rng(0))
+
+
+def test_accept_exp_has_the_metropolis_law_and_keeps_the_seeded_stream():
+    rng = np.random.default_rng(30)
+    w = noise.uniform_bits(rng, 40_000)
+    ratio = np.full(40_000, -0.7)
+    acc = noise.accept_exp(w, ratio, rng)
+    assert abs(acc.mean() - math.exp(-0.7)) < 4 * math.sqrt(0.25 / 40_000)
+    # the same 53 bits as rng.random(): the float rule log U < ratio agrees off near-ties
+    u = noise.uniform(np.random.default_rng(30), 40_000)
+    assert np.array_equal(np.log(u) < ratio, acc)
+    # a ratio >= 0 always accepts; one Generator per entry is accepted
+    gens = [np.random.default_rng(k) for k in range(3)]
+    assert noise.accept_exp(np.array([2 ** 53 - 1] * 3), np.array([0.0, 1.0, -1e-300]), gens)[:2].all()
+
+
+def test_accept_exp_refines_a_near_tie_exactly():
+    # W's first 53 bits straddle exp(-x): the answer needs more bits, and must be exact
+    x = 0.3
+    w = np.array([int((-Decimal(x)).exp() * Decimal(2) ** 53)] * 2000)
+    acc = noise.accept_exp(w, np.full(2000, -x), np.random.default_rng(31))
+    lo = Decimal(int(w[0])) / Decimal(2) ** 53
+    frac = float(((-Decimal(x)).exp() - lo) * Decimal(2) ** 53)  # P(W < exp(-x) | first bits)
+    assert 0 < frac < 1
+    assert abs(acc.mean() - frac) < 4 * math.sqrt(0.25 / 2000)

@@ -49,6 +49,13 @@ Privacy mechanisms (exact; the guarantee is stated in each docstring)
     The same draw with the log-weights known only as intervals at first (the mistakes
     mechanism's lazy class minima): ``interval(lw_lo, lw_hi)`` and ``decide(lw, among)``.
 
+``gaussian_release(value, sd, rng)``
+    ``value`` plus exact discrete Gaussian noise (Canonne, Kamath and Steinke 2020) on a
+    public grid 2^-44 of ``sd``; rho-zCDP for l2 sensitivity D, rho = D^2 / (2 sd^2)
+    (AdaSSP). ``discrete_gaussian(sigma, rng, size)`` is the integer law.
+``uniform_bits(rng, size)``, ``accept_exp(w, log_ratio, rng)``
+    Exact Metropolis-Hastings acceptance W < exp(log_ratio) (the MCMC baseline).
+
 Exact uniform draws (numpy's bounded integers are unbiased: Lemire's method)
 
 ``uniform_integers(high, rng, size=None)``, ``uniform_subset(p, s, rng)``,
@@ -65,7 +72,7 @@ Floating-point mechanisms that remain (docs/guide/privacy-caveats.md says why)
 
 ``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``:
 the objective perturbation's norm and direction; ``float_normal`` its Gaussian variant.
-The MCMC baseline's acceptance steps and DP-SIS's exponential noise use ``uniform``.
+DP-SIS's exponential noise uses ``uniform``.
 
 Adding a draw (a new mechanism, or a branch routed through this module)
 ----------------------------------------------------------------------
@@ -95,7 +102,7 @@ __all__ = [
     "as_generator", "child_generator", "seed_sequence",
     "laplace_grid", "laplace_release", "laplace_release_symmetric", "laplace_release_sf",
     "laplace_threshold", "laplace_noise", "discrete_laplace",
-    "discrete_gaussian", "gaussian_grid", "gaussian_release",
+    "discrete_gaussian", "gaussian_grid", "gaussian_release", "uniform_bits", "accept_exp",
     "gumbel_max", "GumbelRace",
     "uniform_integers", "uniform_subset", "permutation",
     "normal", "uniform", "multivariate_normal", "student_t",
@@ -549,28 +556,63 @@ def gumbel_max(log_w, rng, *, first_bits: int = _FIRST_BITS) -> int:
 GAUSS_PAD = 2.0 ** -20
 
 
-def _accept_exp(x_num: np.ndarray, x_den: int, rng, first_bits: int = 53) -> np.ndarray:
-    """Exact Bernoulli(exp(-x)) for x = x_num / x_den >= 0 (integers, x_den > 0).
+def _below_exp(w, x, exact_x, rng, first_bits: int) -> np.ndarray:
+    """Exact W < exp(-x) for uniforms W in [w 2^-first_bits, (w + 1) 2^-first_bits).
 
-    A 53-bit uniform W settles W < exp(-x) when numpy's exp, padded by 2^-40 (1 + x)
-    absolute in x, leaves no doubt; otherwise W gets more bits and the comparison is
-    made in decimal arithmetic (as in :func:`_accept`). Tests lower ``first_bits`` to
-    exercise the refinement.
+    ``x`` holds float approximations (absolute error below 2^-42 (1 + x)) of the exact
+    rationals ``exact_x(i)``. numpy's exp, padded by 2^-40 (1 + x) in x, settles almost
+    every comparison; the rest (probability about 2^-38 each) are settled by giving W
+    more bits and comparing in decimal arithmetic (as in :func:`_accept`).
     """
-    w = rng.integers(0, 2 ** first_bits, size=len(x_num))
+    w = np.asarray(w)
+    x = np.asarray(x, dtype=float)
     scale = 2.0 ** -first_bits
-    x = np.array([float(Fraction(int(a), x_den)) for a in x_num]) if len(x_num) else np.zeros(0)
-    pad = 2.0 ** -40 * (1.0 + x)
+    pad = 2.0 ** -40 * (1.0 + np.abs(x))
     yes = (w + 1.0) * scale <= np.exp(-(x + pad))
     no = w * scale >= np.exp(-np.maximum(x - pad, 0.0))
     out = yes.copy()
     for i in np.flatnonzero(~(yes | no)):
-        def decide(lo, hi, prec, a=int(x_num[i])):
-            e_exact = (-(Decimal(a) / Decimal(x_den))).exp()
+        def decide(lo, hi, prec, q=exact_x(i)):
+            e_exact = (-(Decimal(q.numerator) / Decimal(q.denominator))).exp()
             tol = Decimal(10) ** (5 - prec)
             return True if hi <= e_exact * (1 - tol) else (False if lo >= e_exact * (1 + tol) else None)
-        out[i] = _refine(w[i], first_bits, decide, rng)
+        out[i] = _refine(int(w[i]), first_bits, decide, rng[i] if isinstance(rng, list) else rng)
     return out
+
+
+def uniform_bits(rng, size=None):
+    """53-bit integers w: the first bits of uniforms W in [w 2^-53, (w + 1) 2^-53) for
+    :func:`accept_exp` (numpy's ``rng.random()`` is w 2^-53 for the same stream)."""
+    return rng.integers(0, 2 ** 53, size=size)
+
+
+def accept_exp(w, log_ratio, rng) -> np.ndarray:
+    """Exact Metropolis acceptance: W < exp(log_ratio) for the float log-ratios given.
+
+    ``w`` from :func:`uniform_bits` (drawn before the ratios are known, as the chains
+    need); a ratio >= 0 always accepts. Exact for the floats given: each is a rational,
+    and a near-tie is refined (:func:`_below_exp`) with more bits from ``rng``, a
+    Generator or a list of one Generator per entry (independent chains).
+    """
+    x = -np.asarray(log_ratio, dtype=float)
+    w = np.asarray(w)
+    out = np.ones(x.shape, dtype=bool)
+    pos = np.flatnonzero(x > 0)
+    if pos.size:
+        xs = x[pos]
+        gens = [rng[i] for i in pos] if isinstance(rng, list) else rng
+        out[pos] = _below_exp(w[pos], xs, lambda i: Fraction(float(xs[i])), gens, 53)
+    return out
+
+
+def _accept_exp(x_num: np.ndarray, x_den: int, rng, first_bits: int = 53) -> np.ndarray:
+    """Exact Bernoulli(exp(-x)) for x = x_num / x_den >= 0 (integers, x_den > 0).
+
+    Tests lower ``first_bits`` to exercise the refinement (:func:`_below_exp`).
+    """
+    w = rng.integers(0, 2 ** first_bits, size=len(x_num))
+    x = np.array([float(Fraction(int(a), x_den)) for a in x_num]) if len(x_num) else np.zeros(0)
+    return _below_exp(w, x, lambda i: Fraction(int(x_num[i]), x_den), rng, first_bits)
 
 
 def discrete_gaussian(sigma: float, rng, size=()) -> np.ndarray:
