@@ -51,6 +51,13 @@ Privacy mechanisms (exact; the guarantee is stated in each docstring)
     The same draw with the log-weights known only as intervals at first (the mistakes
     mechanism's lazy class minima): ``interval(lw_lo, lw_hi)`` and ``decide(lw, among)``.
 
+``gaussian_release(value, sd, rng)``
+    ``value`` plus exact discrete Gaussian noise (Canonne, Kamath and Steinke 2020) on a
+    public grid 2^-44 of ``sd``; rho-zCDP for l2 sensitivity D, rho = D^2 / (2 sd^2)
+    (AdaSSP). ``discrete_gaussian(sigma, rng, size)`` is the integer law.
+``uniform_bits(rng, size)``, ``accept_exp(w, log_ratio, rng)``
+    Exact Metropolis-Hastings acceptance W < exp(log_ratio) (the MCMC baseline).
+
 Exact uniform draws (numpy's bounded integers are unbiased: Lemire's method)
 
 ``uniform_integers(high, rng, size=None)``, ``uniform_subset(p, s, rng)``,
@@ -67,7 +74,7 @@ Floating-point mechanisms that remain (docs/guide/privacy-caveats.md says why)
 
 ``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``:
 the objective perturbation's norm and direction; ``float_normal`` its Gaussian variant.
-The MCMC baseline's acceptance steps and DP-SIS's exponential noise use ``uniform``.
+DP-SIS's exponential noise uses ``uniform``.
 
 Adding a draw (a new mechanism, or a branch routed through this module)
 ----------------------------------------------------------------------
@@ -88,6 +95,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, localcontext
+from fractions import Fraction
 from numbers import Integral
 
 import numpy as np
@@ -96,6 +104,7 @@ __all__ = [
     "as_generator", "child_generator", "seed_sequence",
     "laplace_grid", "laplace_release", "laplace_release_symmetric", "laplace_release_sf",
     "laplace_threshold", "laplace_noise", "discrete_laplace",
+    "discrete_gaussian", "gaussian_grid", "gaussian_release", "uniform_bits", "accept_exp",
     "gumbel_max", "GumbelRace", "bernoulli",
     "uniform_integers", "uniform_subset", "permutation",
     "normal", "uniform", "multivariate_normal", "student_t",
@@ -559,6 +568,151 @@ def bernoulli(prob: float, rng, *, first_bits: int = _FIRST_BITS) -> bool:
         if u * den >= num << bits:
             return False
         u, bits = (u << _MORE_BITS) + int(rng.integers(0, 2 ** _MORE_BITS)), bits + _MORE_BITS
+
+
+# ---------------------------------------------------------------------------
+# Gaussian releases on a public grid (AdaSSP)
+# ---------------------------------------------------------------------------
+
+# The Gaussian grid keeps GRID_BITS bits below the standard deviation, and the standard
+# deviation is padded by a relative 2^-20, which pays for rounding the statistic to the
+# grid (gaussian_release's Notes).
+GAUSS_PAD = 2.0 ** -20
+
+
+def _below_exp(w, x, exact_x, rng, first_bits: int) -> np.ndarray:
+    """Exact W < exp(-x) for uniforms W in [w 2^-first_bits, (w + 1) 2^-first_bits).
+
+    ``x`` holds float approximations (absolute error below 2^-42 (1 + x)) of the exact
+    rationals ``exact_x(i)``. numpy's exp, padded by 2^-40 (1 + x) in x, settles almost
+    every comparison; the rest (probability about 2^-38 each) are settled by giving W
+    more bits and comparing in decimal arithmetic (as in :func:`_accept`).
+    """
+    w = np.asarray(w)
+    x = np.asarray(x, dtype=float)
+    scale = 2.0 ** -first_bits
+    pad = 2.0 ** -40 * (1.0 + np.abs(x))
+    yes = (w + 1.0) * scale <= np.exp(-(x + pad))
+    no = w * scale >= np.exp(-np.maximum(x - pad, 0.0))
+    out = yes.copy()
+    for i in np.flatnonzero(~(yes | no)):
+        def decide(lo, hi, prec, q=exact_x(i)):
+            e_exact = (-(Decimal(q.numerator) / Decimal(q.denominator))).exp()
+            tol = Decimal(10) ** (5 - prec)
+            return True if hi <= e_exact * (1 - tol) else (False if lo >= e_exact * (1 + tol) else None)
+        out[i] = _refine(int(w[i]), first_bits, decide, rng[i] if isinstance(rng, list) else rng)
+    return out
+
+
+def uniform_bits(rng, size=None):
+    """53-bit integers w: the first bits of uniforms W in [w 2^-53, (w + 1) 2^-53) for
+    :func:`accept_exp` (numpy's ``rng.random()`` is w 2^-53 for the same stream)."""
+    return rng.integers(0, 2 ** 53, size=size)
+
+
+def accept_exp(w, log_ratio, rng) -> np.ndarray:
+    """Exact Metropolis acceptance: W < exp(log_ratio) for the float log-ratios given.
+
+    ``w`` from :func:`uniform_bits` (drawn before the ratios are known, as the chains
+    need); a ratio >= 0 always accepts. Exact for the floats given: each is a rational,
+    and a near-tie is refined (:func:`_below_exp`) with more bits from ``rng``, a
+    Generator or a list of one Generator per entry (independent chains).
+    """
+    x = -np.asarray(log_ratio, dtype=float)
+    w = np.asarray(w)
+    out = np.ones(x.shape, dtype=bool)
+    pos = np.flatnonzero(x > 0)
+    if pos.size:
+        xs = x[pos]
+        gens = [rng[i] for i in pos] if isinstance(rng, list) else rng
+        out[pos] = _below_exp(w[pos], xs, lambda i: Fraction(float(xs[i])), gens, 53)
+    return out
+
+
+def _accept_exp(x_num: np.ndarray, x_den: int, rng, first_bits: int = 53) -> np.ndarray:
+    """Exact Bernoulli(exp(-x)) for x = x_num / x_den >= 0 (integers, x_den > 0).
+
+    Tests lower ``first_bits`` to exercise the refinement (:func:`_below_exp`).
+    """
+    w = rng.integers(0, 2 ** first_bits, size=len(x_num))
+    x = np.array([float(Fraction(int(a), x_den)) for a in x_num]) if len(x_num) else np.zeros(0)
+    return _below_exp(w, x, lambda i: Fraction(int(x_num[i]), x_den), rng, first_bits)
+
+
+def discrete_gaussian(sigma: float, rng, size=()) -> np.ndarray:
+    """Exact discrete Gaussian draws: P(Z = z) proportional to exp(-z^2 / (2 sigma^2)).
+
+    Canonne, Kamath and Steinke (2020), Algorithm 3: with t = floor(sigma) + 1, a
+    discrete Laplace Y of parameter t (:func:`discrete_laplace`) is accepted with
+    probability exp(-(|Y| - sigma^2 / t)^2 / (2 sigma^2)). ``sigma`` is the float given,
+    taken as an exact rational, and every acceptance is an exact rational comparison
+    (:func:`_accept_exp`), so the law is exactly the discrete Gaussian of that sigma.
+    """
+    sigma = float(sigma)
+    if not (math.isfinite(sigma) and 1.0 <= sigma < 2.0 ** 50):
+        raise ValueError(f"the discrete Gaussian sigma must be in [1, 2^50), got {sigma}")
+    shape = (size,) if isinstance(size, Integral) else tuple(size)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    S = Fraction(sigma) ** 2
+    t = math.floor(sigma) + 1
+    # x = (|Y| - S / t)^2 / (2 S) = (|Y| t q - p)^2 / (2 t^2 q p), with S = p / q
+    p_, q_ = S.numerator, S.denominator
+    den = 2 * t * t * q_ * p_
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        Y = discrete_laplace(t, rng, todo.size)
+        num = np.array([(abs(int(v)) * t * q_ - p_) ** 2 for v in Y], dtype=object)
+        keep = _accept_exp(num, den, rng)
+        out[todo[keep]] = Y[keep]
+        todo = todo[~keep]
+    return out.reshape(shape) if shape else out[0]
+
+
+def gaussian_grid(sd: float):
+    """The public grid step g (a power of two) and the padded sigma in grid units.
+
+    g = 2^(floor(log2 sd) - 44), so sd / g is in [2^44, 2^45); the noise is g Z, Z
+    discrete Gaussian with sigma = (sd / g) (1 + 2^-20).
+    """
+    sd = float(sd)
+    if not (math.isfinite(sd) and 2.0 ** -900 <= sd <= 2.0 ** 900):
+        raise ValueError(f"the Gaussian standard deviation must be in [2^-900, 2^900], got {sd}")
+    g = math.ldexp(1.0, math.frexp(sd)[1] - 1 - GRID_BITS)
+    return g, (sd / g) * (1.0 + GAUSS_PAD)
+
+
+def gaussian_release(value, sd: float, rng):
+    """Release ``value + N(0, sd^2)`` without the floating-point weakness.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The statistic (each coordinate released independently).
+    sd : float
+        The standard deviation the Gaussian mechanism calls for (public).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float or ndarray
+        g (round(value / g) + Z), Z exact discrete Gaussian draws (:func:`gaussian_grid`);
+        every output is a point of the public grid g Z.
+
+    Notes
+    -----
+    Guarantee: if the statistic has l2 sensitivity D and ``rho = D^2 / (2 sd^2)``, the
+    release is rho-zCDP (the discrete Gaussian is as private as the continuous one:
+    Canonne, Kamath and Steinke 2020, Thm. 4) whenever ``D / sd >= sqrt(m) 2^-24``, m
+    the number of coordinates: rounding to the grid moves each coordinate by less than
+    one unit, so the sensitivity in grid units is at most D / g + sqrt(m), and
+    (D / g + sqrt(m)) / (sigma (1 + 2^-20)) <= D / sd once sqrt(m) g / D <= 2^-20.
+    """
+    g, sigma = gaussian_grid(sd)
+    k = _on_grid(value, g)
+    z = discrete_gaussian(sigma, rng, k.shape)
+    out = (k + np.asarray(z, dtype=float)) * g
+    return float(out) if out.ndim == 0 else out
 
 
 # ---------------------------------------------------------------------------

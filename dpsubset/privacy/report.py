@@ -42,7 +42,7 @@ SAMPLERS = {
     "laplace": ("exact discrete Laplace on a public grid", True),
     "exponential": ("exact Gumbel-max", True),
     "objective": ("floating-point Gamma norm and direction", False),
-    "mcmc": ("floating-point Metropolis-Hastings steps", False),
+    "mcmc": ("exact Metropolis-Hastings steps", True),
     "exponential noise": ("floating-point exponential noise", False),
     "unknown": ("sampler not named", False),
 }

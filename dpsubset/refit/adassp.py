@@ -29,6 +29,12 @@ rho, the zCDP budget of (eps, delta) (Bun and Steinke 2016: a Gaussian release o
 l2 sensitivity D with standard deviation sigma is D^2 / (2 sigma^2)-zCDP; the three add
 up, and rho-zCDP gives (rho + 2 sqrt(rho log(1/delta)), delta)-DP), which holds for
 every eps (the classic calibration needs eps < 1).
+
+Sampling. Each release is ``noise.gaussian_release``: the statistic rounded to a public
+power-of-two grid 2^-44 of its standard deviation plus exact discrete Gaussian noise
+(Canonne, Kamath and Steinke 2020), with the standard deviation padded by a relative
+2^-20 to pay for the rounding; the discrete Gaussian has the continuous one's zCDP, so
+the accounting above holds for the program as run, not only for its idealisation.
 """
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..defaults import largest_row_norm
-from ..mechanisms.noise import float_normal
+from ..mechanisms.noise import gaussian_release
 
 __all__ = ["adassp", "AdaSSPResult", "adassp_noise"]
 
@@ -105,23 +111,37 @@ def adassp(A, y, *, row_bound, b_y, eps, delta, rng, failure=0.05):
     y = np.asarray(y, dtype=float)
     d = A.shape[1]
     sig = adassp_noise(row_bound, b_y, eps, delta)
+    _check_grid_resolution(sig, row_bound, b_y, d)
     G = A.T @ A
     lam_min = float(np.linalg.eigvalsh(G)[0])
     # the noisy smallest eigenvalue, shifted down so that it is below the true one w.h.p.
-    lam_min_dp = max(lam_min + sig["lambda_min"] * float(float_normal(rng, ()))
+    lam_min_dp = max(gaussian_release(lam_min, sig["lambda_min"], rng)
                      - sig["lambda_min"] * math.sqrt(2.0 * math.log(3.0 / failure)), 0.0)
     # Wang's ridge: a high-probability bound on the noise matrix's size, less what X'X has
     ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / failure)) * sig["gram"] - lam_min_dp)
-    noise = sig["gram"] * float_normal(rng, (d, d))  # floating point (a peer for the benchmarks)
-    upper = np.triu(noise)
-    G_dp = G + upper + np.triu(upper, 1).T            # one draw per upper-triangle entry
-    b_dp = A.T @ y + sig["xy"] * float_normal(rng, (d,))
+    iu = np.triu_indices(d)                           # one draw per upper-triangle entry
+    upper = np.zeros((d, d))
+    upper[iu] = gaussian_release(G[iu], sig["gram"], rng)
+    G_dp = upper + np.triu(upper, 1).T
+    b_dp = gaussian_release(A.T @ y, sig["xy"], rng)
     M = G_dp + ridge * np.eye(d)
     try:
         coef = np.linalg.solve(M, b_dp)
     except np.linalg.LinAlgError:
         coef = np.linalg.lstsq(M, b_dp, rcond=None)[0]
     return AdaSSPResult(coef=coef, eps=float(eps), delta=float(delta), ridge=ridge, sigmas=sig)
+
+
+def _check_grid_resolution(sig, row_bound, b_y, d):
+    """The exact Gaussian releases keep their zCDP only if the sensitivity is at least
+    sqrt(m) 2^-24 standard deviations (m coordinates; noise.gaussian_release): true for
+    any workable budget, checked so that it is never silently false."""
+    sens = dict(lambda_min=row_bound ** 2, gram=math.sqrt(2.0) * row_bound ** 2, xy=2.0 * row_bound * b_y)
+    count = dict(lambda_min=1, gram=d * (d + 1) // 2, xy=d)
+    for key, sd in sig.items():
+        if sens[key] / sd < math.sqrt(count[key]) * 2.0 ** -24:
+            raise ValueError(f"AdaSSP: eps is too small for the exact Gaussian release of {key} "
+                             "(the sensitivity is below 2^-24 standard deviations); raise eps")
 
 
 def support_row_bound(x_bounds, support, forced_bounds):

@@ -83,9 +83,10 @@ Caveats
 * No bound (``row_bound``, ``b_y``, ``r``, ``h``, ``ridge``, ``d_max``) may be computed
   from the data, and the refit must not be re-run to pick a draw.
 * The noise is drawn in floating point (``dpsubset.mechanisms.noise.float_gamma`` and
-  ``float_direction``); like every floating-point Gamma sampler it is open in principle
-  to the attacks of Mironov (2012). docs/methods/refit.md ("Floating point") says what
-  an exact version needs; the sufficient-statistics refit (refit/ssp.py) is exact.
+  ``float_direction``); the attack of Mironov (2012) through the low-order bits works on
+  it (tests/audit/test_refit_float_attack_audit.py, an expected failure until fixed).
+  docs/methods/refit.md ("Floating point") says what an exact version needs; the
+  sufficient-statistics refit (refit/ssp.py) is exact.
 * Only ``RefitResult`` leaves this module: the noise vector, objective values and
   solver traces are never stored.
 * A Mode-B failure (``RuntimeError``) is a data-dependent event that the guarantee

@@ -120,13 +120,13 @@ def _run_block(score_batch, p, s, eps, Delta, n_iter, seeds, verbose=False):
         m = min(_BLOCK, n_iter - done)
         drop = np.stack([noise.uniform_integers(s, g, m) for g in gens], axis=1)
         add = np.stack([noise.uniform_integers(p - s, g, m) for g in gens], axis=1)
-        logu = np.stack([np.log(noise.uniform(g, m)) for g in gens], axis=1)  # floating point
+        bits = np.stack([noise.uniform_bits(g, m) for g in gens], axis=1)  # exact acceptance
         for t in range(m):
             prop = S.copy()
             prop[rows, drop[t]] = _nth_outside(S, add[t])
             prop.sort(axis=1)
             lw_new = log_weights(scores_of(prop), eps, Delta)
-            acc = logu[t] < lw_new - lw
+            acc = noise.accept_exp(bits[t], lw_new - lw, gens)
             S[acc], lw[acc] = prop[acc], lw_new[acc]
             accepted += acc
         done += m

@@ -1,0 +1,79 @@
+"""Mironov's (2012) attack pointed at the refit's objective perturbation (open defect).
+
+The objective perturbation's noise is still drawn in floating point (a Gamma norm and a
+direction; docs/methods/refit.md, "Floating point"). With one coefficient and the
+closed-form (squared-loss) refit, the release is fl(fl(c - b) / A) with c = 2 X'y and
+A = 2 X'X + Delta. Where the floats c - b are spaced wider than A times the floats of
+the release, only some releases are reachable, and which ones depends on A, hence on
+the data. :func:`impossible` proves a release unreachable under a data set from *any*
+float noise b: the release is monotone in b (a rounded subtraction, then a rounded
+division by A > 0), so two adjacent floats b whose releases straddle the value leave
+it unreachable.
+
+Today about half of the releases in the window tested below are impossible under the
+neighbouring data set: an infinite privacy loss. The audit is therefore marked as an
+expected failure (strict): it must start passing, and the mark be removed, when the
+refit's noise is made exact. The sanity test checks that the certificate never calls
+a release impossible under the data set that produced it.
+"""
+import numpy as np
+import pytest
+
+from dpsubset.refit import objective as op
+
+SETTINGS = dict(loss="squared", eps=4.0, row_bound=0.5, b_y=1.0, r=2.0)
+# two neighbours: the second row's x is replaced (A = 1.25 against A' = 1.07)
+X, XP = np.array([[0.5], [0.5]]), np.array([[0.5], [0.4]])
+Y = np.array([1.0, 0.25])
+# releases in [0.934, 1) come, under both data sets, from c - b in [1, 2), whose floats
+# are spaced 2^-52, wider than A times the releases' spacing 2^-53
+WINDOW = (0.934, 1.0)
+
+
+def _delta():
+    return op._calibrate("squared", 1, eps=SETTINGS["eps"], row_bound=SETTINGS["row_bound"],
+                         b_y=SETTINGS["b_y"], r=SETTINGS["r"]).regularization
+
+
+def _release_with_noise(X_, y_, b):
+    theta, _ = op._solve_closed_form(X_, y_, _delta(), np.array([b]), SETTINGS["r"])
+    return float(theta[0])
+
+
+def impossible(theta, X_, y_, max_steps=200):
+    """True if no float b makes the refit on (X_, y_) release ``theta`` (see the module
+    docstring); False if some b does, or if the search is inconclusive."""
+    b = 2.0 * float(X_[:, 0] @ y_) - theta * (2.0 * float(X_[:, 0] @ X_[:, 0]) + _delta())
+    for _ in range(max_steps):
+        v = _release_with_noise(X_, y_, b)
+        if v == theta:
+            return False
+        nb = np.nextafter(b, np.inf if v > theta else -np.inf)
+        v2 = _release_with_noise(X_, y_, nb)
+        if v2 == theta:
+            return False
+        if (v - theta) * (v2 - theta) < 0:
+            return True
+        b = nb
+    return False
+
+
+@pytest.fixture(scope="module")
+def releases():
+    rng = np.random.default_rng(1)
+    out = [op.objective_perturbation(X, Y, rng=rng, **SETTINGS).coef[0] for _ in range(3000)]
+    got = [t for t in out if WINDOW[0] <= t < WINDOW[1]]
+    assert len(got) >= 40  # the window is hit often enough for the audit to mean something
+    return got
+
+
+def test_the_certificate_never_rejects_a_release_of_its_own_data(releases):
+    assert not any(impossible(t, X, Y) for t in releases)
+
+
+@pytest.mark.xfail(strict=True, reason="open defect: the objective perturbation's noise is "
+                   "floating point (issue 41, docs/methods/refit.md 'Floating point'); the "
+                   "refit's releases are distinguishable through their low-order bits")
+def test_refit_releases_are_all_possible_under_the_neighbour(releases):
+    bad = sum(impossible(t, XP, Y) for t in releases)
+    assert bad == 0, f"{bad} of {len(releases)} releases are impossible under the neighbour"
