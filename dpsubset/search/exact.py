@@ -40,12 +40,13 @@ from .limits import (ENUMERATION_LIMIT, YIELDED, Deadline, MemoryBudget, SearchT
 from .mistake_classes import MistakeClassSearch
 from .outer_approximation import OuterApproximation
 from .protocols import ClassBoundScorer, Scorer
+from .route import ENUMERATE_BELOW, choose_route  # noqa: F401  (ENUMERATE_BELOW: re-exported)
 from .top_r_list import TopRListSearch
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
 
-# Enumerate when there are at most this many supports (it is then the faster exact route).
-ENUMERATE_BELOW = 50_000
+# search="auto" enumerates where the cost model of route.py puts enumeration below the
+# certified search (and C(p, s) <= ENUMERATE_BELOW): docs/benchmarks/search-constants.md.
 # A branch-and-bound node (bound and dual ascent) costs about as much as scoring this
 # many supports: where C(p, s) <= ENUMERATION_LIMIT the search gives up for enumeration
 # after C(p, s) / NODE_COST nodes, which bounds the cost of a weak relaxation (pure
@@ -110,8 +111,9 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         protocols of :mod:`dpsubset.search.protocols`.
     s : int
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
-        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
-        branch and bound (least squares) or outer approximation (other losses)
+        "auto" enumerates where a cost model of public settings (loss, n, p, s;
+        :func:`dpsubset.search.route.choose_route`) puts enumeration below the
+        certified search, and otherwise uses the branch and bound (least squares) or outer approximation (other losses)
         where the cheap certificates do not close. "pyomo" solves the
         mixed-integer problems as formulation (9) with an external MIQCP solver
         (``solver``) instead of the HiGHS outer approximation (least-squares
@@ -153,7 +155,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         # route: a user who asked for search="outer_approximation" gets it.
         self._race = search == "auto" and total <= ENUMERATION_LIMIT
         if search == "auto":
-            if total <= ENUMERATE_BELOW:
+            if choose_route(scorer.loss, scorer.n, self.p, self.s) == "enumeration":
                 search = "enumeration"
             elif supports_branch_and_bound(scorer):
                 search = "branch_and_bound"
