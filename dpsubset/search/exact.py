@@ -371,9 +371,15 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         lb = {}
         if K >= 3:
             # (refined only as far as it takes to clear c(S): the question here)
-            lb = sc.class_lower_bounds(S, range(3, K + 1), target=v)
-            if min(lb.values()) <= v:
-                return None
+            # One class at a time, the most mistakes first: those classes have the
+            # fewest bases (C(s, k)) and the weakest bounds, so where the bounds do not
+            # settle the question (a ridge that is small next to the signal) the first
+            # one says so in a millisecond, before the C(s, 3) bases of class 3 are
+            # fitted (0.06-0.3 s of a 0.4 s call at p = 1000, s = 8; issue 42).
+            for k in range(K, 2, -1):
+                lb.update(sc.class_lower_bounds(S, [k], target=v))
+                if lb[k] <= v:
+                    return None
         if K >= 2:
             if self._want_R is not None:
                 # One pass for both the certificate (the class minimum) and the top-R
