@@ -67,3 +67,23 @@ def test_least_squares_small_problem_still_enumerates():
     X = np.clip(rng.normal(size=(300, 10)), -0.5, 0.5)
     y = np.clip(X[:, 0] + rng.normal(size=300), -0.5, 0.5)
     assert SubsetSearch(LeastSquaresScorer(X, y, 1.0, 1.0), 3).search == "enumeration"
+
+
+def test_convex_branch_and_bound_yields_to_enumeration_past_its_race(monkeypatch):
+    # A convex node can cost far more than CONVEX_NODE_COST scores at large n; on the
+    # automatic route the branch and bound then yields to enumeration after about the
+    # enumeration's time (here: at once), and the answer is enumeration's.
+    import dpsubset.search.exact as exact
+    monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 0.0)
+    monkeypatch.setattr(exact, "RACE_FACTOR", 0.0)
+    monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
+    auto = SubsetSearch(_huber(3000, 12, 3), 4)
+    assert auto.search == "branch_and_bound"
+    got = auto.top_r(10)
+    assert any(c.method == "enumeration" for c in auto.certificates)
+    ref = SubsetSearch(_huber(3000, 12, 3), 4, search="enumeration").top_r(10)
+    assert [tuple(S) for S in got.supports] == [tuple(S) for S in ref.supports]
+    # asked for by name, the branch and bound does not race
+    named = SubsetSearch(_huber(3000, 12, 3), 4, search="branch_and_bound")
+    named.top_r(10)
+    assert all(c.method != "enumeration" for c in named.certificates)
