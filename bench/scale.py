@@ -1,22 +1,21 @@
 """The data path at scale: time and peak memory of dp_best_subset against a reference, in one run.
 
 Three parts (issue 15), each measurement in a fresh process so that its peak memory
-is its own. Peak memory is the largest resident set size sampled every 5 ms during
-the measured call, minus the resident size just before it (the data already in
-memory), i.e. the memory the call itself added.
+is its own. Parts (b) and (c): peak memory is the largest resident set size sampled
+every 5 ms during the measured call, minus the resident size just before it (the data
+already in memory), i.e. the memory the call itself added. Part (a): each process's own
+maximum resident size (VmHWM), which sampling cannot miss.
 
-(a) wide: n = 1000, p in {10,000, 50,000, 100,000}, the paper's design (rho = 0.1,
-    SNR = 5, s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5))``
-    (top-R, refit on, r left to the package default b_y / (b_x sqrt(s)) = 0.447: the
-    call a user of the defaults makes; ``--r 1.1`` passes the radius of the issue's
-    first trial, which with the default lam = 1 is a hard regime for the search at
-    p >= 50,000, see docs/benchmarks/scale.md), against
-    - the search alone: the scorer and the exact top-R list on the design
-      (``make_scorer`` + ``SubsetSearch.top_r``), the design built beforehand;
-    - abess (non-private best subset of size 5; ``pip install abess``) on the same
-      clipped data.
-    Targets: the whole call within 1.5x of the search alone at p = 100,000, within
-    4x abess at p = 50,000, peak memory under 2x the size of X.
+(a) wide: n = 1000, p = 50,000 by default, the paper's design (rho = 0.1, SNR = 5,
+    s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5))`` (top-R,
+    refit on, the package's default radius; ``--r 1.1`` passes another), against abess
+    (non-private best subset of size 5) on the same clipped arrays, run by
+    ``--abess-python`` (an interpreter with abess installed). Seeds 0, 1, 2; on each,
+    the call and abess twice in reversed order (call, abess, abess, call), each in a
+    fresh process with one thread; the faster run of each counts, and the median ratio
+    over the seeds is printed. Memory: each process's own maximum resident size
+    (VmHWM), with its size just before the measured call. Target (issue 42): at most
+    3x abess at p = 50,000.
 (b) tall: n in {10^5, 10^6, 10^7}, p = 100, Gaussian X, ``"y ~ ."`` with bounds
     (3, 6), against statsmodels ``OLS(y, X).fit()`` on the same arrays (X with the
     intercept column, built beforehand). Target: n = 10^6 within 2x OLS, peak memory
@@ -30,7 +29,8 @@ memory), i.e. the memory the call itself added.
 Run::
 
     python bench/scale.py                       # all parts, the issue's sizes
-    python bench/scale.py --part a --p 10000    # one part, smaller sizes
+    python bench/scale.py --part a --abess-python /work/abessvenv/bin/python
+    python bench/scale.py --part a --p 10000 --seeds 0   # smaller
     python bench/scale.py --part b --n 100000 1000000
     python bench/scale.py --part c --dask-n 10000000
 
