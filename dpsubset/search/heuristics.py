@@ -29,7 +29,7 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
             scorer.X is None  # the Gram route
             # A stored Gram matrix makes A'A v one p x p product instead of two n x p
             # ones: cheaper where p < 2n (a tenth of the easy L0BnB cells' 0.2 s).
-            or (getattr(scorer, "_gram", None) is not None and scorer.p < 2 * scorer.n)):
+            or (scorer._gram is not None and scorer.p < 2 * scorer.n)):
         return _iht_gram(scorer, s, max_iter=max_iter, random_state=random_state)
     X, y, F, n = scorer.X, scorer.y, scorer.forced, scorer.n
     if F.shape[1]:
