@@ -1,22 +1,21 @@
 """The data path at scale: time and peak memory of dp_best_subset against a reference, in one run.
 
 Three parts (issue 15), each measurement in a fresh process so that its peak memory
-is its own. Peak memory is the largest resident set size sampled every 5 ms during
-the measured call, minus the resident size just before it (the data already in
-memory), i.e. the memory the call itself added.
+is its own. Parts (b) and (c): peak memory is the largest resident set size sampled
+every 5 ms during the measured call, minus the resident size just before it (the data
+already in memory), i.e. the memory the call itself added. Part (a): each process's own
+maximum resident size (VmHWM), which sampling cannot miss.
 
-(a) wide: n = 1000, p in {10,000, 50,000, 100,000}, the paper's design (rho = 0.1,
-    SNR = 5, s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5))``
-    (top-R, refit on, r left to the package default b_y / (b_x sqrt(s)) = 0.447: the
-    call a user of the defaults makes; ``--r 1.1`` passes the radius of the issue's
-    first trial, which with the default lam = 1 is a hard regime for the search at
-    p >= 50,000, see docs/benchmarks/scale.md), against
-    - the search alone: the scorer and the exact top-R list on the design
-      (``make_scorer`` + ``SubsetSearch.top_r``), the design built beforehand;
-    - abess (non-private best subset of size 5; ``pip install abess``) on the same
-      clipped data.
-    Targets: the whole call within 1.5x of the search alone at p = 100,000, within
-    4x abess at p = 50,000, peak memory under 2x the size of X.
+(a) wide: n = 1000, p = 50,000 by default, the paper's design (rho = 0.1, SNR = 5,
+    s = 5), ``dp_best_subset("y ~ 0 + .", df, eps=1, s=5, bounds=(0.5, 0.5))`` (top-R,
+    refit on, the package's default radius; ``--r 1.1`` passes another), against abess
+    (non-private best subset of size 5) on the same clipped arrays, run by
+    ``--abess-python`` (an interpreter with abess installed). Seeds 0, 1, 2; on each,
+    the call and abess twice in reversed order (call, abess, abess, call), each in a
+    fresh process with one thread; the faster run of each counts, and the median ratio
+    over the seeds is printed. Memory: each process's own maximum resident size
+    (VmHWM), with its size just before the measured call. Target (issue 42): at most
+    3x abess at p = 50,000.
 (b) tall: n in {10^5, 10^6, 10^7}, p = 100, Gaussian X, ``"y ~ ."`` with bounds
     (3, 6), against statsmodels ``OLS(y, X).fit()`` on the same arrays (X with the
     intercept column, built beforehand). Target: n = 10^6 within 2x OLS, peak memory
@@ -30,7 +29,8 @@ memory), i.e. the memory the call itself added.
 Run::
 
     python bench/scale.py                       # all parts, the issue's sizes
-    python bench/scale.py --part a --p 10000    # one part, smaller sizes
+    python bench/scale.py --part a --abess-python /work/abessvenv/bin/python
+    python bench/scale.py --part a --p 10000 --seeds 0   # smaller
     python bench/scale.py --part b --n 100000 1000000
     python bench/scale.py --part c --dask-n 10000000
 
@@ -98,44 +98,74 @@ def _warm_imports():
 
 
 # ----------------------------------------------------------------------------- (a) wide
-def run_a(p, n, seed, what, r="1.1"):
-    from dpsubset import dp_best_subset
-    from dpsubset.defaults import DEFAULT_LAM
-    from dpsubset.design.build import build_design
-    from dpsubset.studies.simulate import make_regression
+def _rss_now():
+    """The process's resident size now, in bytes (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
+
+def _own_peak():
+    """The process's own maximum resident size so far, in bytes: VmHWM, the high-water
+    mark of its address space, which starts afresh at exec. (``ru_maxrss`` does not:
+    Linux carries the parent's maximum over fork and exec, so a measurement started by a
+    parent that held the data would report at least the parent's size.)"""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def make_wide(p, n, seed, folder):
+    """One wide data set on disk: the raw frame's array [y, X] for the call and the
+    clipped X, y (what the call's design holds) for abess. Returns the paths."""
+    from dpsubset.studies.simulate import make_regression
     X, y, _ = make_regression(n, p, random_state=seed)
-    import pandas as pd
-    df = pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j + 1}" for j in range(p)])
-    del X, y
-    x_mb = n * p * 8 / 2**20
-    radius = {} if r == "default" else {"r": float(r)}
+    raw = os.path.join(folder, f"wide_{p}_{seed}_raw.npy")
+    np.save(raw, np.column_stack([y, X]))
+    xc = os.path.join(folder, f"wide_{p}_{seed}_X.npy")
+    yc = os.path.join(folder, f"wide_{p}_{seed}_y.npy")
+    np.save(xc, np.clip(X, -0.5, 0.5))
+    np.save(yc, np.clip(y, -0.5, 0.5))
+    return raw, xc, yc
+
+
+def run_a(what, paths, seed, r="default"):
+    """One measurement of part (a) in this (fresh) process: the call on the raw frame, or
+    abess on the clipped arrays. Memory: the process's own maximum resident size
+    (VmHWM, which no sampling can miss) and its resident size just before the
+    measured call (the data and the imports)."""
+    raw, xc, yc = paths
     if what == "call":
-        with PeakRSS() as m:
-            res = dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5), random_state=seed,
-                                 **radius)
-        return dict(seconds=m.seconds, extra_mb=m.extra[0] / 2**20, x_mb=x_mb, support=res.support)
-    design = build_design("y ~ 0 + .", df, (0.5, 0.5))
-    del df
-    if what == "search":
-        from dpsubset.defaults import default_radius
-        from dpsubset.search.exact import SubsetSearch, default_R
-        from dpsubset.selection.base import SelectionRequest, make_scorer
-        req = SelectionRequest(design=design, s=S, eps=0.5, lam=DEFAULT_LAM,
-                               r=radius.get("r", default_radius(design.x_bounds, design.b_y, S,
-                                                                 design.forced_bounds)),
-                               loss="squared", rng=np.random.default_rng(seed), options={})
-        with PeakRSS() as m:
-            scorer, _ = make_scorer(req)
-            cands = SubsetSearch(scorer, S).top_r(default_R(p, S))
-        return dict(seconds=m.seconds, extra_mb=m.extra[0] / 2**20, x_mb=x_mb,
-                    closed=all(c.closed for c in cands.certificates))
-    if what == "abess":
+        import pandas as pd
+
+        from dpsubset import dp_best_subset
+        Z = np.load(raw)
+        df = pd.DataFrame(Z, columns=["y"] + [f"x{j + 1}" for j in range(Z.shape[1] - 1)],
+                          copy=False)
+        del Z
+        radius = {} if r == "default" else {"r": float(r)}
+        before = _rss_now()
+        t0 = time.perf_counter()
+        res = dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5),
+                             random_state=seed, **radius)
+        secs = time.perf_counter() - t0
+        out = dict(support=res.support)
+    elif what == "abess":
         from abess.linear import LinearRegression
-        with PeakRSS() as m:
-            LinearRegression(support_size=S).fit(design.X, design.y)
-        return dict(seconds=m.seconds, extra_mb=m.extra[0] / 2**20, x_mb=x_mb)
-    raise ValueError(what)
+        X, y = np.load(xc), np.load(yc)
+        before = _rss_now()
+        t0 = time.perf_counter()
+        LinearRegression(support_size=S).fit(X, y)
+        secs = time.perf_counter() - t0
+        out = {}
+    else:
+        raise ValueError(what)
+    return dict(out, seconds=secs, peak_mb=_own_peak() / 2**20, before_mb=before / 2**20)
 
 
 # ----------------------------------------------------------------------------- (b) tall
@@ -211,17 +241,67 @@ def run_c(n, p, rows, seed, memory_limit):
 
 
 # ----------------------------------------------------------------------------- driver
-def _isolated(*args, timeout):
-    """Run one measurement in a fresh process; None if it failed (memory, time)."""
+def _isolated(*args, timeout, python=None):
+    """Run one measurement in a fresh process (``python``: another interpreter, e.g. one
+    with abess); a dict with "error" if it failed (memory, time)."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
-        out = subprocess.run([sys.executable, __file__, "--single", *map(str, args)], capture_output=True,
-                             text=True, timeout=timeout)
+        out = subprocess.run([python or sys.executable, __file__, "--single", *map(str, args)],
+                             capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return dict(error=f"timeout after {timeout} s")
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["?"])[-1]
         return dict(error=f"exit {out.returncode}: {tail[:120]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _part_a(args):
+    """Part (a): per data set the call and abess twice, in reversed order, each run in a
+    fresh process; the smaller time of each side, the ratio, and the median ratio."""
+    import statistics
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="scale_a_")
+    print(f"\n## (a) n = 1000, 'y ~ 0 + .', top-R with refit, r = {args.r}\n")
+    print("| p | seed | X MB | call s (two runs) | abess s (two runs) | call / abess | "
+          "call max RSS MB (before the call) | abess max RSS MB (before the fit) |")
+    print("|---|---|---|---|---|---|---|---|")
+    ok = lambda r: r is not None and "error" not in r  # noqa: E731
+    for p in args.p:
+        ratios = []
+        for seed in args.seeds:
+            paths = make_wide(p, 1000, seed, folder)
+            runs = {"call": [], "abess": []}
+            for order in (("call", "abess"), ("abess", "call")):
+                for what in order:
+                    if what == "abess" and args.no_reference:
+                        continue
+                    python = args.abess_python if what == "abess" else sys.executable
+                    runs[what].append(_isolated("a", what, *paths, seed, args.r,
+                                                timeout=args.timeout, python=python))
+            for path in paths:
+                os.remove(path)
+            good = {k: [r for r in v if ok(r)] for k, v in runs.items()}
+            best = {k: min((r["seconds"] for r in v), default=None) for k, v in good.items()}
+            ratio = (best["call"] / best["abess"] if best["call"] and best["abess"] else None)
+            if ratio is not None:
+                ratios.append(ratio)
+            times = {k: " / ".join(f"{r['seconds']:.2f}" if ok(r) else "failed" for r in v)
+                     for k, v in runs.items()}
+            mem = {k: max(v, key=lambda r: r["peak_mb"]) if v else None
+                   for k, v in good.items()}
+            memtxt = {k: (f"{m['peak_mb']:.0f} ({m['before_mb']:.0f})" if m else "n/a")
+                      for k, m in mem.items()}
+            print(f"| {p:,} | {seed} | {1000 * p * 8 / 2**20:.0f} | {times['call']} | "
+                  f"{times['abess'] or 'n/a'} | {'n/a' if ratio is None else f'{ratio:.2f}'} | "
+                  f"{memtxt['call']} | {memtxt['abess']} |", flush=True)
+            for k, v in runs.items():
+                for r in v:
+                    if not ok(r):
+                        print(f"  ({k} at p = {p:,}, seed {seed}: {r['error']})", flush=True)
+        if ratios:
+            print(f"\np = {p:,}: median call / abess over {len(ratios)} seeds "
+                  f"{statistics.median(ratios):.2f}\n", flush=True)
 
 
 def _fmt(r, key, fmt="{:.2f}"):
@@ -231,13 +311,16 @@ def _fmt(r, key, fmt="{:.2f}"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", nargs="+", choices=["a", "b", "c"], default=["a", "b", "c"])
-    ap.add_argument("--p", type=int, nargs="+", default=[10_000, 50_000, 100_000], help="part a")
+    ap.add_argument("--p", type=int, nargs="+", default=[50_000], help="part a")
     ap.add_argument("--n", type=int, nargs="+", default=[10**5, 10**6, 10**7], help="part b")
     ap.add_argument("--dask-n", type=int, default=10**8, help="part c: rows")
     ap.add_argument("--rows-per-partition", type=int, default=10**6, help="part c")
     ap.add_argument("--memory-limit", default="4GB", help="part c: Dask memory limit per worker")
     ap.add_argument("--no-reference", action="store_true", help="skip abess / statsmodels")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="parts b and c")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="part a")
+    ap.add_argument("--abess-python", default=sys.executable,
+                    help="part a: an interpreter with abess installed")
     ap.add_argument("--r", default="default",
                     help="part a: 'default' (the package's radius) or a number (e.g. 1.1)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
@@ -245,10 +328,11 @@ def main():
     args = ap.parse_args()
 
     if args.single:
-        _warm_imports()
+        if args.single[0] != "a" or args.single[1] != "abess":
+            _warm_imports()
         kind, *rest = args.single
         if kind == "a":
-            res = run_a(int(rest[0]), 1000, int(rest[1]), rest[2], rest[3])
+            res = run_a(rest[0], rest[1:4], int(rest[4]), rest[5])
         elif kind == "b":
             res = run_b(int(rest[0]), 100, int(rest[1]), rest[2])
         else:
@@ -259,27 +343,7 @@ def main():
     print(f"# bench/scale.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     if "a" in args.part:
-        print(f"\n## (a) n = 1000, 'y ~ 0 + .', top-R with refit, r = {args.r}\n")
-        print("| p | X MB | call s | search s | abess s | call/search | call/abess | call peak MB | "
-              "peak/X | search peak MB | abess peak MB |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for p in args.p:
-            call = _isolated("a", p, args.seed, "call", args.r, timeout=args.timeout)
-            search = _isolated("a", p, args.seed, "search", args.r, timeout=args.timeout)
-            ab = None if args.no_reference else _isolated("a", p, args.seed, "abess", args.r, timeout=args.timeout)
-            ok = lambda r: r is not None and "error" not in r  # noqa: E731
-            ratio_s = call["seconds"] / search["seconds"] if ok(call) and ok(search) else None
-            ratio_a = call["seconds"] / ab["seconds"] if ok(call) and ok(ab) else None
-            peak_x = call["extra_mb"] / call["x_mb"] if ok(call) else None
-            print(f"| {p:,} | {_fmt(call, 'x_mb', '{:.0f}')} | {_fmt(call, 'seconds')} | "
-                  f"{_fmt(search, 'seconds')} | {_fmt(ab, 'seconds')} | "
-                  f"{'n/a' if ratio_s is None else f'{ratio_s:.2f}'} | "
-                  f"{'n/a' if ratio_a is None else f'{ratio_a:.2f}'} | {_fmt(call, 'extra_mb', '{:.0f}')} | "
-                  f"{'n/a' if peak_x is None else f'{peak_x:.2f}'} | {_fmt(search, 'extra_mb', '{:.0f}')} | "
-                  f"{_fmt(ab, 'extra_mb', '{:.0f}')} |", flush=True)
-            for name, r in (("call", call), ("search", search), ("abess", ab)):
-                if r is not None and "error" in r:
-                    print(f"  ({name} at p = {p:,}: {r['error']})", flush=True)
+        _part_a(args)
     if "b" in args.part:
         print("\n## (b) p = 100, 'y ~ .', s = 5; call A: eps = 1, bounds (3, 6), r = 5; "
               "call B: eps = 2, bounds (3, 3), default r\n")

@@ -10,6 +10,8 @@ read, or patched only inside this process.
     python bench/search_constants.py eig-max            # _EIG_MAX (class_search.py)
     python bench/search_constants.py highs-heuristics   # HiGHS primal heuristics off
     python bench/search_constants.py cut-bytes --p 2000 # CUT_BYTES (outer_approximation.py)
+    python bench/search_constants.py score-cost         # seconds per scored support (route model)
+    python bench/search_constants.py route              # search="auto" against both routes
     python bench/search_constants.py all                # all of them, default sizes
 
 Times on a shared machine are upper bounds; run on an idle one to compare with the page.
@@ -17,6 +19,8 @@ Times on a shared machine are upper bounds; run on an idle one to compare with t
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import time
 from math import comb
 
@@ -189,10 +193,103 @@ def cut_bytes(args):
           f"{(solved - before) / coefs:.0f} after one ({coefs:,} coefficients)")
 
 
+# ------------------------------------------------------------------ the route of search="auto"
+ROUTE_LOSSES = ("squared", "huber", "logistic", "hinge")
+
+
+def _grid_data(loss, n, p, s, seed, snr=5.0, rho=0.5):
+    """A data frame of the regime grid's generator (bench/regimes.py) and the call's
+    extra arguments."""
+    from dpsubset.studies.simulate import make_classification, make_regression
+    classify = loss in ("logistic", "hinge")
+    gen = make_classification if classify else make_regression
+    frame, _ = gen(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)
+    extra = dict(loss=loss, response_levels=(-1, 1)) if classify else dict(loss=loss)
+    return ("y ~ ." if classify else "y ~ 0 + ."), frame, extra
+
+
+def score_cost(args):
+    """Seconds per scored support of each loss at several n and s (the scorer alone,
+    400 supports in one batch): the per-support cost of the route model in
+    dpsubset/search/route.py."""
+    from dpsubset.search.enumeration import all_supports
+    from dpsubset.search.route import seconds_per_support
+    print("seconds per scored support (measured | the route model's), p = 20, rho = 0.5, SNR 5")
+    for loss in args.losses:
+        for s in (3, 5, 8):
+            for n in args.n_grid:
+                sc = _route_scorer(loss, n, 20, s)
+                S = all_supports(20, s)[:400]
+                t0 = time.perf_counter()
+                sc.score(S)
+                per = (time.perf_counter() - t0) / len(S)
+                print(f"  {loss:8s} s = {s} n = {n:6d}: {per * 1e6:8.0f} us | "
+                      f"{seconds_per_support(loss, n, s) * 1e6:8.0f} us", flush=True)
+
+
+def _route_scorer(loss, n, p, s, seed=0):
+    from dpsubset.scores.convex import ConvexLossScorer
+    from dpsubset.scores.least_squares import LeastSquaresScorer
+    from dpsubset.studies.simulate import make_classification, make_regression
+    gen = make_classification if loss in ("logistic", "hinge") else make_regression
+    X, y, _ = gen(n, p, s, rho=0.5, snr=5.0, random_state=seed)
+    X, y = np.clip(X, -B, B), (y if loss in ("logistic", "hinge") else np.clip(y, -B, B))
+    if loss == "squared":
+        return LeastSquaresScorer(X, y, 1.0, 1.0 / np.sqrt(s))
+    return ConvexLossScorer(X, y, 1.0, 1.0 / np.sqrt(s), loss=loss)
+
+
+def _time_call(loss, n, p, s, seed, search, snr, rl):
+    import warnings
+
+    import dpsubset as dps
+    formula, frame, extra = _grid_data(loss, n, p, s, seed, snr=snr)
+    if rl == "ball":
+        extra.update(r=1.0 / np.sqrt(s), lam=1.0)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dps.dp_best_subset(formula, frame, eps=1.0, s=s, bounds=(B, B), search=search,
+                           refit=False, random_state=seed, time_limit=600, **extra)
+    return time.perf_counter() - t0
+
+
+def route(args):
+    """search="auto" against enumeration and the branch and bound on a grid of (loss, n,
+    p, s) where C(p, s) <= 50,000 (where the two exact routes compete), each data set
+    timed twice per repeat with the order of the routes reversed (the fastest run
+    counts: the others carry the load of a shared machine); a route whose estimated time
+    passes --cap seconds is skipped (shown as "> cap")."""
+    from dpsubset.search.route import choose_route, enumeration_seconds
+    routes = tuple(args.routes)
+    print("| loss | n | p | s | C(p, s) | r, lam | SNR | enumeration s | branch and bound s | "
+          "auto s (route) | auto / best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for loss, n, (p, s), rl, snr in itertools.product(args.losses, args.n_grid, args.ps,
+                                                      args.rl, args.snr):
+        best = {}
+        for order in [routes, routes[::-1]] * args.repeats:
+            for search in order:
+                if search == "enumeration" and enumeration_seconds(loss, n, p, s) > args.cap:
+                    continue
+                t = _time_call(loss, n, p, s, 0, search, snr, rl)
+                best[search] = min(best.get(search, math.inf), t)
+        fast = min((v for k, v in best.items() if k != "auto"), default=math.nan)
+
+        def cell(key):
+            if key in best:
+                return f"{best[key]:.2f}"
+            return f"> {args.cap:g}" if key == "enumeration" else "-"
+        auto = best.get("auto", math.nan)
+        print(f"| {loss} | {n} | {p} | {s} | {comb(p, s):,} | {rl} | {snr:g} | "
+              f"{cell('enumeration')} | {cell('branch_and_bound')} | {cell('auto')} "
+              f"({choose_route(loss, n, p, s)}) | {auto / fast:.2f} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["node-cost", "race", "eig-max", "highs-heuristics",
-                                     "cut-bytes", "all"])
+                                     "cut-bytes", "score-cost", "route", "all"])
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--p", type=int, default=None, help="p (eig-max: 1000, "
                     "highs-heuristics: 100, cut-bytes: 10000)")
@@ -201,9 +298,25 @@ def main():
     ap.add_argument("--rounds", type=int, default=20, help="highs-heuristics: master rounds")
     ap.add_argument("--oa-limit", type=float, default=60.0,
                     help="seconds for an outer-approximation solve (race, cut-bytes)")
+    ap.add_argument("--losses", nargs="+", default=list(ROUTE_LOSSES), help="route, score-cost")
+    ap.add_argument("--n-grid", nargs="+", type=int, default=[500, 5000],
+                    help="route, score-cost: the n of the grid")
+    ap.add_argument("--ps", nargs="+", default=["10,3", "12,4", "15,5", "20,5"],
+                    help="route: (p, s) pairs as p,s")
+    ap.add_argument("--rl", nargs="+", default=["default", "ball"],
+                    help="route: (r, lam): the package's defaults, or r = 1/sqrt(s), lam = 1")
+    ap.add_argument("--snr", nargs="+", type=float, default=[5.0, 0.5], help="route: SNR")
+    ap.add_argument("--routes", nargs="+", default=["enumeration", "branch_and_bound", "auto"],
+                    help="route: the searches timed")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="route: pairs of runs (each pair in both orders); the fastest counts")
+    ap.add_argument("--cap", type=float, default=120.0,
+                    help="route: skip enumeration where the model puts it above this")
     args = ap.parse_args()
+    args.ps = [tuple(int(v) for v in x.split(",")) for x in args.ps]
     runs = dict(node_cost=(node_cost, None), race=(race, None), eig_max=(eig_max, 1000),
-                highs_heuristics=(highs_heuristics, 100), cut_bytes=(cut_bytes, 10_000))
+                highs_heuristics=(highs_heuristics, 100), cut_bytes=(cut_bytes, 10_000),
+                score_cost=(score_cost, None), route=(route, None))
     chosen = runs if args.what == "all" else {args.what.replace("-", "_"): runs[
         args.what.replace("-", "_")]}
     given_p = args.p

@@ -234,8 +234,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         the summary then says (docs/guide/inference.md, "When the ball binds"). Only
         with ``inference=True``.
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
-        How the exact searches are solved. ``"auto"``: enumeration for small
-        C(p, s); else rank-one/rank-two updates with certified bounds, and where
+        How the exact searches are solved. ``"auto"``: enumeration where a cost
+        model of the public (loss, n, p, s) puts it below the certified search
+        (small C(p, s); docs/benchmarks/search-constants.md); else rank-one/rank-two updates with certified bounds, and where
         those do not close, the branch and bound with perspective-relaxation bounds
         (``"branch_and_bound"``; for the Huber, logistic and hinge losses their
         Fenchel form, docs/methods/branch-and-bound.md); outer approximation with

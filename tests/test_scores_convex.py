@@ -333,10 +333,10 @@ def test_class_lower_bounds_are_valid(name):
 
 
 def _race_problem(monkeypatch, name="logistic", lam=0.05):
-    """A p = 14, s = 3 problem on the automatic route's outer approximation (the
-    enumeration threshold lowered below its C(14, 3) = 364 supports)."""
+    """A p = 14, s = 3 problem on the automatic route's outer approximation (the route
+    model's choice of enumeration for its C(14, 3) = 364 supports overridden)."""
     import dpsubset.search.exact as exact
-    monkeypatch.setattr(exact, "ENUMERATE_BELOW", 10)
+    monkeypatch.setattr(exact, "choose_route", lambda *a: "certified")
     # The automatic route's outer approximation, as for a scorer without the Fenchel
     # branch and bound's hooks (a convex scorer with them takes the branch and bound:
     # tests/test_bnb_convex.py).

@@ -40,12 +40,13 @@ from .limits import (ENUMERATION_LIMIT, YIELDED, Deadline, MemoryBudget, SearchT
 from .mistake_classes import MistakeClassSearch
 from .outer_approximation import OuterApproximation
 from .protocols import ClassBoundScorer, Scorer
+from .route import ENUMERATE_BELOW, choose_route  # noqa: F401  (ENUMERATE_BELOW: re-exported)
 from .top_r_list import TopRListSearch
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
 
-# Enumerate when there are at most this many supports (it is then the faster exact route).
-ENUMERATE_BELOW = 50_000
+# search="auto" enumerates where the cost model of route.py puts enumeration below the
+# certified search (and C(p, s) <= ENUMERATE_BELOW): docs/benchmarks/search-constants.md.
 # A branch-and-bound node (bound and dual ascent) costs about as much as scoring this
 # many supports: where C(p, s) <= ENUMERATION_LIMIT the search gives up for enumeration
 # after C(p, s) / NODE_COST nodes, which bounds the cost of a weak relaxation (pure
@@ -110,8 +111,9 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         protocols of :mod:`dpsubset.search.protocols`.
     s : int
     search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
-        "auto" enumerates when C(p, s) <= ENUMERATE_BELOW and otherwise uses the
-        branch and bound (least squares) or outer approximation (other losses)
+        "auto" enumerates where a cost model of public settings (loss, n, p, s;
+        :func:`dpsubset.search.route.choose_route`) puts enumeration below the
+        certified search, and otherwise uses the branch and bound (least squares) or outer approximation (other losses)
         where the cheap certificates do not close. "pyomo" solves the
         mixed-integer problems as formulation (9) with an external MIQCP solver
         (``solver``) instead of the HiGHS outer approximation (least-squares
@@ -153,7 +155,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         # route: a user who asked for search="outer_approximation" gets it.
         self._race = search == "auto" and total <= ENUMERATION_LIMIT
         if search == "auto":
-            if total <= ENUMERATE_BELOW:
+            if choose_route(scorer.loss, scorer.n, self.p, self.s) == "enumeration":
                 search = "enumeration"
             elif supports_branch_and_bound(scorer):
                 search = "branch_and_bound"
@@ -218,10 +220,26 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         return None if total > ENUMERATION_LIMIT else max(100, total // cost)
 
     def _branch_and_bound(self, problem, **kw):
-        """:func:`branch_and_bound` with this search's deadline, progress and moments."""
-        return branch_and_bound(self.scorer, self.s, deadline=self._deadline_at(),
-                                verbose=self.verbose, problem=problem,
-                                moments=self._moments(), memory=self.memory, **kw)
+        """:func:`branch_and_bound` with this search's deadline, progress and moments.
+
+        Where the caller gives a node budget (and so falls back to enumeration on
+        NodeBudgetExceeded), a convex-loss branch and bound on the automatic route also
+        races enumeration, as the outer approximation does: a convex node's cost grows
+        with n faster than CONVEX_NODE_COST says (Huber, p = 20, s = 5, n = 100,000:
+        about 50 scores a node, 532 nodes in 520 s against 186 s to score every
+        support), so past the time enumeration is expected to take it yields to it."""
+        deadline = self._deadline_at()
+        race = (self._race_deadline_at() if kw.get("max_nodes") is not None
+                and self.scorer.loss != "squared" else None)
+        raced = race is not None and (deadline is None or race < deadline)
+        try:
+            return branch_and_bound(self.scorer, self.s, deadline=race if raced else deadline,
+                                    verbose=self.verbose, problem=problem,
+                                    moments=self._moments(), memory=self.memory, **kw)
+        except SearchTimeout:
+            if raced and self._lost_race():
+                raise NodeBudgetExceeded(f"{problem}: yielded to enumeration") from None
+            raise
 
     def _master(self, name, scorer=None):
         """The mixed-integer master of one family: HiGHS outer approximation, or
@@ -242,10 +260,11 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
 
     # ------------------------------------------------------------ enumeration race
     def _race_deadline_at(self):
-        """When the outer approximation of this search yields to enumeration (a
-        perf_counter time), or None where it never does. Set at the first solve: one
+        """When the outer approximation (or a convex-loss branch and bound) of this
+        search yields to enumeration (a perf_counter time), or None where it never does. Set at the first solve: one
         budget for all of the search's solves together."""
-        if not self._race or self.miqcp or self.search != "outer_approximation":
+        if not self._race or self.miqcp or self.search not in ("outer_approximation",
+                                                                "branch_and_bound"):
             return None
         if self._race_deadline is None:
             per = self._seconds_per_support
@@ -369,9 +388,15 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         lb = {}
         if K >= 3:
             # (refined only as far as it takes to clear c(S): the question here)
-            lb = sc.class_lower_bounds(S, range(3, K + 1), target=v)
-            if min(lb.values()) <= v:
-                return None
+            # One class at a time, the most mistakes first: those classes have the
+            # fewest bases (C(s, k)) and the weakest bounds, so where the bounds do not
+            # settle the question (a ridge that is small next to the signal) the first
+            # one says so in a millisecond, before the C(s, 3) bases of class 3 are
+            # fitted (0.06-0.3 s of a 0.4 s call at p = 1000, s = 8; issue 42).
+            for k in range(K, 2, -1):
+                lb.update(sc.class_lower_bounds(S, [k], target=v))
+                if lb[k] <= v:
+                    return None
         if K >= 2:
             if self._want_R is not None:
                 # One pass for both the certificate (the class minimum) and the top-R
