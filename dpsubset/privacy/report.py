@@ -67,8 +67,9 @@ def stage_sampler(mechanism: str) -> str:
 
 #: The floating-point caveat of a report with a floating-point stage (Mironov 2012).
 FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the stages marked floating-point "
-                "are drawn with floating-point samplers, whose low-order bits can in principle leak "
-                "(Mironov 2012); the others are drawn exactly (docs/guide/privacy-caveats.md)")
+                "are drawn with floating-point samplers, whose low-order bits can leak (Mironov 2012; "
+                "shown for the refit's coefficients on a small case); the others are drawn exactly. "
+                "Where that matters, use refit=False (docs/guide/privacy-caveats.md)")
 #: What a report says when every stage is drawn exactly.
 EXACT_NOTE = ("every stage is drawn by an exact sampler, so the floating-point attacks of Mironov 2012 "
               "do not apply (docs/guide/privacy-caveats.md)")
