@@ -20,6 +20,7 @@ Run (a few minutes per data set at --reps 2):
     python bench/centring.py --data wage fair randhie --eps 5 20 50 --kw "{'centre': False}" "{}"
     python bench/centring.py --eps 5 10 20 50 --reps 2 --kw "{'centre': False}" "{}" > /tmp/centring.md
     python bench/centring.py --widths --data wage fair randhie cps1988 --eps 20 --s 3 --reps 2
+    python bench/centring.py --data fair cps1988 saratoga --eps 10 50 --reps 1 --kw "{}" --radius-growth-start 8e4
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dpsubset as dps  # noqa: E402
+from dpsubset import defaults  # noqa: E402
 from dpsubset.studies.real_data import real_data_names  # noqa: E402
 from real_data import _data_sets, ols_rss_table  # noqa: E402
 
@@ -102,7 +104,14 @@ def main(argv=None):
     ap.add_argument("--widths", action="store_true",
                     help="instead: interval widths against OLS and wrong signs (inference=True, s = max --s, "
                          "eps = max --eps)")
+    ap.add_argument("--radius-growth-start", type=float, default=None,
+                    help="a study of the default radius: n eps above which the default ball grows "
+                         "(dpsubset.defaults.RADIUS_GROWTH_START, default 20,000)")
     args = ap.parse_args(argv)
+    if args.radius_growth_start is not None:
+        # default_radius reads the module constant at call time, so this changes every default ball
+        defaults.RADIUS_GROWTH_START = args.radius_growth_start
+        print(f"RADIUS_GROWTH_START = {args.radius_growth_start:g}\n")
     settings = [ast.literal_eval(k) for k in args.kw]
     if args.widths:
         interval_widths(args.data or real_data_names(), max(args.eps), max(args.s), args.reps + 1, settings,

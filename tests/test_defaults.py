@@ -65,3 +65,27 @@ def test_default_radius_rejects_unusable_bounds():
     with pytest.raises(ValueError, match="pass r= explicitly"):
         default_radius([0.0, 0.0], 1.0, 1)
     assert default_radius([0.5] * 100, 0.5, 5) == pytest.approx(0.4472135955)
+
+
+@pytest.mark.parametrize("stage", ["select", "refit"])
+def test_the_radius_and_ridge_have_no_jump_as_n_eps_grows(stage):
+    # issue 36 suspected a jump in the defaults at n eps = 20,000 (the radius's growth
+    # start) and 10,000 (the ridge's decay start): both are continuous and monotone in n eps
+    from dpsubset.defaults import RADIUS_GROWTH_START, RIDGE_DECAY_START, default_lam
+    x_b, b_y, s = [1.0] * 9, 1.0, 3
+    grid = np.unique(np.concatenate([np.geomspace(100, 1e7, 400),
+                                     [RADIUS_GROWTH_START, RIDGE_DECAY_START]]))
+    r = np.array([default_radius(x_b, b_y, s, [1.0], n=int(v), eps=v / int(v), stage=stage)
+                  for v in grid])
+    assert np.all(np.diff(r) >= 0)
+    for start in (RADIUS_GROWTH_START, RIDGE_DECAY_START):
+        below, above = start * (1 - 1e-9), start * (1 + 1e-9)
+        r_lo, r_hi = (default_radius(x_b, b_y, s, [1.0], n=1000, eps=v / 1000, stage=stage)
+                      for v in (below, above))
+        assert abs(r_hi / r_lo - 1) < 1e-8
+        if stage == "select":
+            l_lo, l_hi = (default_lam(1000, v / 1000) for v in (below, above))
+            assert abs(l_hi / l_lo - 1) < 1e-8
+    if stage == "select":
+        lam = np.array([default_lam(int(v), v / int(v)) for v in grid])
+        assert np.all(np.diff(lam) <= 1e-15)
