@@ -230,8 +230,9 @@ def _inference_note(res):
         note += (" An end marked * is open: the truth may lie beyond the refit's sphere on that side, "
                  "so the end is that of least squares on the private second moments (inf: one-sided).")
     close = inf.close_calls(list(res.support))
-    if close:  # from released p-values alone (inference/intervals.py, close_calls)
-        note += (f" Use split=True for intervals to report: {', '.join(close)} lie(s) within "
+    if close:  # from released numbers alone: the estimates and the private moments' standard errors
+        verb = "lies" if len(close) == 1 else "lie"
+        note += (f" Use split=True for intervals to report: {', '.join(close)} {verb} within "
                  f"{CLOSE_CALL_RATIO:g} std err of 0, so the selection may have been a close call, and the "
                  "conditional intervals of such a term under-cover (selected and estimated on the same rows; "
                  "docs/guide/inference.md).")
