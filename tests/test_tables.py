@@ -342,3 +342,16 @@ def test_size_resize_and_abbreviate_are_options(three_with_baselines, tmp_path):
         dps.summary_table(fits, fmt="latex", size="tiny")
     with pytest.raises(TypeError, match="resize"):
         dps.summary_table(fits, fmt="latex", resize="yes")
+
+
+def test_intervals_too_wide_for_the_smallest_font_go_on_two_lines(tmp_path):
+    from dpsubset.results.latex import render_latex
+    wide = "[-1.694e+08, 5.829e+07]"
+    rows = [("coef", "Intercept", ["1197", "267.9", "141.7", "12.5"]), ("stat", "", [wide] * 4),
+            ("coef", "x", ["0.5", "0.25", "0.75", "1.5"]), ("stat", "", ["[0.1, 0.9]"] * 4)]
+    tex = render_latex(rows, ["DP one", "DP two", "DP three", "DP four"])
+    assert r"\begin{tabular}[t]{@{}c@{}}[$-1.694\times 10^{8}$,\\$5.829\times 10^{7}$]" in tex
+    assert r"[$0.1$,\\$0.9$]" in tex              # every interval of that table, the narrow ones too
+    compile_table(tex, tmp_path)                   # and it fits the page (no Overfull \hbox)
+    narrow = render_latex(rows[2:], ["DP one", "DP two", "DP three", "DP four"])
+    assert "[$0.1$, $0.9$]" in narrow and r"\begin{tabular}[t]" not in narrow   # one line where it fits

@@ -70,16 +70,24 @@ def _number_cell(text, align):
     return wrap[0] + (_math_number(inner) if align else _text_number(inner)) + wrap[1]
 
 
-def _interval_text(text):
-    """``[lo, hi]`` with true minus signs (text mode), or None when ``text`` is not an interval."""
+def _interval_text(text, stack=False):
+    """``[lo, hi]`` with true minus signs (text mode), or None when ``text`` is not an interval.
+
+    ``stack``: the two ends on two lines (``[lo,`` over ``hi]``), for a table too wide for the
+    page at the smallest font even so.
+    """
     m = re.fullmatch(r"\[([^,\]]+), ([^,\]]+)\]", text)
     if not m or not all(_NUMBER.fullmatch(x.strip()) for x in m.groups()):
         return None
-    return "[" + ", ".join(f"${_math_number(x.strip())}$" for x in m.groups()) + "]"
+    lo, hi = (f"${_math_number(x.strip())}$" for x in m.groups())
+    if stack:
+        return rf"\begin{{tabular}}[t]{{@{{}}c@{{}}}}[{lo},\\{hi}]\end{{tabular}}"
+    return f"[{lo}, {hi}]"
 
 
-def _cell(value, align, not_selected, privacy, abbreviate=True):
-    """One body cell. Returns (latex, the note of the short word used, or None)."""
+def _cell(value, align, not_selected, privacy, abbreviate=True, stack=False):
+    """One body cell (``stack``: an interval on two lines). Returns (latex, the note of the short
+    word used, or None)."""
     v = str(value)
     if v == "":
         return "", None
@@ -92,7 +100,7 @@ def _cell(value, align, not_selected, privacy, abbreviate=True):
         number = _number_cell(v.strip(), align)
         if number is not None:
             return number, None
-        text = _interval_text(v.strip()) or _latex_escape(v)
+        text = _interval_text(v.strip(), stack) or _latex_escape(v)
         short = None
     return (rf"\multicolumn{{1}}{{c}}{{{text}}}" if align else text), short
 
@@ -115,7 +123,7 @@ _WIDE = {"\\times": "\u00d7", "\\varepsilon": "e", "\\delta": "d", "\\,": " ", "
 def _text_width(latex):
     """About how wide ``latex`` (one cell) sets at 10 pt, in pt (an overestimate by design)."""
     t = re.sub(r"\\multicolumn\{\d+\}\{\w+\}\{(.*)\}$", r"\1", latex)
-    t = re.sub(r"\\begin\{tabular\}\[b\]\{@\{\}c@\{\}\}(.*)\\end\{tabular\}",
+    t = re.sub(r"\\begin\{tabular\}\[[bt]\]\{@\{\}c@\{\}\}(.*)\\end\{tabular\}",
                lambda m: max(m.group(1).split("\\\\"), key=len), t)
     for k, v in _WIDE.items():
         t = t.replace(k, v)
@@ -150,14 +158,14 @@ def _text_widths(lines, k):
 
 
 def _fit_size(lines, k):
-    """The largest font size at which the tabular (body ``lines``) fits the page."""
+    """The largest font size at which the tabular (body ``lines``) fits the page, or None."""
     cols = _text_widths(lines, k)
     for name, scale in SIZES.items():
         # the text scales with the font; \tabcolsep (6 pt each side of a fit column) does not
         # (the estimate runs up to about 13 % short on real tables: a margin of 15 %)
         if 1.15 * sum(cols) * scale + 2 * 6.0 * k <= TEXTWIDTH_PT:
             return name
-    return "scriptsize"
+    return None
 
 
 def render_latex(rows, columns, *, groups=None, title=None, label=None, notes=(), escape=True,
@@ -186,7 +194,8 @@ def render_latex(rows, columns, *, groups=None, title=None, label=None, notes=()
         The cell value of a candidate not selected (written as an em dash, ``---``).
     size : {"normalsize", "small", "footnotesize", "scriptsize"}, optional
         Font size of the table; default the largest at which it fits an ``article``
-        page (:data:`TEXTWIDTH_PT`), from an estimate of its width.
+        page (:data:`TEXTWIDTH_PT`), from an estimate of its width. Where it does not fit
+        even at the smallest size, each interval is set on two lines (``[lo,`` over ``hi]``).
     resize : bool
         Scale the whole table to the line width (``\resizebox``; needs ``graphicx``).
     abbreviate : bool
@@ -219,13 +228,36 @@ def render_latex(rows, columns, *, groups=None, title=None, label=None, notes=()
         if rules:
             out.append(" ".join(rules))
     out += [" & ".join([""] + [_header(esc(str(c)), align) for c in columns]) + r" \\", r"\midrule"]
-    short_notes, previous = [], None
+    body, short_notes = _body(rows, align, not_selected, abbreviate, esc, stack=False)
+    if size is None:
+        size = "normalsize" if resize else _fit_size(out[first:] + body, k)
+        if size is None:   # too wide even at the smallest font: each interval on two lines
+            body, short_notes = _body(rows, align, not_selected, abbreviate, esc, stack=True)
+            size = _fit_size(out[first:] + body, k) or "scriptsize"
+    out += body
+    out += [r"\bottomrule", r"\end{tabular}"]
+    notes = list(notes) + ([" ".join(short_notes)] if short_notes else [])
+    if notes:
+        out += [r"\begin{tablenotes}[flushleft]", r"\footnotesize" if SIZES[size] >= 0.8 else r"\scriptsize"]
+        out += [rf"\item[] {n}" for n in notes]
+        out.append(r"\end{tablenotes}")
+    out.append(r"\end{threeparttable}")
+    if resize:   # the threeparttable scaled to the line as one box, its notes with it
+        out = [r"\resizebox{\linewidth}{!}{%"] + out + ["}"]
+    size_line = [] if size == "normalsize" else [rf"\{size}"]
+    return "\n".join(head + size_line + out + [r"\end{table}"]) + "\n"
+
+
+def _body(rows, align, not_selected, abbreviate, esc, stack):
+    """The tabular's body lines and the notes of the short words used (``stack``: intervals on
+    two lines)."""
+    out, short_notes, previous = [], [], None
     for kind, stub, cells in rows:
         if kind == "privacy" and previous not in (None, "privacy"):
             out.append(r"\midrule")
         latex = []
         for v in cells:
-            text, short = _cell(v, align, not_selected, kind == "privacy", abbreviate)
+            text, short = _cell(v, align, not_selected, kind == "privacy", abbreviate, stack)
             latex.append(text)
             if short and short not in short_notes:
                 short_notes.append(short)
@@ -239,16 +271,4 @@ def render_latex(rows, columns, *, groups=None, title=None, label=None, notes=()
             stub = "" if kind == "stat" else esc(str(stub))
         out.append(" & ".join([stub] + latex) + r" \\")
         previous = kind
-    if size is None:
-        size = "normalsize" if resize else _fit_size(out[first:], k)
-    out += [r"\bottomrule", r"\end{tabular}"]
-    notes = list(notes) + ([" ".join(short_notes)] if short_notes else [])
-    if notes:
-        out += [r"\begin{tablenotes}[flushleft]", r"\footnotesize" if SIZES[size] >= 0.8 else r"\scriptsize"]
-        out += [rf"\item[] {n}" for n in notes]
-        out.append(r"\end{tablenotes}")
-    out.append(r"\end{threeparttable}")
-    if resize:   # the threeparttable scaled to the line as one box, its notes with it
-        out = [r"\resizebox{\linewidth}{!}{%"] + out + ["}"]
-    size_line = [] if size == "normalsize" else [rf"\{size}"]
-    return "\n".join(head + size_line + out + [r"\end{table}"]) + "\n"
+    return out, short_notes
