@@ -131,7 +131,7 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     if hasattr(refit, "batch_statistics") and _by_statistics(model, n):
         # one pilot for every replicate: the draws are d x d matrices, whatever n
         check_deadline(deadline)
-        H, g, start = simulate_statistics(model, n, col_bounds, b_y, rng, _replicate_sigmas(model, draws, rng),
+        H, g, start = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, draws),
                                           refit.row_derivatives, quadratic=refit.loss == "squared")
         return refit.batch_statistics(H, g, start, rng)
     if hasattr(refit, "batch"):
@@ -173,7 +173,7 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
         m = min(chunk, draws - lo)
         if statistics:
             # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef); y'y is unused
-            H, g, _ = simulate_statistics(model, n, col_bounds, b_y, rng, _replicate_sigmas(model, m, rng),
+            H, g, _ = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, m),
                                           _residual_moments)
             ZtZ = np.zeros((m, d + 1, d + 1))
             ZtZ[:, :d, :d] = H
@@ -221,11 +221,6 @@ def _by_statistics(model, n):
     D = d * (d + 1) // 2 + d
     cheaper = SIGMA_GROUPS * min(n, PILOT_ROWS) * D * D <= DEFAULT_DRAWS * n * d * d
     return model.response == "gaussian" and n > STATISTICS_ROWS and n >= 20 * D and cheaper
-
-
-def _replicate_sigmas(model, draws, rng):
-    """Each replicate's error standard deviation (:meth:`SimulationModel.draw_sigma`)."""
-    return model.draw_sigmas(rng, draws)
 
 
 def _residual_moments(eta, y):
@@ -305,8 +300,8 @@ def simulate_statistics(model, n, col_bounds, b_y, rng, sigmas, row_derivatives,
         y_pilot = np.clip(eta_pilot + level * z_pilot, -b_y, b_y)
         t = model.coef if quadratic else _pilot_minimiser(A_pilot, y_pilot, model.coef, row_derivatives)
         w1, w2 = row_derivatives(A_pilot @ t, y_pilot)
-        W = np.hstack([(w2[:, None, None] * A_pilot[:, :, None] * A_pilot[:, None, :])[:, iu[0], iu[1]],
-                       w1[:, None] * A_pilot])
+        # the per-row entries of H's upper triangle and of g (no rows x d x d temporary)
+        W = np.hstack([w2[:, None] * A_pilot[:, iu[0]] * A_pilot[:, iu[1]], w1[:, None] * A_pilot])
         mean = W.mean(axis=0)
         mean[k:] = _antithetic_gradient(A_mean, eta_mean, A_mean @ t, z_mean, level, b_y, row_derivatives)
         w, V = np.linalg.eigh(np.atleast_2d(np.cov(W, rowvar=False)))

@@ -199,20 +199,10 @@ def _refine(u: int, bits: int, decide, rng):
 
 
 def _accept(U, t: int, rng, first_bits: int) -> np.ndarray:
-    """Exact Bernoulli(exp(-U / t)) for integers 0 <= U < t: W < exp(-U / t), W uniform real."""
+    """Exact Bernoulli(exp(-U / t)) for integers 0 <= U < t: W < exp(-U / t), W uniform real
+    (:func:`_below_exp`, the rational U / t refined exactly in a near-tie)."""
     w = rng.integers(0, 2 ** first_bits, size=U.size)
-    scale = 2.0 ** -first_bits
-    e = np.exp(-(U.astype(float) / t))
-    yes = (w + 1.0) * scale <= e * (1 - _REL)
-    no = w * scale >= e * (1 + _REL)
-    out = yes.copy()
-    for i in np.flatnonzero(~(yes | no)):  # W within rounding of the boundary: decide exactly
-        def decide(lo, hi, prec, x=int(U[i])):
-            e_exact = (-(Decimal(x) / Decimal(t))).exp()
-            pad = Decimal(10) ** (5 - prec)
-            return True if hi <= e_exact - pad else (False if lo >= e_exact + pad else None)
-        out[i] = _refine(w[i], first_bits, decide, rng)
-    return out
+    return _below_exp(w, U.astype(float) / t, lambda i: Fraction(int(U[i]), t), rng, first_bits)
 
 
 def _geometric_exp1(m: int, rng, first_bits: int) -> np.ndarray:
@@ -586,7 +576,7 @@ def _below_exp(w, x, exact_x, rng, first_bits: int) -> np.ndarray:
     ``x`` holds float approximations (absolute error below 2^-42 (1 + x)) of the exact
     rationals ``exact_x(i)``. numpy's exp, padded by 2^-40 (1 + x) in x, settles almost
     every comparison; the rest (probability about 2^-38 each) are settled by giving W
-    more bits and comparing in decimal arithmetic (as in :func:`_accept`).
+    more bits and comparing in decimal arithmetic (:func:`_refine`).
     """
     w = np.asarray(w)
     x = np.asarray(x, dtype=float)

@@ -54,8 +54,8 @@ _CONVEX_SCORE = (50e-6, 0.2e-6)  # (a, b): a + b n seconds
 # Seconds of the certified search per one-swap neighbour, s (p - s) of them.
 _SQUARED_PER_NEIGHBOUR = 1e-3
 _CONVEX_PER_NEIGHBOUR = (5e-3, 0.6e-6)
-# Enumerate only when its estimate is at most this share of the certified search's.
-_MARGIN = {"squared": 1.0}
+# A convex loss enumerates only when its estimate is at most this share of the certified
+# search's (least squares: at most all of it).
 _CONVEX_MARGIN = 0.5
 
 
@@ -101,7 +101,7 @@ def choose_route(loss, n, p, s):
     """
     if comb(int(p), int(s)) > ENUMERATE_BELOW:
         return "certified"
-    margin = _MARGIN.get(loss, _CONVEX_MARGIN)
+    margin = 1.0 if loss == "squared" else _CONVEX_MARGIN
     if enumeration_seconds(loss, n, p, s) <= margin * certified_seconds(loss, n, p, s):
         return "enumeration"
     return "certified"
