@@ -194,9 +194,10 @@ def objective_perturbation_exact(X, y, *, loss, eps, row_bound, b_y=None, r, rng
                            certified_distance=0.0, regularization=cal.regularization,
                            zeta=cal.base.zeta, lam_hess=cal.base.lam_hess)
     b = sample_cell_noise(rng, cal)  # drawn once, before the data are touched
-    k, dist = grid_point(X, y, b, cal, lossobj, r, max_iter)
+    k, _ = grid_point(X, y, b, cal, lossobj, r, max_iter)
     w = samplers.discrete_laplace(cal.out_t, rng, dim)
     coef = (k + np.asarray(w, dtype=float)) * cal.step  # integers below 2^52 times a power of two
+    # the solver's own certificate depends on the data: report only its public bound d_max
     return RefitResult(coef=coef, loss=loss, eps=cal.eps, delta=0.0, mode=EXACT_GRID_MODE,
-                       certified_distance=dist, regularization=cal.regularization,
+                       certified_distance=cal.d_max, regularization=cal.regularization,
                        zeta=cal.base.zeta, lam_hess=cal.base.lam_hess)
