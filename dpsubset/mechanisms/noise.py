@@ -61,7 +61,9 @@ Privacy mechanisms (exact; the guarantee is stated in each docstring)
 Exact uniform draws (numpy's bounded integers are unbiased: Lemire's method)
 
 ``uniform_integers(high, rng, size=None)``, ``uniform_subset(p, s, rng)``,
-``permutation(n, rng)``, ``discrete_laplace(t, rng, size)`` (exact integer law, below).
+``permutation(n, rng)``, ``discrete_laplace(t, rng, size)`` (exact integer law, below),
+``laplace_cells(t, rng, size)`` (the cell of an exact continuous Laplace draw: the
+objective perturbation's noise with ``noise="exact-grid"``).
 
 Public randomness that is not a privacy mechanism (floating point, and that is fine)
 
@@ -103,7 +105,7 @@ import numpy as np
 __all__ = [
     "as_generator", "child_generator", "seed_sequence",
     "laplace_grid", "laplace_release", "laplace_release_symmetric", "laplace_release_sf",
-    "laplace_threshold", "laplace_noise", "discrete_laplace",
+    "laplace_threshold", "laplace_noise", "discrete_laplace", "laplace_cells",
     "discrete_gaussian", "gaussian_grid", "gaussian_release", "uniform_bits", "accept_exp",
     "gumbel_max", "GumbelRace", "bernoulli",
     "uniform_integers", "uniform_subset", "permutation",
@@ -260,6 +262,33 @@ def discrete_laplace(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarra
         todo = np.concatenate([rejected, todo[~ok]])
     if np.any(np.abs(out) >= 2 ** 53):  # probability below exp(-500): never, but never silently
         raise RuntimeError("a discrete Laplace draw exceeded 2^53")
+    return out.reshape(shape) if shape else out[0]
+
+
+def laplace_cells(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarray:
+    """Cells of exact Laplace(t eta) draws B: odd integers k = +-(2 m + 1), m = floor(|B| / eta).
+
+    P(m) is proportional to exp(-m / t), drawn by the exact steps of :func:`discrete_laplace`,
+    and the sign is a fair bit (no rejection of zero), so k eta / 2, the centre of B's
+    cell, is within eta / 2 of a variable of law exactly Laplace(t eta), t an integer >= 1
+    (the refit's exact noise: docs/methods/refit.md, "Floating point")."""
+    t = int(t)
+    if not 1 <= t < 2 ** 52:
+        raise ValueError(f"the Laplace cell parameter must be an integer in [1, 2^52), got {t}")
+    shape = (size,) if isinstance(size, Integral) else tuple(size)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        U = rng.integers(0, t, size=todo.size)
+        keep = _accept(U, t, rng, first_bits)
+        rejected, todo, U = todo[~keep], todo[keep], U[keep]
+        m = U + t * _geometric_exp1(todo.size, rng, first_bits)
+        neg = rng.integers(0, 2, size=todo.size) == 1
+        out[todo] = np.where(neg, -(2 * m + 1), 2 * m + 1)
+        todo = rejected
+    if np.any(np.abs(out) >= 2 ** 52):  # probability below exp(-500): never, but never silently
+        raise RuntimeError("a Laplace cell index exceeded 2^51")
     return out.reshape(shape) if shape else out[0]
 
 

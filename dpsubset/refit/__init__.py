@@ -5,6 +5,8 @@
   (certified iterative solve plus output noise), with its public calibration;
 - certificate.py: the KKT certificate that proves how close a solve is to the exact
   minimiser, and the exact-arithmetic numerics it stands on;
+- exact_grid.py: the same mechanism with exact noise and a public output grid, exactly
+  eps-DP as run (issue 41; not yet the default);
 - ssp.py: sufficient-statistics perturbation, an independent cross-check of Mode A;
 - adassp.py: AdaSSP (Wang 2018), a refit peer for the benchmarks (not a dp_best_subset option).
 """

@@ -16,6 +16,8 @@ expected failure (strict): it must start passing, and the mark be removed, when 
 refit's noise is made exact. The sanity test checks that the certificate never calls
 a release impossible under the data set that produced it.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,27 @@ def test_the_certificate_never_rejects_a_release_of_its_own_data(releases):
 def test_refit_releases_are_all_possible_under_the_neighbour(releases):
     bad = sum(impossible(t, XP, Y) for t in releases)
     assert bad == 0, f"{bad} of {len(releases)} releases are impossible under the neighbour"
+
+
+def test_exact_grid_releases_are_all_possible_under_the_neighbour():
+    """The same attack on ``objective_perturbation_exact`` (docs/methods/refit.md, "An exact
+    variant"): every release is a point of the public grid g Z, and for each one a witness
+    shows it is reachable under the neighbour with probability far from zero: the noise
+    cell whose solve lands nearest to it, then output noise z - k' of probability at least
+    exp(-|z - k'| / t_out) (1 - q) / (1 + q) > 0."""
+    from dpsubset.refit import exact_grid as eg
+    from dpsubset.refit.objective import _refit_loss
+    cal = eg.exact_grid_calibration("squared", 1, **{k: v for k, v in SETTINGS.items() if k != "loss"})
+    rng = np.random.default_rng(1)
+    out = [eg.objective_perturbation_exact(X, Y, rng=rng, **SETTINGS).coef[0] for _ in range(300)]
+    lossobj = _refit_loss("squared", b_y=SETTINGS["b_y"])
+    A = 2.0 * float(XP[:, 0] @ XP[:, 0]) + cal.regularization
+    c = 2.0 * float(XP[:, 0] @ Y)
+    for z in out:
+        assert float(z / cal.step).is_integer()  # no low-order bits below the public grid
+        if abs(z) >= SETTINGS["r"]:
+            continue  # the witness below is for interior points
+        cell = math.floor((c - A * z) / cal.cell)  # the cell of the noise that gives z under XP
+        b = np.array([(2 * cell + 1) * cal.cell / 2.0])
+        k = eg.grid_point(XP, Y, b, cal, lossobj, SETTINGS["r"])[0][0]
+        assert abs(z / cal.step - k) <= 2 + cal.cell / (A * cal.step)  # W = z/g - k: probability > 0
