@@ -245,7 +245,7 @@ def check_R(R, p, s):
 def check_budget_representable(*, eps_select, selection_parts=()):
     """Refuse selection budgets too small for floating point to represent their noise
     (the scale of the gap test's Laplace noise is 1/eps0). The refit's budget is checked
-    by :func:`dpsubset.refit.objective.check_refit_representable`.
+    by :func:`dpsubset.refit.limits.check_refit_representable`.
 
     Parameters
     ----------

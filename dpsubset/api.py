@@ -32,7 +32,7 @@ from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan
 from .privacy.leaks import PrivacyLeakWarning
 from .privacy.report import build_report
-from .refit.objective import check_refit_representable, objective_perturbation
+from .refit import check_refit_representable, objective_perturbation, objective_perturbation_exact
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .search.exact import check_search
 from .search.progress import call_progress
@@ -202,7 +202,9 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
         Manual budget split; by default half of ``eps`` goes to each stage.
     refit_delta : float, optional
         Use the Gaussian (eps_refit, refit_delta)-DP variant of objective
-        perturbation instead of the pure one (default: pure, Gamma-norm noise).
+        perturbation instead of the pure one, drawn in floating point (the report says
+        so). Default: pure, the exact-grid objective perturbation
+        (:mod:`dpsubset.refit.exact_grid`), whose guarantee survives floating point.
     inference : bool
         Release private uncertainty too (docs/guide/inference.md): standard errors,
         confidence intervals, t statistics and p-values of the coefficients
@@ -676,9 +678,11 @@ def _refit(design, support_idx, used_cols, cfg, fit_cfg, plan, ledger, rng):
                               r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0)
     else:
         A = np.hstack([design.forced, design.X[:, support_idx]])
-        fit = objective_perturbation(A, design.y, loss=cfg.loss, eps=plan.eps_refit, row_bound=row_bound,
-                                     b_y=design.b_y, r=fit_cfg.r_refit, rng=rng, delta=cfg.refit_delta or 0.0,
-                                     ridge=fit_cfg.lam_refit, **fit_cfg.loss_options)
+        settings = dict(loss=cfg.loss, eps=plan.eps_refit, row_bound=row_bound, b_y=design.b_y,
+                        r=fit_cfg.r_refit, rng=rng, ridge=fit_cfg.lam_refit, **fit_cfg.loss_options)
+        # pure: the exact-grid refit (refit/exact_grid.py); refit_delta: the Gaussian one, in floating point
+        fit = (objective_perturbation(A, design.y, delta=cfg.refit_delta, **settings) if cfg.refit_delta
+               else objective_perturbation_exact(A, design.y, **settings))
     ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
     orig = design.to_original_scale(coef_mapped, used_cols)

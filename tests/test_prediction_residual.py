@@ -73,7 +73,8 @@ def test_the_stage_is_in_the_ledger_and_the_observation_interval_reads_it():
     new = _frame(30, 1).drop(columns=["y"])
     frame = res.get_prediction(new).summary_frame(alpha=0.05)
     width = frame["obs_ci_upper"] - frame["obs_ci_lower"]
-    assert ((width > 1.96) & (width < 1.96 * 1.3)).all(), width
+    # (the lower end allows for the sample's own residual spread at n = 20,000: about 0.5 %)
+    assert ((width > 1.96 * 0.97) & (width < 1.96 * 1.3)).all(), width
     # a two-class response has no residual variance: no stage, no observation interval
     df = _frame(2000, 2)
     df["y"] = (df["y"] > 0.3).astype(int)

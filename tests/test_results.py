@@ -411,13 +411,13 @@ def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeyp
     the selection's neighbour relation (replace one row), public constants only."""
     df, bounds = hitters
     calls = []
-    real = api.objective_perturbation
+    real = api.objective_perturbation_exact
 
     def spy(X, y, **kw):
         calls.append((np.array(X), np.array(y), dict(kw)))
         return real(X, y, **kw)
 
-    monkeypatch.setattr(api, "objective_perturbation", spy)
+    monkeypatch.setattr(api, "objective_perturbation_exact", spy)
     res = dps.dp_best_subset("Salary ~ .", df, eps=3.0, eps_refit=1.0, s=4, bounds=bounds,
                              random_state=5)
     (X, y, kw), = calls

@@ -102,13 +102,13 @@ def test_unknown_stage_refused():
 def test_selection_delta_uses_r_select_and_the_refit_uses_r_refit(monkeypatch):
     """Delta from r_select, the refit's ball and noise from r_refit: fails on a swap."""
     seen = {}
-    real = api.objective_perturbation
+    real = api.objective_perturbation_exact
 
     def spy(*args, **kwargs):
         seen.update(r=kwargs["r"], ridge=kwargs["ridge"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "objective_perturbation", spy)
+    monkeypatch.setattr(api, "objective_perturbation_exact", spy)
     df = _regression()
     r_select, r_refit = 0.2, 3.0
     res = dps.dp_best_subset("y ~ 0 + .", df, eps=4.0, s=2, bounds=B, r_select=r_select, r_refit=r_refit,

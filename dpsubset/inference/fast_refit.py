@@ -28,6 +28,7 @@ import copy
 import numpy as np
 
 from ..refit.certificate import _ball_qp
+from ..refit.exact_grid import exact_grid_calibration, simulated_noise, simulated_output_noise
 from ..refit.objective import (DEFAULT_MAX_ITER, _calibrate, _refit_loss, _sample_noise,
                                _sample_output_noise)
 
@@ -95,10 +96,40 @@ class BootstrapRefit:
         self._lossobj = _refit_loss(loss, b_y=b_y, huber_h=loss_options.get("huber_h"),
                                     hinge_h=loss_options.get("hinge_h"))
         self.start = None if start is None else np.asarray(start, dtype=float)
+        # the released refit is the exact-grid one when pure (dpsubset/refit/exact_grid.py)
+        self._exact = not delta
 
     def calibration(self, dim):
-        """The public constants of the refit at dimension ``dim`` (the mechanism's own)."""
+        """The public constants of the refit at dimension ``dim`` (the mechanism's own: the
+        exact-grid refit when the refit is pure, ``delta = 0``; the Gaussian variant otherwise)."""
+        if self._exact:
+            settings = {k: v for k, v in self._settings.items() if k != "delta"}
+            return exact_grid_calibration(self.loss, dim, **settings)
         return _calibrate(self.loss, dim, **self._settings)
+
+    def sphere_tolerance(self, dim):
+        """How far below r a point of the sphere may appear after the output noise (public).
+
+        The exact-grid refit adds Laplace-like noise of scale ``t_out g`` per coordinate
+        (about 4e-6 sqrt(d) r / eps): 40 scales in each of sqrt(d) directions, exceeded with
+        probability below d e^-40; the Gaussian variant's output noise is about 1e-8 r.
+        """
+        tol = 1e-6 * self.r_noise
+        if self._exact:
+            cal = self.calibration(dim)
+            tol += 40.0 * np.sqrt(dim) * cal.out_t * cal.step
+        return tol
+
+    def _noise(self, rng, cal, m):
+        """m copies of the objective's noise b, with the release's law."""
+        return simulated_noise(rng, cal, m) if self._exact else _sample_noise(rng, cal, size=m)
+
+    def _output(self, theta, rng, cal, m):
+        """The minimisers plus the release's output noise: the grid's for the exact-grid refit
+        (every loss), the Gamma-norm one of the Gaussian variant's iterative losses."""
+        if self._exact:
+            return theta + simulated_output_noise(rng, cal, m)
+        return theta if self.loss == "squared" else theta + _sample_output_noise(rng, cal, size=m)
 
     def __call__(self, A, y, rng):
         return self.batch(np.asarray(A, dtype=float)[None], np.asarray(y, dtype=float)[None], rng)[0]
@@ -107,14 +138,13 @@ class BootstrapRefit:
         """Refits of m simulated data sets, shape (m, d)."""
         m, _, dim = A.shape
         cal = self.calibration(dim)
-        b = _sample_noise(rng, cal, size=m)  # drawn before the data are used, as the mechanism does
+        b = self._noise(rng, cal, m)  # drawn before the data are used, as the mechanism does
         if self.loss == "squared":
             At = A.transpose(0, 2, 1)
             H = 2.0 * (At @ A) + cal.regularization * np.eye(dim)
             q = 2.0 * (At @ y[..., None])[..., 0] - b
-            return _ball_step(H, q, self.r)
-        theta = self._newton(A, y, b, cal)
-        return theta + _sample_output_noise(rng, cal, size=m)
+            return self._output(_ball_step(H, q, self.r), rng, cal, m)
+        return self._output(self._newton(A, y, b, cal), rng, cal, m)
 
     def row_derivatives(self, eta, y):
         """Each row's first and second derivative of the loss in its linear predictor ``eta``
@@ -143,14 +173,12 @@ class BootstrapRefit:
         """
         m, dim = g.shape
         cal = self.calibration(dim)
-        b = _sample_noise(rng, cal, size=m)
+        b = self._noise(rng, cal, m)
         Ht = H + cal.regularization * np.eye(dim)
         start = np.broadcast_to(np.asarray(start, dtype=float), (m, dim))
         grad = g + cal.regularization * start + b
         theta = _ball_step(Ht, (Ht @ start[..., None])[..., 0] - grad, self.r)
-        if self.loss == "squared":
-            return theta
-        return theta + _sample_output_noise(rng, cal, size=m)
+        return self._output(theta, rng, cal, m)
 
     def without_ball(self):
         """The same refit (ridge, noise law, start) minimised without the ball."""

@@ -25,7 +25,7 @@ from ..mechanisms import log_softmax, top_r_log_weights
 from ..mechanisms import noise as noise_mod
 from ..privacy.budget import DEFAULT_REFIT_SHARE
 from ..design.codebook import as_bounds
-from ..refit.objective import objective_perturbation_gram
+from .fast_refit import BootstrapRefit
 from ..scores import LeastSquaresScorer, sensitivity
 from ..search.exact import SubsetSearch, default_R
 from .bootstrap import bootstrap_refits
@@ -123,9 +123,9 @@ def _width(X, y, *, s, eps_refit, col_bounds, scales, b_y, rng, draws=200):
     r = default_radius(col_bounds, b_y, s, [1.0], "squared", n=n, eps=eps_refit)
     row_bound = largest_row_norm(col_bounds[:s], s, [1.0])
 
-    def refit(A_, y_, rng_):
-        return objective_perturbation_gram(A_.T @ A_, A_.T @ y_, n, eps=eps_refit, row_bound=row_bound,
-                                           b_y=b_y, r=r, rng=rng_).coef
+    # the release's own refit law (the exact-grid refit), batched as the bootstrap runs it
+    refit = BootstrapRefit(loss="squared", n=n, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=0.0,
+                           loss_options={})
     # the bootstrap's truth is the least-squares fit of the simulated data (the assumed
     # model's coefficients up to sampling noise), not the refit: a truth outside the ball
     # must stay outside, or the share of releases whose ball binds is understated
@@ -139,7 +139,7 @@ def _width(X, y, *, s, eps_refit, col_bounds, scales, b_y, rng, draws=200):
                             sigma2_floor=(b_y / 100) ** 2, rss_weights=np.zeros(1), noise_scale=0.0,
                             dof=max(n - s - 1, 1), mean=mean, cov=cov, intercept=True)
     thetas = bootstrap_refits(model, n, bounds, b_y, refit, draws=draws, rng=rng)
-    binds = float(np.mean(np.linalg.norm(thetas, axis=1) >= r * (1.0 - 1e-6)))
+    binds = float(np.mean(np.linalg.norm(thetas, axis=1) >= r - refit.sphere_tolerance(thetas.shape[1])))
     lo, hi = np.quantile(thetas[:, 1:], [0.025, 0.975], axis=0)
     # mapped slopes to the columns' own units (scales: the response's over each column's)
     return (math.inf if binds > 0.5 else float(np.median((hi - lo) * scales[:s]))), binds

@@ -14,6 +14,7 @@ import functools
 import numpy as np
 
 from ..mechanisms import noise
+from ..refit.exact_grid import objective_perturbation_exact, objective_perturbation_gram_exact
 from ..refit.objective import objective_perturbation, objective_perturbation_gram
 from . import bootstrap
 from .bootstrap import InferenceTimeout, bootstrap_moment_fits, bootstrap_refits, check_deadline
@@ -33,11 +34,20 @@ CONFIDENCE_MECHANISM = "Laplace noise on the log-odds of releasing the best-scor
 def refit_callable(*, loss, n, eps, row_bound, b_y, r, delta, loss_options):
     """The release's refit with its public settings, as ``refit(A, y, rng) -> coef``.
 
-    For least squares the closed form from A'A and A'y
-    (:func:`~dpsubset.refit.objective.objective_perturbation_gram`, the same mechanism and
-    the same noise as the matrix route), otherwise :func:`objective_perturbation` itself.
+    The mechanism :func:`dpsubset.api.dp_best_subset` releases: the exact-grid refit when
+    pure (``delta = 0``, :mod:`dpsubset.refit.exact_grid`), the Gaussian variant otherwise;
+    for least squares from A'A and A'y (the same mechanism and noise as the matrix route).
     """
-    if loss == "squared":
+    if not delta:
+        if loss == "squared":
+            def refit(A, y, rng):
+                return objective_perturbation_gram_exact(A.T @ A, A.T @ y, n, eps=eps, row_bound=row_bound,
+                                                         b_y=b_y, r=r, rng=rng).coef
+        else:
+            def refit(A, y, rng):
+                return objective_perturbation_exact(A, y, loss=loss, eps=eps, row_bound=row_bound, b_y=b_y,
+                                                    r=r, rng=rng, **loss_options).coef
+    elif loss == "squared":
         def refit(A, y, rng):
             return objective_perturbation_gram(A.T @ A, A.T @ y, n, eps=eps, row_bound=row_bound,
                                                b_y=b_y, r=r, rng=rng, delta=delta).coef
@@ -151,9 +161,10 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
                               deadline=deadline)
     # where the ball binds the errors' tails are the projection's (intervals.py)
-    sphere_share = float(np.mean(_on_sphere(thetas, r)))
     coef_mapped = np.asarray(coef_mapped, dtype=float)
-    on_sphere = bool(_on_sphere(coef_mapped, r))
+    tol = refit.sphere_tolerance(len(coef_mapped))
+    sphere_share = float(np.mean(_on_sphere(thetas, r, tol)))
+    on_sphere = bool(_on_sphere(coef_mapped, r, tol))
     beyond = None
     if on_sphere and not truth_in_ball:
         # the truth may lie beyond the sphere, on a ray from the release: the intervals
@@ -249,10 +260,11 @@ def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, r
     return out
 
 
-def _on_sphere(theta, r):
-    """Whether each coefficient vector (the last axis) lies on the sphere of radius r. The
-    output noise of the iterative losses (about 1e-8 r) may move a point on it a little."""
-    return np.linalg.norm(theta, axis=-1) >= r * (1.0 - 1e-6)
+def _on_sphere(theta, r, tol):
+    """Whether each coefficient vector (the last axis) lies on the sphere of radius r, to
+    within ``tol``: the refit's output noise may move a point on it a little
+    (:meth:`~dpsubset.inference.fast_refit.BootstrapRefit.sphere_tolerance`)."""
+    return np.linalg.norm(theta, axis=-1) >= r - tol
 
 
 def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="top_r", released_names=None):

@@ -63,7 +63,7 @@ Exact uniform draws (numpy's bounded integers are unbiased: Lemire's method)
 ``uniform_integers(high, rng, size=None)``, ``uniform_subset(p, s, rng)``,
 ``permutation(n, rng)``, ``discrete_laplace(t, rng, size)`` (exact integer law, below),
 ``laplace_cells(t, rng, size)`` (the cell of an exact continuous Laplace draw: the
-objective perturbation's noise with ``noise="exact-grid"``).
+objective perturbation's noise, :mod:`dpsubset.refit.exact_grid`).
 
 Public randomness that is not a privacy mechanism (floating point, and that is fine)
 
@@ -74,8 +74,10 @@ law of the noise of :func:`laplace_release` (for simulating a release).
 
 Floating-point mechanisms that remain (docs/guide/privacy-caveats.md says why)
 
-``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``:
-the objective perturbation's norm and direction; ``float_normal`` its Gaussian variant.
+``float_normal``: the objective perturbation's Gaussian variant (``refit_delta > 0``);
+``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``: the
+old pure objective perturbation (``objective_perturbation``; dp_best_subset runs the
+exact-grid one), kept for the audits' known-bad case and the Gaussian variant's tests.
 DP-SIS's exponential noise uses ``uniform``.
 
 Adding a draw (a new mechanism, or a branch routed through this module)

@@ -41,15 +41,18 @@ _SOLVES_NOT_RELEASED = (
 SAMPLERS = {
     "laplace": ("exact discrete Laplace on a public grid", True),
     "exponential": ("exact Gumbel-max", True),
-    "objective": ("floating-point Gamma norm and direction", False),
+    "exact grid": ("exact Laplace cells and discrete Laplace on a public grid", True),
+    "objective": ("floating-point Gaussian noise", False),
     "mcmc": ("exact Metropolis-Hastings steps", True),
     "exponential noise": ("floating-point exponential noise", False),
     "unknown": ("sampler not named", False),
 }
 # Which sampler draws a stage, from the mechanism's name in the ledger (first match wins):
-# the refit's "sufficient statistics perturbation" is a Laplace release, its other modes
-# are the objective perturbation's Gamma-norm noise.
-_SAMPLER_OF = (("sufficient statistics perturbation", "laplace"), ("Laplace", "laplace"),
+# the refit's "sufficient statistics perturbation" is a Laplace release; the pure objective
+# perturbation is the exact-grid one (dpsubset/refit/exact_grid.py), its Gaussian variant
+# (refit_delta > 0) is drawn in floating point.
+_SAMPLER_OF = (("sufficient statistics perturbation", "laplace"), ("objective perturbation (exact grid", "exact grid"),
+               ("Laplace", "laplace"),
                ("sample-and-aggregate", "laplace"), ("objective perturbation", "objective"),
                ("MCMC", "mcmc"), ("Metropolis", "mcmc"), ("DP-SIS", "exponential noise"),
                ("top-R", "exponential"), ("mistakes", "exponential"),
@@ -67,9 +70,9 @@ def stage_sampler(mechanism: str) -> str:
 
 #: The floating-point caveat of a report with a floating-point stage (Mironov 2012).
 FLOAT_CAVEAT = ("the guarantee is proved for exact real-valued noise; the stages marked floating-point "
-                "are drawn with floating-point samplers, whose low-order bits can leak (Mironov 2012; "
-                "shown for the refit's coefficients on a small case); the others are drawn exactly. "
-                "Where that matters, use refit=False (docs/guide/privacy-caveats.md)")
+                "are drawn with floating-point samplers, whose low-order bits can leak (Mironov 2012); "
+                "the others are drawn exactly (docs/guide/privacy-caveats.md says which settings avoid "
+                "the floating-point stages)")
 #: What a report says when every stage is drawn exactly.
 EXACT_NOTE = ("every stage is drawn by an exact sampler, so the floating-point attacks of Mironov 2012 "
               "do not apply (docs/guide/privacy-caveats.md)")

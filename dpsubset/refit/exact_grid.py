@@ -1,6 +1,6 @@
-"""Objective perturbation whose guarantee survives floating point (``noise="exact-grid"``).
+"""Objective perturbation whose guarantee survives floating point: dp_best_subset's pure refit.
 
-The default refit (dpsubset/refit/objective.py) draws its noise in floating point, and
+The floating-point refit (dpsubset/refit/objective.py) draws its noise in floating point, and
 its releases can be told apart through their low-order bits
 (tests/audit/test_refit_float_attack_audit.py). This module releases the same kind of
 coefficients with a construction proved in docs/methods/refit.md ("An exact variant"):
@@ -33,11 +33,12 @@ import numpy as np
 from ..mechanisms import noise as samplers
 from .objective import (DEFAULT_D_MAX_FRACTION, DEFAULT_EPS_OUT_FRAC, DEFAULT_MAX_ITER, RefitResult,
                         _calibrate, _check_bounds, _check_design, _check_rng, _refit_loss,
-                        _solve_certified, _solve_closed_form)
+                        _solve_certified, _solve_closed_form, _solve_closed_form_gram)
 
-__all__ = ["objective_perturbation_exact", "exact_grid_calibration", "EXACT_GRID_MODE"]
+__all__ = ["objective_perturbation_exact", "objective_perturbation_gram_exact", "exact_grid_calibration",
+           "EXACT_GRID_MODE", "simulated_noise", "simulated_output_noise"]
 
-EXACT_GRID_MODE = "exact noise, certified solve, public output grid"
+EXACT_GRID_MODE = "exact grid"
 
 #: bits of the noise cell below the Laplace scale: eta = 2^(floor(log2 sigma_1) - CELL_BITS)
 CELL_BITS = 40
@@ -115,7 +116,11 @@ def exact_grid_calibration(loss, dim, *, eps, row_bound, b_y, r, ridge=0.0, hube
     cell_t = math.ceil(sigma1 / cell)
     reach = (dm + cell * math.sqrt(d) / (2.0 * Delta)) * _PAD
     if out_t is None:
-        out_t = max(OUT_T_MIN, math.ceil(8.0 * d / eps_out))
+        # t_out >= 8 d / eps_out keeps the second part of s below eps_out / 8; a larger t_out
+        # only makes the grid finer (the noise g t_out is fixed), up to 2^20, but never so fine
+        # that r / g nears 2^52 (very large eps): r / g ~ t_out eps_out r / (4 sqrt(d) E)
+        fine = math.floor(2.0 ** 46 * 4.0 * math.sqrt(d) * reach / (eps_out * float(r)))
+        out_t = max(math.ceil(8.0 * d / eps_out), min(OUT_T_MIN, fine))
     out_t = int(out_t)
     if step is None:  # g t_out >= 4 sqrt(d) E / eps_out: the first part of s is <= eps_out / 4
         step = _pow2_ceil(4.0 * math.sqrt(d) * reach / eps_out * _PAD / out_t)
@@ -125,6 +130,19 @@ def exact_grid_calibration(loss, dim, *, eps, row_bound, b_y, r, ridge=0.0, hube
                                 eps_obj=eps_obj, sigma1=sigma1, cell=cell, cell_t=int(cell_t),
                                 d_max=dm, reach=reach, step=step, out_t=out_t,
                                 eps_bound=eps_obj + 2.0 * s, base=base)
+
+
+def grid_headroom(loss, dim, *, eps, **settings) -> float:
+    """The smallest refit eps whose public grid fits in floating point's integers, or 0.
+
+    The release needs ``r / g + 60 t_out < 2^52`` (integer grid coordinates exact in a
+    double), and ``t_out >= 8 d / eps_out`` grows as 1/eps; so below some eps the exact-grid
+    refit cannot be represented. Returns a workable eps (with a factor 2 to spare) when the
+    given one is too small, else 0.
+    """
+    cal = exact_grid_calibration(loss, dim, eps=eps, **settings)
+    used = settings["r"] / cal.step + 60.0 * cal.out_t
+    return 0.0 if used < 2.0 ** 51 else 2.0 * eps * used / 2.0 ** 51
 
 
 def sample_cell_noise(rng, cal: ExactGridCalibration) -> np.ndarray:
@@ -142,14 +160,9 @@ def grid_point(X, y, b, cal: ExactGridCalibration, lossobj, r, max_iter=DEFAULT_
     Delta = cal.regularization
     if lossobj.name == "squared":
         theta, dist = _solve_closed_form(X, y, Delta, b, r)
-        if not dist <= cal.d_max:
-            raise RuntimeError(
-                "objective perturbation (exact grid): the closed form could not be certified "
-                f"within d_max = {cal.d_max:.3g}; nothing is released and the noise is not redrawn")
     else:
         theta, dist = _solve_certified(lossobj, X, y, Delta, b, r, cal.d_max, max_iter)
-    # g is a power of two: theta / g is exact, and so is its rounding
-    return np.round(np.asarray(theta, dtype=float) / cal.step), float(dist)
+    return _on_grid(theta, dist, cal)
 
 
 def objective_perturbation_exact(X, y, *, loss, eps, row_bound, b_y=None, r, rng, ridge=0.0,
@@ -176,16 +189,63 @@ def objective_perturbation_exact(X, y, *, loss, eps, row_bound, b_y=None, r, rng
     """
     X, y = _check_design(X, y)
     rng = _check_rng(rng)
-    n, dim = X.shape
+    dim = X.shape[1]
     cal = exact_grid_calibration(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                                  huber_h=huber_h, hinge_h=hinge_h, eps_out_frac=eps_out_frac,
                                  d_max=d_max, neighbour=neighbour)
     lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     _check_bounds(X, y, lossobj, float(row_bound), b_y)
     r = float(r)
+    return _release(cal, loss, r, rng, lambda b: grid_point(X, y, b, cal, lossobj, r, max_iter))
+
+
+def objective_perturbation_gram_exact(G, Aty, n, *, eps, row_bound, b_y, r, rng, ridge=0.0,
+                                      entry_error=None, eps_out_frac=DEFAULT_EPS_OUT_FRAC, d_max=None,
+                                      neighbour="replace-one") -> RefitResult:
+    """:func:`objective_perturbation_exact` for least squares from ``G = A'A`` and ``A'y``.
+
+    The tall-data route (:mod:`dpsubset.design.suffstats`): the same calibration, noise
+    cells, certificate (with the statistics' entrywise rounding errors ``entry_error``, as
+    in :func:`dpsubset.refit.objective.objective_perturbation_gram`), grid and output noise,
+    drawn from ``rng`` in the same order, so on the same data the two routes agree.
+    """
+    rng = _check_rng(rng)
+    G = np.asarray(G, dtype=float)
+    Aty = np.asarray(Aty, dtype=float).ravel()
+    dim = len(Aty)
+    if G.shape != (dim, dim) or not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty))):
+        raise ValueError(f"G must be a finite ({dim}, {dim}) matrix and Aty a finite vector")
+    if int(n) < 1:
+        raise ValueError("the design has no rows")
+    cal = exact_grid_calibration("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
+                                 eps_out_frac=eps_out_frac, d_max=d_max, neighbour=neighbour)
+    r = float(r)
+    err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
+
+    def solve(b):
+        theta, dist = _solve_closed_form_gram(G, Aty, cal.regularization, b, r, err_G, err_y)
+        return _on_grid(theta, dist, cal)
+
+    return _release(cal, "squared", r, rng, solve)
+
+
+def _on_grid(theta, dist, cal):
+    """round(theta / g), or nothing released when the certificate exceeds d_max."""
+    if not dist <= cal.d_max:
+        raise RuntimeError(
+            "objective perturbation (exact grid): the solve could not be certified within "
+            f"d_max = {cal.d_max:.3g}; nothing is released and the noise is not redrawn")
+    # g is a power of two: theta / g is exact, and so is its rounding
+    return np.round(np.asarray(theta, dtype=float) / cal.step), float(dist)
+
+
+def _release(cal, loss, r, rng, solve):
+    """Steps 1-3 of the module docstring: cell noise, certified solve (``solve(b)`` returns
+    the grid point and the certified distance), discrete Laplace noise on the grid."""
+    dim = cal.dim
     if not cal.eps_bound <= cal.eps:
-        raise ValueError(f"exact-grid refit: eps_out = {eps_out_frac} * eps is too small for "
-                         f"d = {dim} columns (raise eps_out_frac)")
+        raise ValueError(f"exact-grid refit: eps_out is too small for d = {dim} columns "
+                         f"(raise eps_out_frac)")
     if r / cal.step + 60.0 * cal.out_t >= 2.0 ** 52:
         raise ValueError("exact-grid refit: the output grid is too fine for the radius r "
                          "(raise d_max or eps_out_frac)")
@@ -194,10 +254,29 @@ def objective_perturbation_exact(X, y, *, loss, eps, row_bound, b_y=None, r, rng
                            certified_distance=0.0, regularization=cal.regularization,
                            zeta=cal.base.zeta, lam_hess=cal.base.lam_hess)
     b = sample_cell_noise(rng, cal)  # drawn once, before the data are touched
-    k, _ = grid_point(X, y, b, cal, lossobj, r, max_iter)
+    k, _ = solve(b)
     w = samplers.discrete_laplace(cal.out_t, rng, dim)
     coef = (k + np.asarray(w, dtype=float)) * cal.step  # integers below 2^52 times a power of two
     # the solver's own certificate depends on the data: report only its public bound d_max
     return RefitResult(coef=coef, loss=loss, eps=cal.eps, delta=0.0, mode=EXACT_GRID_MODE,
                        certified_distance=cal.d_max, regularization=cal.regularization,
                        zeta=cal.base.zeta, lam_hess=cal.base.lam_hess)
+
+
+def simulated_noise(rng, cal: ExactGridCalibration, size):
+    """Copies of the noise b for the bootstrap (never released: floating point is fine):
+    i.i.d. Laplace(sigma_1) coordinates, the law the cells discretise, shape (size, d)."""
+    return _float_laplace(cal.cell_t * cal.cell, rng, (size, cal.dim))
+
+
+def simulated_output_noise(rng, cal: ExactGridCalibration, size):
+    """Copies of the grid noise g W for the bootstrap, shape (size, d): a continuous Laplace of
+    the discrete one's scale (W ~ discrete Laplace(out_t); the difference, and the rounding to
+    the grid, are below g, which is at most about 1e-8 r)."""
+    return _float_laplace(cal.out_t * cal.step, rng, (size, cal.dim))
+
+
+def _float_laplace(scale, rng, shape):
+    """Laplace(scale) draws as the difference of two exponentials (simulation only)."""
+    u = samplers.uniform(rng, (2,) + tuple(shape))
+    return scale * (np.log1p(-u[0]) - np.log1p(-u[1]))

@@ -105,7 +105,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
-from .._validation import FLOAT_LIMIT, check_positive
+from .._validation import check_positive
 from ..mechanisms import noise as samplers
 from ..privacy.leaks import PrivacyLeakWarning
 from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
@@ -396,6 +396,17 @@ def _solve_closed_form(X, y, Delta, b, r):
     return _refine(A, theta, d, r,
                    lambda t: 2.0 * _exact_colsums(X * (X @ t - y)[:, None]) + Delta * t + b,
                    lambda t: _certificate(lossobj, X, y, t, Delta, b, r, norms))
+
+
+def _solve_closed_form_gram(G, Aty, Delta, b, r, err_G, err_y):
+    """:func:`_solve_closed_form` from ``G = A'A`` and ``A'y`` (entrywise rounding errors
+    ``err_G``, ``err_y`` of the statistics enter the certificate)."""
+    A = 2.0 * G + Delta * np.eye(len(Aty))
+    theta, _ = _ball_qp(A, 2.0 * Aty - b, r)
+    theta = _into_ball(theta, r)
+    d = _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y)
+    return _refine(A, theta, d, r, lambda t: 2.0 * (G @ t - Aty) + Delta * t + b,
+                   lambda t: _certificate_gram(G, Aty, t, Delta, b, r, err_G, err_y))
 
 
 def _refine(A, theta, d, r, gradient, certificate, rounds=3):
@@ -728,12 +739,7 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
     b = _sample_noise(rng, cal)  # drawn once, before the data are touched
     Delta = cal.regularization
-    A = 2.0 * G + Delta * np.eye(dim)
-    theta, _ = _ball_qp(A, 2.0 * Aty - b, r)
-    theta = _into_ball(theta, r)
-    d = _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y)
-    theta, d = _refine(A, theta, d, r, lambda t: 2.0 * (G @ t - Aty) + Delta * t + b,
-                       lambda t: _certificate_gram(G, Aty, t, Delta, b, r, err_G, err_y))
+    theta, d = _solve_closed_form_gram(G, Aty, Delta, b, r, err_G, err_y)
     return RefitResult(coef=np.array(theta, dtype=float), loss="squared", eps=cal.eps,
                        delta=cal.delta, mode=_MODE_A, certified_distance=float(d),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
@@ -754,38 +760,3 @@ def largest_refit_constant(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, **lo
     q = _gamma_upper(dim) if cal.noise == "gamma" else 10.0 * math.sqrt(dim) + 40.0
     return max(cal.regularization, cal.regularization * r, q * cal.noise_scale,
                _gamma_upper(dim) * cal.out_scale)
-
-def check_refit_representable(*, eps_refit, refit=True, loss, dim, row_bound, b_y, r, refit_delta=0.0,
-                              loss_options=None, bounds_public=True):
-    """Refuse a refit budget whose noise or ridge would overflow floating point.
-
-    The scale of the refit's noise and ridge is proportional to 1/eps_refit, so the
-    smallest workable eps_refit is ``eps_refit * scale / FLOAT_LIMIT`` at the current
-    setting, and the message gives it (public inputs only).
-
-    Parameters
-    ----------
-    eps_refit : float
-    refit : bool
-    loss : str
-    dim : int
-        Number of refit coefficients (always-in columns + s).
-    row_bound, b_y, r : float
-        Public bounds of the refit.
-    refit_delta : float
-    loss_options : dict
-    bounds_public : bool
-        False when some bound came from the data: the smallest workable eps_refit
-        then depends on the data and is not shown.
-    """
-    if not refit or dim == 0:
-        return
-    scale = largest_refit_constant(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r,
-                        delta=refit_delta, **(loss_options or {}))
-    if not np.isfinite(scale) or scale > FLOAT_LIMIT:
-        need = eps_refit * scale / FLOAT_LIMIT if np.isfinite(scale) else float("inf")
-        where = (f"with these bounds, r and s the refit needs eps_refit >= {need:.3g}" if bounds_public
-                 else "raise eps_refit")
-        raise ValueError(
-            f"eps_refit = {eps_refit:.3g} is too small to represent: the refit's noise and ridge "
-            f"(proportional to 1/eps_refit) would overflow floating point; {where} (or refit=False)")
