@@ -184,3 +184,65 @@ def test_dp_sis_audit_detects_add_remove_sensitivity():
     X, y = _data(8)
     worst = _worst(X, y, 2.0, sensitivity=1.0, interior=0)
     assert worst > 1.0, f"understated sensitivity not detected: {worst:.3f} eps"
+
+
+# ------------------------------------------------- the exact race (issue 41)
+def _race_law(utility, log_m):
+    """P(argmax_c u_c + M_c = c) by quadrature: the density of M_c times the others' CDFs."""
+    from scipy import integrate
+    u, m = np.asarray(utility, float), np.exp(np.asarray(log_m, float))
+    lo = min(u) - 1.0
+
+    def dens(z, c):
+        x = z - u[c]
+        if x <= 0:
+            return 0.0
+        f = m[c] * np.exp(-x) * (1 - np.exp(-x)) ** (m[c] - 1)
+        for j in range(len(u)):
+            if j != c:
+                xj = z - u[j]
+                f *= 0.0 if xj <= 0 else (1 - np.exp(-xj)) ** m[j]
+        return f
+
+    return np.array([integrate.quad(dens, lo, max(u) + 60, args=(c,), limit=400)[0] for c in range(len(u))])
+
+
+UTIL, LOGM = np.array([0.4, 0.0, 0.9, -0.3]), np.log([1.0, 3.0, 1.0, 7.0])
+
+
+@pytest.mark.parametrize("first_bits", [53, 3])
+def test_the_max_exponential_race_has_the_mechanisms_law(first_bits):
+    """Chi-square against the law by quadrature; first_bits=3 makes almost every draw go
+    through the decimal refinement (more bits of the contenders' uniforms)."""
+    from dpsubset.mechanisms.max_exponential import max_exponential_argmax
+    probs = _race_law(UTIL, LOGM)
+    assert abs(probs.sum() - 1) < 1e-8
+    rng = np.random.default_rng(11)
+    draws = 6000 if first_bits == 3 else 20_000
+    obs = np.bincount([max_exponential_argmax(UTIL, LOGM, rng, first_bits=first_bits) for _ in range(draws)],
+                      minlength=4)
+    assert stats.chisquare(obs, probs * draws).pvalue > 1e-3
+
+
+def test_the_race_test_catches_gumbel_noise_in_place_of_the_maximum():
+    """Known-bad: the Gumbel race with log m added (the large-m limit of the maximum of m
+    exponentials) is a different law at small m, and the same test rejects it."""
+    from dpsubset.mechanisms import noise
+    probs = _race_law(UTIL, LOGM)
+    rng = np.random.default_rng(11)
+    draws = 20_000
+    obs = np.bincount([noise.gumbel_max(UTIL + LOGM, rng) for _ in range(draws)], minlength=4)
+    assert stats.chisquare(obs, probs * draws).pvalue < 1e-6
+
+
+def test_the_race_handles_astronomical_classes():
+    """Class sizes near e^700: the float bounds and the decimal refinement stay finite and
+    the larger class wins when the utilities are equal."""
+    from dpsubset.mechanisms.max_exponential import MaxExponentialRace, max_exponential_argmax
+    rng = np.random.default_rng(0)
+    wins = [max_exponential_argmax([0.0, 0.0], [700.0, 0.0], rng) for _ in range(50)]
+    assert wins == [0] * 50
+    race = MaxExponentialRace([700.0, 699.0], np.random.default_rng(1), first_bits=2)
+    lo, hi = race.interval(np.zeros(2), np.zeros(2))
+    assert np.all(np.isfinite(lo)) and np.all(lo <= hi)
+    assert race.decide(np.zeros(2), [0, 1]) in (0, 1)

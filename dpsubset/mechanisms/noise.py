@@ -78,7 +78,8 @@ Floating-point mechanisms that remain (docs/guide/privacy-caveats.md says why)
 ``float_gamma(rng, shape, scale, size)`` and ``float_direction(rng, dim, size)``: the
 old pure objective perturbation (``objective_perturbation``; dp_best_subset runs the
 exact-grid one), kept for the audits' known-bad case and the Gaussian variant's tests.
-DP-SIS's exponential noise uses ``uniform``.
+DP-SIS's exponential maxima are an exact race (:mod:`dpsubset.mechanisms.max_exponential`,
+a :class:`GumbelRace` with another noise law).
 
 Adding a draw (a new mechanism, or a branch routed through this module)
 ----------------------------------------------------------------------

@@ -44,7 +44,7 @@ SAMPLERS = {
     "exact grid": ("exact Laplace cells and discrete Laplace on a public grid", True),
     "objective": ("floating-point Gaussian noise", False),
     "mcmc": ("exact Metropolis-Hastings steps", True),
-    "exponential noise": ("floating-point exponential noise", False),
+    "exponential noise": ("exact race of exponential maxima", True),
     "unknown": ("sampler not named", False),
 }
 # Which sampler draws a stage, from the mechanism's name in the ledger (first match wins):

@@ -51,9 +51,10 @@ between positions h + 1 and t. L is constant on each class C(h, t):
   so |C(h, t)| = C(t - h - 2, k - h - 1).
 
 These p k - k^2 + 1 classes partition the C(p, k) sets. The maximum of m i.i.d.
-standard exponentials is F^{-1}(U^{1/m}) = -log(1 - U^{1/m}), computed as
--log(-expm1(log(U) / m)) so that huge class sizes stay exact. The class with the
-largest (utility + class noise) wins, and a uniformly random member of it is
+standard exponentials is F^{-1}(U^{1/m}) = -log(1 - U^{1/m}) = -log(-expm1(log(U) / m)).
+The class with the largest (utility + class noise) wins, decided exactly for real
+uniforms known bit by bit (:mod:`dpsubset.mechanisms.max_exponential`: no floating-point
+noise is released, and huge class sizes stay exact), and a uniformly random member of it is
 released (every member had the same utility and i.i.d. noise, so each is equally
 likely to have carried the maximum). O(p k) work after the sort.
 
@@ -75,6 +76,7 @@ import numpy as np
 
 from ..._validation import is_real
 from ...mechanisms import noise
+from ...mechanisms.max_exponential import max_exponential_argmax
 from ..base import Selection, SelectionMethod, register_method
 
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
@@ -150,20 +152,6 @@ def lipschitz_classes(x, k: int, gamma: float = 0.5, sizes: str = "partition"):
     return order, h, t, loss, log_size
 
 
-def _max_exponential(log_m, rng):
-    """max of m i.i.d. standard exponentials, m = exp(log_m): -log(-expm1(log(U)/m))."""
-    logu = np.log(noise.uniform(rng, np.shape(log_m)))  # log U < 0 (floating point)
-    a = -logu * np.exp(-np.asarray(log_m))              # -log(U)/m > 0
-    with np.errstate(divide="ignore"):
-        val = -np.log(-np.expm1(-a))
-    # a underflows to 0 only for astronomically large m: then -log(a) is exact to
-    # double precision, and log a = log(-log U) - log m.
-    tiny = a < 1e-300
-    if np.any(tiny):
-        val = np.where(tiny, np.asarray(log_m) - np.log(-logu), val)
-    return val
-
-
 def sample_lipschitz_top_k(x, k: int, eps: float, rng, gamma: float = 0.5,
                            sizes: str = "partition", size: int | None = None):
     """Draws of the canonical Lipschitz top-k mechanism on normalised scores x.
@@ -189,9 +177,10 @@ def sample_lipschitz_top_k(x, k: int, eps: float, rng, gamma: float = 0.5,
     """
     order, h, t, loss, log_size = lipschitz_classes(x, k, gamma, sizes)
     reps = 1 if size is None else int(size)
-    value = -(eps / 2.0) * loss[None, :] + _max_exponential(
-        np.broadcast_to(log_size, (reps, log_size.size)), rng)
-    winners = np.argmax(value, axis=1)
+    utility = -(eps / 2.0) * loss
+    # report-noisy-max with the maximum of each class's exponentials, decided exactly
+    # (dpsubset/mechanisms/max_exponential.py: no floating-point noise is released)
+    winners = [max_exponential_argmax(utility, log_size, rng) for _ in range(reps)]
     out = np.empty((reps, k), dtype=np.intp)
     first_body = 2 if sizes == "partition" else 1       # body starts at 1-based H + 2
     for r, c in enumerate(winners):
