@@ -255,17 +255,23 @@ def discrete_laplace(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarra
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
     while todo.size:
-        U = rng.integers(0, t, size=todo.size)
-        keep = _accept(U, t, rng, first_bits)
-        rejected, todo, U = todo[~keep], todo[keep], U[keep]
-        Y = U + t * _geometric_exp1(todo.size, rng, first_bits)
-        neg = rng.integers(0, 2, size=todo.size) == 1
+        keep, Y, neg = _magnitudes(todo.size, t, rng, first_bits)
+        rejected, todo = todo[~keep], todo[keep]
         ok = ~(neg & (Y == 0))
         out[todo[ok]] = np.where(neg[ok], -Y[ok], Y[ok])
         todo = np.concatenate([rejected, todo[~ok]])
     if np.any(np.abs(out) >= 2 ** 53):  # probability below exp(-500): never, but never silently
         raise RuntimeError("a discrete Laplace draw exceeded 2^53")
     return out.reshape(shape) if shape else out[0]
+
+
+def _magnitudes(k: int, t: int, rng, first_bits: int):
+    """One round of k draws of P(m) proportional to exp(-m / t) (Canonne, Kamath and Steinke
+    2020): which were accepted, their magnitudes m and a fair sign bit for each."""
+    U = rng.integers(0, t, size=k)
+    keep = _accept(U, t, rng, first_bits)
+    m = U[keep] + t * _geometric_exp1(int(np.count_nonzero(keep)), rng, first_bits)
+    return keep, m, rng.integers(0, 2, size=m.size) == 1
 
 
 def laplace_cells(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarray:
@@ -283,11 +289,8 @@ def laplace_cells(t: int, rng, size=(), *, first_bits: int = 53) -> np.ndarray:
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
     while todo.size:
-        U = rng.integers(0, t, size=todo.size)
-        keep = _accept(U, t, rng, first_bits)
-        rejected, todo, U = todo[~keep], todo[keep], U[keep]
-        m = U + t * _geometric_exp1(todo.size, rng, first_bits)
-        neg = rng.integers(0, 2, size=todo.size) == 1
+        keep, m, neg = _magnitudes(todo.size, t, rng, first_bits)
+        rejected, todo = todo[~keep], todo[keep]
         out[todo] = np.where(neg, -(2 * m + 1), 2 * m + 1)
         todo = rejected
     if np.any(np.abs(out) >= 2 ** 52):  # probability below exp(-500): never, but never silently

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..mechanisms import noise as samplers
 from .objective import (DEFAULT_D_MAX_FRACTION, DEFAULT_EPS_OUT_FRAC, DEFAULT_MAX_ITER, RefitResult,
-                        _calibrate, _check_bounds, _check_design, _check_rng, _refit_loss,
+                        _calibrate, _check_bounds, _check_design, _check_gram, _check_rng, _refit_loss,
                         _solve_certified, _solve_closed_form, _solve_closed_form_gram)
 
 __all__ = ["objective_perturbation_exact", "objective_perturbation_gram_exact", "exact_grid_calibration",
@@ -210,13 +210,8 @@ def objective_perturbation_gram_exact(G, Aty, n, *, eps, row_bound, b_y, r, rng,
     drawn from ``rng`` in the same order, so on the same data the two routes agree.
     """
     rng = _check_rng(rng)
-    G = np.asarray(G, dtype=float)
-    Aty = np.asarray(Aty, dtype=float).ravel()
+    G, Aty = _check_gram(G, Aty, n)
     dim = len(Aty)
-    if G.shape != (dim, dim) or not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty))):
-        raise ValueError(f"G must be a finite ({dim}, {dim}) matrix and Aty a finite vector")
-    if int(n) < 1:
-        raise ValueError("the design has no rows")
     cal = exact_grid_calibration("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                                  eps_out_frac=eps_out_frac, d_max=d_max, neighbour=neighbour)
     r = float(r)

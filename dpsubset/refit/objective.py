@@ -546,6 +546,18 @@ def _check_design(X, y):
     return np.ascontiguousarray(X), np.ascontiguousarray(y)
 
 
+def _check_gram(G, Aty, n):
+    """G = A'A and A'y as float arrays, checked (finite, matching shapes, rows >= 1)."""
+    G = np.asarray(G, dtype=float)
+    Aty = np.asarray(Aty, dtype=float).ravel()
+    dim = len(Aty)
+    if G.shape != (dim, dim) or not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty))):
+        raise ValueError(f"G must be a finite ({dim}, {dim}) matrix and Aty a finite vector")
+    if int(n) < 1:
+        raise ValueError("the design has no rows")
+    return G, Aty
+
+
 def _check_rng(rng):
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (e.g. np.random.default_rng(seed))")
@@ -722,13 +734,8 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     RefitResult
     """
     rng = _check_rng(rng)
-    G = np.asarray(G, dtype=float)
-    Aty = np.asarray(Aty, dtype=float).ravel()
+    G, Aty = _check_gram(G, Aty, n)
     dim = len(Aty)
-    if G.shape != (dim, dim) or not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty))):
-        raise ValueError(f"G must be a finite ({dim}, {dim}) matrix and Aty a finite vector")
-    if int(n) < 1:
-        raise ValueError("the design has no rows")
     cal = _calibrate("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      ridge=ridge, neighbour=neighbour)
     r = float(r)
