@@ -112,7 +112,6 @@ from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_
                           _row_norms)
 
 __all__ = [
-    "check_refit_representable",
     "RefitResult",
     "RefitLoss",
     "objective_perturbation",
