@@ -549,7 +549,7 @@ def test_planned_width_matches_fresh_data_sets():
     simulated columns' moments after clipping the planned width was 13 % too wide here."""
     from dpsubset.defaults import default_radius, largest_row_norm
     from dpsubset.inference import plan as planning
-    from dpsubset.refit.objective import objective_perturbation_gram
+    from dpsubset.refit import objective_perturbation_gram_exact
 
     n, s, eps, b_x, b_y = 4000, 2, 4.0, 1.0, 3.0
     beta = np.array([0.5, 0.5])
@@ -569,8 +569,9 @@ def test_planned_width_matches_fresh_data_sets():
         Xf = fresh.uniform(-b_x, b_x, (n, s))
         yf = np.clip(Xf @ beta + 0.5 * fresh.standard_normal(n), -b_y, b_y)
         A = np.hstack([np.ones((n, 1)), Xf])
-        slopes.append(objective_perturbation_gram(A.T @ A, A.T @ yf, n, eps=eps, row_bound=row_bound,
-                                                  b_y=b_y, r=r, rng=fresh).coef[1:])
+        # the refit dp_best_subset releases (the exact-grid one), which the plan simulates
+        slopes.append(objective_perturbation_gram_exact(A.T @ A, A.T @ yf, n, eps=eps, row_bound=row_bound,
+                                                        b_y=b_y, r=r, rng=fresh).coef[1:])
     lo, hi = np.quantile(np.array(slopes), [0.025, 0.975], axis=0)
     oracle = float(np.median(hi - lo))
     assert abs(planned / oracle - 1) < 0.07, (planned, oracle)

@@ -259,19 +259,14 @@ def _release(cal, loss, r, rng, solve):
 
 
 def simulated_noise(rng, cal: ExactGridCalibration, size):
-    """Copies of the noise b for the bootstrap (never released: floating point is fine):
-    i.i.d. Laplace(sigma_1) coordinates, the law the cells discretise, shape (size, d)."""
-    return _float_laplace(cal.cell_t * cal.cell, rng, (size, cal.dim))
+    """Copies of the noise b for the bootstrap (never released), shape (size, d): i.i.d.
+    Laplace(sigma_1) coordinates, the law the cells discretise (the package's simulation
+    Laplace, :func:`dpsubset.mechanisms.noise.laplace_noise`, on a grid 2^-44 of its scale)."""
+    return samplers.laplace_noise(cal.cell_t * cal.cell, rng, (size, cal.dim))
 
 
 def simulated_output_noise(rng, cal: ExactGridCalibration, size):
-    """Copies of the grid noise g W for the bootstrap, shape (size, d): a continuous Laplace of
-    the discrete one's scale (W ~ discrete Laplace(out_t); the difference, and the rounding to
+    """Copies of the grid noise g W for the bootstrap, shape (size, d): a Laplace of the
+    discrete one's scale (W ~ discrete Laplace(out_t); the difference, and the rounding to
     the grid, are below g, which is at most about 1e-8 r)."""
-    return _float_laplace(cal.out_t * cal.step, rng, (size, cal.dim))
-
-
-def _float_laplace(scale, rng, shape):
-    """Laplace(scale) draws as the difference of two exponentials (simulation only)."""
-    u = samplers.uniform(rng, (2,) + tuple(shape))
-    return scale * (np.log1p(-u[0]) - np.log1p(-u[1]))
+    return samplers.laplace_noise(cal.out_t * cal.step, rng, (size, cal.dim))
