@@ -133,7 +133,7 @@ Two routes to the same matrices
     formulaic materialisation, no per-column pandas access; ``"y ~ ."`` on such a
     frame is expanded without one formula term per column). Everything else goes
     through formulaic. Both routes give the same matrices, names, bounds and clip
-    intervals (tests/test_design_scale.py), and the checks and messages are shared.
+    intervals (tests/design/test_design_scale.py), and the checks and messages are shared.
     With ``gram=`` the rows are reduced to the sufficient statistics of least
     squares in the same blocked pass instead (:mod:`dpsubset.design.suffstats`).
 

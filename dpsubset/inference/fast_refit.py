@@ -17,7 +17,7 @@ iterative losses, the same output noise w) to the same accuracy (``d_max``), but
   (the perturbed objective is strictly convex, so its minimiser does not depend on the
   start; only the number of Newton steps does).
 
-``tests/test_inference.py`` checks on a few draws that the coefficients agree with the
+``tests/inference/test_inference.py`` checks on a few draws that the coefficients agree with the
 certified :func:`~dpsubset.refit.objective.objective_perturbation` given the same noise.
 Nothing here reads the data: its inputs are simulated rows (post-processing).
 """

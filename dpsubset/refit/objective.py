@@ -293,7 +293,7 @@ def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber
                neighbour="replace-one"):
     """Public constants of one refit (spec sections 2, 3 and 5).
 
-    Internal, but used by the audits in ``tests/test_refit_audit.py`` so that they
+    Internal, but used by the audits in ``tests/refit/test_refit_audit.py`` so that they
     check the calibration the release really uses.
 
     Returns

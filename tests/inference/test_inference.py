@@ -258,6 +258,7 @@ def test_huber_intervals():
     assert (res.bse[on] > 0).all() and res.inference.draws == 500
 
 
+@pytest.mark.slow
 def test_conditional_intervals_cover_in_a_small_monte_carlo():
     """30 data sets, strong signal: among those where the released support is the true one
     (the conditional intervals' case), at least 85 % of each slope's intervals cover. A
@@ -409,6 +410,7 @@ def test_plan_from_public_inputs():
         dps.plan(p=8, s=2, effect=0.5, eps=1.0)
 
 
+@pytest.mark.slow
 def test_logistic_intervals_by_parametric_bootstrap():
     rng = np.random.default_rng(12)
     X = rng.uniform(-1, 1, (3000, 5))
@@ -646,6 +648,7 @@ def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
     assert lo < 0.0 < closed.loc["a", 0] <= hi
 
 
+@pytest.mark.slow
 def test_intervals_of_a_release_on_the_sphere_hold_a_truth_beyond_it():
     """True coefficients outside a small ball (r_refit = 0.1; the truth's norm is 0.25 in
     mapped units): the release sits on the sphere, shrunk. Intervals for a truth inside the

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpsubset"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "dpsubset"
 FILES = sorted(ROOT.rglob("*.py"))
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 120

@@ -1,6 +1,6 @@
 """Tests of dpsubset.refit.objective against the claims of docs/methods/refit.md (T1-T4, T7, T8).
 
-The exact s = 1 privacy audit (T5) lives in tests/test_refit_audit.py.
+The exact s = 1 privacy audit (T5) lives in tests/refit/test_refit_audit.py.
 """
 from __future__ import annotations
 

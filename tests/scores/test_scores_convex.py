@@ -339,7 +339,7 @@ def _race_problem(monkeypatch, name="logistic", lam=0.05):
     monkeypatch.setattr(exact, "choose_route", lambda *a: "certified")
     # The automatic route's outer approximation, as for a scorer without the Fenchel
     # branch and bound's hooks (a convex scorer with them takes the branch and bound:
-    # tests/test_bnb_convex.py).
+    # tests/search/test_bnb_convex.py).
     monkeypatch.setattr(exact, "supports_branch_and_bound", lambda scorer: False)
     # no analytic certificate for the best support: it goes to the outer approximation
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
