@@ -134,8 +134,8 @@ class PrivacyReport:
     -----
     Every stage names its sampler (:attr:`samplers`, from dpsubset/mechanisms/noise.py).
     A printed report ends with :data:`FLOAT_CAVEAT` when a stage is still drawn in
-    floating point (the objective perturbation's Gamma-norm noise, the MCMC and
-    DP-SIS draws), and with :data:`EXACT_NOTE` otherwise. See
+    floating point (only the Gaussian variant of the refit, ``refit_delta > 0``, is
+    today), and with :data:`EXACT_NOTE` otherwise. See
     docs/guide/privacy-caveats.md.
 
     The report holds no per-solve certificate list: two data sets that differ in

@@ -118,7 +118,8 @@ def refit_noise_floor(loss, dim, *, eps_refit, row_bound, b_y, r, n, delta=0.0, 
         Public refit settings (as passed to objective perturbation).
     n : int
     delta : float
-        The refit's delta (0: pure, Gamma-norm noise).
+        The refit's delta (0: pure, the exact-grid refit's product-Laplace noise; > 0: the
+        Gaussian variant).
     loss_options : dict, optional
         ``huber_h`` / ``hinge_h``.
 
