@@ -106,3 +106,27 @@ def test_architecture_page_names_every_module():
     missing = [str(p.relative_to(ROOT.parent)) for p in FILES
                if p.name != "__init__.py" and str(p.relative_to(ROOT.parent)) not in page]
     assert missing == []
+
+
+def private_gram_reads(files=None):
+    """Modules outside dpsubset/scores/ that read a scorer's private Gram matrix
+    (``._gram``) instead of its public ``gram`` (issue 38)."""
+    import re
+    hits = []
+    for path in (FILES if files is None else files):
+        if "scores" in path.parts:
+            continue
+        if re.search(r"\w\._gram\b", path.read_text()):
+            hits.append(path.name)
+    return hits
+
+
+def test_the_search_reads_the_scorers_public_gram():
+    assert private_gram_reads() == []
+
+
+def test_the_gram_check_finds_a_private_read(tmp_path):
+    bad = tmp_path / "search" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text("def f(scorer):\n    return scorer._gram\n")
+    assert private_gram_reads([bad]) == ["bad.py"]
