@@ -201,7 +201,7 @@ def test_the_fast_bootstrap_refit_agrees_with_the_certified_solve(loss, opts, ep
     else:
         y = np.clip(A @ [0.0, 0.5, -0.5, 0.25] + 0.5 * rng.standard_normal(n), -3, 3)
     from dpsubset.refit import exact_grid
-    from dpsubset.refit.objective import _refit_loss
+    from dpsubset.refit.objective import refit_loss
     # the Gaussian variant: the same draws from the same generator
     fast = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=3.0, r=r, delta=1e-6,
                           loss_options=opts, start=np.array([0.1, 1.0, -1.0, 0.5]))
@@ -215,7 +215,7 @@ def test_the_fast_bootstrap_refit_agrees_with_the_certified_solve(loss, opts, ep
     fast = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=3.0, r=r, delta=0.0,
                           loss_options=opts, start=np.array([0.1, 1.0, -1.0, 0.5]))
     cal = fast.calibration(4)
-    lossobj = _refit_loss(loss, b_y=3.0, **opts)
+    lossobj = refit_loss(loss, b_y=3.0, **opts)
     for seed in range(4):
         b = exact_grid.sample_cell_noise(np.random.default_rng(seed), cal)
         k, _ = exact_grid.grid_point(A, y, b, cal, lossobj, r)

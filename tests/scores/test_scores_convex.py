@@ -80,7 +80,7 @@ def test_loss_derivatives_conjugate_and_bounds(name):
 def test_loss_definitions_match_the_refit():
     """Selection and refit use the same loss objects (dpsubset/refit/objective.py), the
     refit at refit_scale times the scores' scale."""
-    from dpsubset.refit.objective import _refit_loss as _make_loss
+    from dpsubset.refit.objective import refit_loss as _make_loss
     rng = np.random.default_rng(2)
     eta, yc, yr = rng.uniform(-3, 3, 50), rng.choice([-1.0, 1.0], 50), rng.uniform(-1, 1, 50)
     pairs = [(HuberLoss(0.3), _make_loss("huber", b_y=1.0, huber_h=0.3), yr, 0.5),
