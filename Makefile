@@ -17,9 +17,9 @@ RSTAMP  := $(VENV)/.r-wrapper-installed
 R_ENV   := R_LIBS=$(RLIB) RETICULATE_PYTHON=$(abspath $(PY))
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install clean bench r-system r-install test-r docs
+.PHONY: demo test test-quick install clean bench r-system r-install test-r docs
 
-# LaTeX: summary_table(fmt="latex") is compiled by a test (tests/test_results.py),
+# LaTeX: summary_table(fmt="latex") is compiled by a test (tests/results/test_results.py),
 # which make test turns from a skip into a failure when pdflatex is missing.
 # booktabs is in texlive-latex-recommended, threeparttable in texlive-latex-extra.
 TEX_APT_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra
@@ -78,6 +78,11 @@ test-r: $(RSTAMP)
 test: $(STAMP) test-r tex-system
 	$(R_ENV) DPSUBSET_REQUIRE_R=true DPSUBSET_REQUIRE_LATEX=true $(PY) -m pytest -n 2 -q
 
+# The quick loop while editing: the Python suite without the tests marked slow (the Monte
+# Carlo coverage checks, the vignettes, the docs build; pyproject.toml), no R, no LaTeX.
+test-quick: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m "not slow"
+
 # The five vignettes at full size, rendered to vignettes/rendered/ (Markdown + PNG).
 # Needs only matplotlib beyond the package (the `vignettes` extra, also in `test`)
 # and, for the R one, knitr and the installed wrapper. vignettes/ is also a folder,
@@ -92,7 +97,7 @@ vignettes: $(RSTAMP)
 # doctest builder runs every ```{testcode} block of the pages and compares what it
 # prints with the ```{testoutput} block under it, so a page whose printed numbers
 # have drifted from the code fails the build (docs/conf.py); the HTML build then
-# reuses the parsed pages (-d); last, tests/test_docs_drift.py shows on copies of
+# reuses the parsed pages (-d); last, tests/package/test_docs_drift.py shows on copies of
 # the pages that a drifted number or an exception does fail that check.
 DOCS_STAMP := $(VENV)/.installed-docs
 
@@ -105,7 +110,7 @@ docs: $(DOCS_STAMP)
 	  || { cat docs/_build/doctest/output.txt; echo "make docs: a page's printed output no longer matches the code (above);" \
 	       "if the code changed on purpose: $(PY) docs/update_outputs.py, then review git diff docs/"; exit 1; }
 	$(PY) -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_drift.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/package/test_docs_drift.py
 	@echo "docs built: docs/_build/html/index.html"
 
 clean:

@@ -4,7 +4,7 @@ For each real data set of dpsubset.studies.real_data (a model with an intercept 
 written from the variables' definitions), each s and eps, this script makes ``--draws`` private
 releases with the package's defaults and compares each released support with the best subsets
 of ordinary least squares with an unpenalised intercept on the same clipped data (what leaps'
-exhaustive search computes; tests/test_leaps.py checks the package's non-private search against
+exhaustive search computes; tests/package/test_leaps.py checks the package's non-private search against
 leaps itself). A release counts as near-best when its OLS residual sum of squares is within
 0.1 % of the best one's.
 

@@ -23,7 +23,7 @@ import dpsubset as dps
 from dpsubset.defaults import default_radius, largest_row_norm
 from dpsubset.design import build_design
 from dpsubset.refit.exact_grid import objective_perturbation_exact
-from dpsubset.refit.objective import _calibrate, _solve_closed_form, objective_perturbation
+from dpsubset.refit.objective import calibrate, _solve_closed_form, objective_perturbation
 
 
 def _rdataset(package, name):
@@ -65,7 +65,7 @@ def run(reps, eps_grid):
             r = default_radius(design.x_bounds, design.b_y, len(idx), design.forced_bounds, "squared",
                                n=design.n, eps=eps, stage="refit")
             settings = dict(loss="squared", eps=eps, row_bound=rb, b_y=design.b_y, r=r)
-            Delta = _calibrate("squared", A.shape[1], **{k: v for k, v in settings.items() if k != "loss"}).regularization
+            Delta = calibrate("squared", A.shape[1], **{k: v for k, v in settings.items() if k != "loss"}).regularization
             target, _ = _solve_closed_form(A, y, Delta, np.zeros(A.shape[1]), r)
             out = {}
             for name, fn in (("float", objective_perturbation), ("exact", objective_perturbation_exact)):

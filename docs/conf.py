@@ -9,7 +9,7 @@ until it is the build, with warnings as errors, names it as in no toctree.
 Printed output that comes from running the package is checked, not copied: pages
 show it in ```{testcode} / ```{testoutput} pairs (sphinx.ext.doctest), and
 `make docs` runs the doctest builder before the HTML one, so a page whose printed
-numbers no longer match the code fails the build (tests/test_docs_drift.py shows
+numbers no longer match the code fails the build (tests/package/test_docs_drift.py shows
 it does). Numbers quoted in prose are pinned the same way by hidden pairs
 (``:hide:``) next to them. Benchmark tables are measurements that take minutes to
 hours; each page gives the command that made them instead.

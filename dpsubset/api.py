@@ -24,7 +24,7 @@ from .design.dask import check_dask_request, dask_design, is_dask_frame
 from .defaults import default_lam, default_radius, largest_row_norm
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.centring import CentreRequest, check_centre
-from .design.frames import _as_frame
+from .design.frames import as_frame
 from ._validation import (FLOAT_LIMIT, PARAMETER_RULES, check_budget_representable, check_eps_ceiling, check_R,
                           check_sizes, check_stage_settings, validate_params)
 from .losses import CLASSIFICATION_LOSSES, check_response_levels, encode_binary_response, make_loss
@@ -362,7 +362,7 @@ def dp_best_subset(formula, data, *, eps, s, method="top_r", bounds=None, centre
     bar.set_description("design")
     if loss in CLASSIFICATION_LOSSES:
         # Two classes -> -1/+1 by a public level order; the bound of y is then 1.
-        data, response_levels = encode_binary_response(formula, _as_frame(data), cfg.response_levels)
+        data, response_levels = encode_binary_response(formula, as_frame(data), cfg.response_levels)
         given = as_bounds(bounds)
         bounds = (Bounds(y=1.0) if given is None
                   else Bounds(x=given.x, y=1.0, default=given.default))

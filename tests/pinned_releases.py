@@ -2,7 +2,7 @@
 
 Each case is one seeded ``dp_best_subset`` call on bundled or simulated data, over the
 mechanisms, losses and routes (matrix and Gram, intercept or none, a categorical
-term, the screen, a comparison method). ``tests/test_pinned_releases.py`` checks the
+term, the screen, a comparison method). ``tests/package/test_pinned_releases.py`` checks the
 released support exactly and the coefficients and the report's budget to rounding
 against ``tests/data/pinned_releases.json``.
 

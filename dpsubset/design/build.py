@@ -133,7 +133,7 @@ Two routes to the same matrices
     formulaic materialisation, no per-column pandas access; ``"y ~ ."`` on such a
     frame is expanded without one formula term per column). Everything else goes
     through formulaic. Both routes give the same matrices, names, bounds and clip
-    intervals (tests/test_design_scale.py), and the checks and messages are shared.
+    intervals (tests/design/test_design_scale.py), and the checks and messages are shared.
     With ``gram=`` the rows are reduced to the sufficient statistics of least
     squares in the same blocked pass instead (:mod:`dpsubset.design.suffstats`).
 
@@ -159,7 +159,7 @@ from .codebook import (Bounds, CodebookQuery, as_bounds, check_codebook_early, r
                        resolve_codebook)
 from .data import Design, DesignData
 from .formula import _INTERCEPT, _fmt_names, capture_context, lint, resolve_names
-from .frames import _as_frame, _check_finite_columns, _check_stray_strings, _integers_as_float, _text_as_object
+from .frames import as_frame, _check_finite_columns, _check_stray_strings, _integers_as_float, _text_as_object
 from .materialise import materialise
 from .spec import DesignSpec
 
@@ -325,7 +325,7 @@ def _check_arguments(formula, data, bounds, keep, stacklevel):
         raise TypeError(f"formula: expected a string such as 'y ~ x1 + x2' or 'y ~ .'; got {type(formula).__name__}")
     if "~" not in formula:
         raise ValueError(f"formula: {formula!r} has no '~'; write it as 'y ~ x1 + x2' or 'y ~ .'")
-    frame = _as_frame(data, "data")
+    frame = as_frame(data, "data")
     n = int(frame.shape[0])
     if n == 0:
         raise ValueError("data: has no rows")

@@ -19,10 +19,10 @@ import pandas as pd
 from .clip import _apply_limits, _fill_undefined, _limits, _row_blocks
 from .formula import _INTERCEPT, _arg_given, _call_name, _resolve
 
-__all__ = []
+__all__ = ["as_frame"]
 
 
-def _as_frame(data, argname="data"):
+def as_frame(data, argname="data"):
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Mapping):

@@ -1,7 +1,7 @@
 """Materialisation: the formula evaluated on the frame, as raw model-matrix columns.
 
 Two routes give the same matrices, names, bounds and clip intervals
-(tests/test_design_scale.py): plain numeric columns named as they are (``"y ~ ."``) are
+(tests/design/test_design_scale.py): plain numeric columns named as they are (``"y ~ ."``) are
 read directly from the frame in row blocks (:func:`_materialise_direct`); everything else
 goes through formulaic (:func:`_materialise_formulaic`), which also tells the structure of
 the terms, the public bounds of coded (dummy and bool) columns and which categorical

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .clip import _clip_and_map, _clip_raw, _fill_undefined
 from .formula import _INTERCEPT, _fmt_names
-from .frames import _as_float, _as_frame, _check_finite_columns, _FrameColumns, _scrub_values, _text_as_object
+from .frames import _as_float, as_frame, _check_finite_columns, _FrameColumns, _scrub_values, _text_as_object
 from .materialise import _numeric_matrix, _unseen_levels_message
 
 __all__ = ["DesignSpec"]
@@ -200,7 +200,7 @@ class DesignSpec:
             candidate_names``), clipped to the same public bounds and mapped by
             the same public maps.
         """
-        frame = _as_frame(newdata, "newdata")
+        frame = as_frame(newdata, "newdata")
         missing = [v for v in self.rhs_variables if v not in frame.columns]
         if missing:
             raise ValueError(f"newdata: missing columns {missing} used by the formula")

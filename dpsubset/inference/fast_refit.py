@@ -17,7 +17,7 @@ iterative losses, the same output noise w) to the same accuracy (``d_max``), but
   (the perturbed objective is strictly convex, so its minimiser does not depend on the
   start; only the number of Newton steps does).
 
-``tests/test_inference.py`` checks on a few draws that the coefficients agree with the
+``tests/inference/test_inference.py`` checks on a few draws that the coefficients agree with the
 certified :func:`~dpsubset.refit.objective.objective_perturbation` given the same noise.
 Nothing here reads the data: its inputs are simulated rows (post-processing).
 """
@@ -27,10 +27,10 @@ import copy
 
 import numpy as np
 
-from ..refit.certificate import _ball_qp
+from ..refit.certificate import ball_qp
 from ..refit.exact_grid import exact_grid_calibration, simulated_noise, simulated_output_noise
-from ..refit.objective import (DEFAULT_MAX_ITER, _calibrate, _refit_loss, _sample_noise,
-                               _sample_output_noise)
+from ..refit.objective import (DEFAULT_MAX_ITER, calibrate, refit_loss, sample_noise,
+                               sample_output_noise)
 
 __all__ = ["BootstrapRefit"]
 
@@ -51,11 +51,11 @@ def _ball_step(H, q, r):
     """Minimisers of ``0.5 p'Hp - q'p`` over ``||p|| <= r`` for a batch of (H, q).
 
     Batched solve for all; the few whose unconstrained minimiser leaves the ball go
-    through the mechanism's own ball solver, :func:`dpsubset.refit.certificate._ball_qp`.
+    through the mechanism's own ball solver, :func:`dpsubset.refit.certificate.ball_qp`.
     """
     p = np.linalg.solve(H, q[..., None])[..., 0]
     for i in np.flatnonzero(np.linalg.norm(p, axis=1) > r):
-        p[i] = _ball_qp(H[i], q[i], r)[0]
+        p[i] = ball_qp(H[i], q[i], r)[0]
     return _into_ball(p, r)
 
 
@@ -93,7 +93,7 @@ class BootstrapRefit:
         self.r = self.r_noise if ball is None else float(ball)
         self._settings = dict(eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                               **{k: v for k, v in loss_options.items() if k in ("huber_h", "hinge_h")})
-        self._lossobj = _refit_loss(loss, b_y=b_y, huber_h=loss_options.get("huber_h"),
+        self._lossobj = refit_loss(loss, b_y=b_y, huber_h=loss_options.get("huber_h"),
                                     hinge_h=loss_options.get("hinge_h"))
         self.start = None if start is None else np.asarray(start, dtype=float)
         # the released refit is the exact-grid one when pure (dpsubset/refit/exact_grid.py)
@@ -105,7 +105,7 @@ class BootstrapRefit:
         if self._exact:
             settings = {k: v for k, v in self._settings.items() if k != "delta"}
             return exact_grid_calibration(self.loss, dim, **settings)
-        return _calibrate(self.loss, dim, **self._settings)
+        return calibrate(self.loss, dim, **self._settings)
 
     def sphere_tolerance(self, dim):
         """How far below r a point of the sphere may appear after the output noise (public).
@@ -122,14 +122,14 @@ class BootstrapRefit:
 
     def _noise(self, rng, cal, m):
         """m copies of the objective's noise b, with the release's law."""
-        return simulated_noise(rng, cal, m) if self._exact else _sample_noise(rng, cal, size=m)
+        return simulated_noise(rng, cal, m) if self._exact else sample_noise(rng, cal, size=m)
 
     def _output(self, theta, rng, cal, m):
         """The minimisers plus the release's output noise: the grid's for the exact-grid refit
         (every loss), the Gamma-norm one of the Gaussian variant's iterative losses."""
         if self._exact:
             return theta + simulated_output_noise(rng, cal, m)
-        return theta if self.loss == "squared" else theta + _sample_output_noise(rng, cal, size=m)
+        return theta if self.loss == "squared" else theta + sample_output_noise(rng, cal, size=m)
 
     def __call__(self, A, y, rng):
         return self.batch(np.asarray(A, dtype=float)[None], np.asarray(y, dtype=float)[None], rng)[0]

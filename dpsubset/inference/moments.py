@@ -21,7 +21,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..mechanisms import noise
-from ..refit.ssp import _ssp_sensitivity
+from ..refit.ssp import ssp_sensitivity
 
 __all__ = ["NoisyMoments", "second_moment_sensitivity", "release_second_moments",
            "SimulationModel", "simulation_model", "symmetric_laplace", "gram_from_moments",
@@ -46,7 +46,7 @@ def second_moment_sensitivity(bounds, neighbour="replace-one"):
     if c.size == 0 or not np.all(np.isfinite(c) & (c > 0)):
         raise ValueError("bounds: every column of Z needs a finite public bound > 0")
     # refit/ssp.py's count for (X'X, X'y) with b_y = 0 is exactly the upper triangle of Z'Z
-    return float(_ssp_sensitivity(c, 0.0, neighbour))
+    return float(ssp_sensitivity(c, 0.0, neighbour))
 
 
 @dataclass(frozen=True)

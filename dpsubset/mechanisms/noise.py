@@ -93,7 +93,7 @@ Adding a draw (a new mechanism, or a branch routed through this module)
   ``uniform_subset``, ``uniform_integers``, ``permutation``.
 - Simulation draws: ``normal``, ``uniform``, ``multivariate_normal``, ``student_t``.
 - Name the new stage's sampler in ``dpsubset/privacy/report.py`` (``_SAMPLER_OF``, by
-  the mechanism's words in the ledger); ``tests/test_noise_module.py`` fails on a direct
+  the mechanism's words in the ledger); ``tests/mechanisms/test_noise_module.py`` fails on a direct
   numpy draw anywhere else in ``dpsubset/`` and on a method whose stage names no sampler.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ only when ``d(theta) <= d_max``; Mode A reports how close the closed form is.
 
 This module holds the certificate and the exact-arithmetic numerics it stands on:
 the exact squared norm and ball placement (``_into_ball``), the ball-constrained
-quadratic solve (``_ball_qp``), correctly rounded column sums and a proven lower
+quadratic solve (``ball_qp``), correctly rounded column sums and a proven lower
 bound on the smallest eigenvalue. ``phi`` is the refit's per-row loss
 (:class:`dpsubset.refit.objective.RefitLoss`). Everything here sees private data and
 nothing is released.
@@ -53,7 +53,7 @@ def _into_ball(theta, r):
     raise FloatingPointError("could not place the iterate inside the ball")  # pragma: no cover
 
 
-def _ball_qp(H, q, r):
+def ball_qp(H, q, r):
     """Minimise 0.5 p'Hp - q'p over ||p|| <= r, H symmetric positive semidefinite.
 
     The unconstrained minimiser is taken if it is feasible; otherwise the solution is

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..mechanisms import noise as samplers
 from .objective import (DEFAULT_D_MAX_FRACTION, DEFAULT_EPS_OUT_FRAC, DEFAULT_MAX_ITER, RefitResult,
-                        _calibrate, _check_bounds, _check_design, _check_gram, _check_rng, _refit_loss,
+                        calibrate, _check_bounds, _check_design, _check_gram, _check_rng, refit_loss,
                         _solve_certified, _solve_closed_form, _solve_closed_form_gram)
 
 __all__ = ["objective_perturbation_exact", "objective_perturbation_gram_exact", "exact_grid_calibration",
@@ -100,10 +100,10 @@ def exact_grid_calibration(loss, dim, *, eps, row_bound, b_y, r, ridge=0.0, hube
     eps_out = eps * frac
     eps_obj = eps - eps_out
     if loss == "squared":  # the objective module gives Mode A the whole budget: pass eps_obj
-        base = _calibrate(loss, dim, eps=eps_obj, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
+        base = calibrate(loss, dim, eps=eps_obj, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                           neighbour=neighbour)
     else:
-        base = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
+        base = calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                           huber_h=huber_h, hinge_h=hinge_h, eps_out_frac=frac, neighbour=neighbour)
     eps_obj = base.eps_obj
     d = int(dim)
@@ -193,7 +193,7 @@ def objective_perturbation_exact(X, y, *, loss, eps, row_bound, b_y=None, r, rng
     cal = exact_grid_calibration(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                                  huber_h=huber_h, hinge_h=hinge_h, eps_out_frac=eps_out_frac,
                                  d_max=d_max, neighbour=neighbour)
-    lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
+    lossobj = refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     _check_bounds(X, y, lossobj, float(row_bound), b_y)
     r = float(r)
     return _release(cal, loss, r, rng, lambda b: grid_point(X, y, b, cal, lossobj, r, max_iter))

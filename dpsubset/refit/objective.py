@@ -108,10 +108,13 @@ from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
 from .._validation import check_positive
 from ..mechanisms import noise as samplers
 from ..privacy.leaks import PrivacyLeakWarning
-from .certificate import (_U, _ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
+from .certificate import (_U, ball_qp, _certificate, _certificate_gram, _exact_colsums, _into_ball,
                           _row_norms)
 
 __all__ = [
+    # public doors for the inference stage (its bootstrap replays this mechanism) and the
+    # usefulness warnings: the calibration, the loss, and the noise laws
+    "calibrate", "refit_loss", "sample_noise", "sample_output_noise",
     "RefitResult",
     "RefitLoss",
     "objective_perturbation",
@@ -250,7 +253,7 @@ class RefitLoss:
         return self.d2phi(near, y)
 
 
-def _refit_loss(loss, *, b_y=None, huber_h=None, hinge_h=None) -> RefitLoss:
+def refit_loss(loss, *, b_y=None, huber_h=None, hinge_h=None) -> RefitLoss:
     """The refit's loss for a name, with the package's defaults for h (dpsubset.losses)."""
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -287,12 +290,12 @@ def _check_positive(name, value):
     return check_positive(name, float(value))  # the package's one rule (dpsubset._validation)
 
 
-def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber_h=None,
+def calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber_h=None,
                hinge_h=None, eps_out_frac=DEFAULT_EPS_OUT_FRAC, d_max=None,
                neighbour="replace-one"):
     """Public constants of one refit (spec sections 2, 3 and 5).
 
-    Internal, but used by the audits in ``tests/test_refit_audit.py`` so that they
+    Internal, but used by the audits in ``tests/refit/test_refit_audit.py`` so that they
     check the calibration the release really uses.
 
     Returns
@@ -316,7 +319,7 @@ def _calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber
         if b_y is None:
             raise ValueError(f"loss={loss!r} needs the public response bound b_y")
         b_y = _check_positive("b_y", b_y)
-    lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
+    lossobj = refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     zeta, lam = lossobj.constants(R, b_y, r)
     zeta_n = 2.0 * zeta if neighbour == "replace-one" else zeta
 
@@ -350,7 +353,7 @@ def _uniform_direction(rng, dim, size=None):
     return samplers.float_direction(rng, dim, size)
 
 
-def _sample_noise(rng, cal, size=None):
+def sample_noise(rng, cal, size=None):
     """Draw the objective-perturbation vector b (or ``size`` independent copies).
 
     Pure variant: radius ``Gamma(dim, cal.noise_scale)`` times a uniform direction,
@@ -366,7 +369,7 @@ def _sample_noise(rng, cal, size=None):
     return (rho if size is None else np.asarray(rho)[:, None]) * u
 
 
-def _sample_output_noise(rng, cal, size=None):
+def sample_output_noise(rng, cal, size=None):
     """Mode-B output noise w: radius ``Gamma(dim, 2 d_max / eps_out)``, uniform direction."""
     rho = samplers.float_gamma(rng, cal.dim, cal.out_scale, size)
     u = _uniform_direction(rng, cal.dim, size)
@@ -384,7 +387,7 @@ def _solve_closed_form(X, y, Delta, b, r):
     dim = X.shape[1]
     A = 2.0 * (X.T @ X) + Delta * np.eye(dim)
     c = 2.0 * _exact_colsums(X * y[:, None]) - b
-    theta, _ = _ball_qp(A, c, r)
+    theta, _ = ball_qp(A, c, r)
     theta = _into_ball(theta, r)
     lossobj = RefitLoss(SquaredLoss())
     norms = _row_norms(X)
@@ -401,7 +404,7 @@ def _solve_closed_form_gram(G, Aty, Delta, b, r, err_G, err_y):
     """:func:`_solve_closed_form` from ``G = A'A`` and ``A'y`` (entrywise rounding errors
     ``err_G``, ``err_y`` of the statistics enter the certificate)."""
     A = 2.0 * G + Delta * np.eye(len(Aty))
-    theta, _ = _ball_qp(A, 2.0 * Aty - b, r)
+    theta, _ = ball_qp(A, 2.0 * Aty - b, r)
     theta = _into_ball(theta, r)
     d = _certificate_gram(G, Aty, theta, Delta, b, r, err_G, err_y)
     return _refine(A, theta, d, r, lambda t: 2.0 * (G @ t - Aty) + Delta * t + b,
@@ -415,7 +418,7 @@ def _refine(A, theta, d, r, gradient, certificate, rounds=3):
     for _ in range(rounds):
         if d <= 1e-10 * r:
             break
-        cand, _ = _ball_qp(A, A @ theta - gradient(theta), r)
+        cand, _ = ball_qp(A, A @ theta - gradient(theta), r)
         cand = _into_ball(cand, r)
         dc = certificate(cand)
         if not dc < d:
@@ -427,7 +430,7 @@ def _refine(A, theta, d, r, gradient, certificate, rounds=3):
 def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
     """Mode B solver: projected Newton on the ball until d(theta) <= d_max.
 
-    Each step minimises the local quadratic model over the ball (``_ball_qp``), then
+    Each step minimises the local quadratic model over the ball (``ball_qp``), then
     backtracks along the segment to that point (which stays feasible by convexity)
     with an Armijo test. Stops as soon as the rigorous certificate is <= ``d_max``.
 
@@ -482,7 +485,7 @@ def _solve_certified(lossobj, X, y, Delta, b, r, d_max, max_iter):
             rigorous_tries += 1
             if rigorous_tries >= 4:
                 break
-        p, _ = _ball_qp(H, H @ theta - g, r)
+        p, _ = ball_qp(H, H @ theta - g, r)
         p = _into_ball(p, r)
         step = p - theta
         snorm = float(np.linalg.norm(step))
@@ -662,10 +665,10 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
     X, y = _check_design(X, y)
     rng = _check_rng(rng)
     n, dim = X.shape
-    cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+    cal = calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      ridge=ridge, huber_h=huber_h, hinge_h=hinge_h,
                      eps_out_frac=eps_out_frac, d_max=d_max, neighbour=neighbour)
-    lossobj = _refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
+    lossobj = refit_loss(loss, b_y=b_y, huber_h=huber_h, hinge_h=hinge_h)
     _check_bounds(X, y, lossobj, float(row_bound), b_y)
     max_iter = int(max_iter)
     if max_iter < 1:
@@ -678,7 +681,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
                            zeta=cal.zeta, lam_hess=cal.lam_hess)
 
     # the noise is drawn once, before the data are touched, and never redrawn
-    b = _sample_noise(rng, cal)
+    b = sample_noise(rng, cal)
     if _force_zero_noise:
         warnings.warn("objective_perturbation(_force_zero_noise=True) is a test hook: "
                       "the output is NOT differentially private", PrivacyLeakWarning,
@@ -691,7 +694,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
         coef = theta
     else:
         theta, dist = _solve_certified(lossobj, X, y, Delta, b, r, cal.d_max, max_iter)
-        w = _sample_output_noise(rng, cal)
+        w = sample_output_noise(rng, cal)
         if _force_zero_noise:
             w = np.zeros(dim)
         coef = theta + w
@@ -735,7 +738,7 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     rng = _check_rng(rng)
     G, Aty = _check_gram(G, Aty, n)
     dim = len(Aty)
-    cal = _calibrate("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+    cal = calibrate("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      ridge=ridge, neighbour=neighbour)
     r = float(r)
     if dim == 0:
@@ -743,7 +746,7 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
                            certified_distance=0.0, regularization=cal.regularization,
                            zeta=cal.zeta, lam_hess=cal.lam_hess)
     err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
-    b = _sample_noise(rng, cal)  # drawn once, before the data are touched
+    b = sample_noise(rng, cal)  # drawn once, before the data are touched
     Delta = cal.regularization
     theta, d = _solve_closed_form_gram(G, Aty, Delta, b, r, err_G, err_y)
     return RefitResult(coef=np.array(theta, dtype=float), loss="squared", eps=cal.eps,
@@ -761,7 +764,7 @@ def largest_refit_constant(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, **lo
 
     Uses the refit's own calibration, so the bound follows whatever the refit does.
     """
-    cal = _calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+    cal = calibrate(loss, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      **loss_options)
     q = _gamma_upper(dim) if cal.noise == "gamma" else 10.0 * math.sqrt(dim) + 40.0
     return max(cal.regularization, cal.regularization * r, q * cal.noise_scale,

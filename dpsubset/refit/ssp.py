@@ -15,14 +15,14 @@ import numpy as np
 
 from ..mechanisms import noise as samplers
 
-from .certificate import _ball_qp, _exact_colsums, _into_ball
+from .certificate import ball_qp, _exact_colsums, _into_ball
 from .objective import (_MODE_SSP, NEIGHBOURS, RefitResult, _check_design, _check_positive,
                         _check_rng)
 
-__all__ = ["sufficient_statistics_perturbation"]
+__all__ = ["sufficient_statistics_perturbation", "ssp_sensitivity"]
 
 
-def _ssp_sensitivity(bounds, b_y, neighbour):
+def ssp_sensitivity(bounds, b_y, neighbour):
     """L1 sensitivity of (upper triangle of X'X, X'y) under per-column bounds b_j.
 
     Replace-one: a diagonal entry x_j^2 lies in [0, b_j^2] and moves by at most b_j^2;
@@ -99,7 +99,7 @@ def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rn
                            mode=_MODE_SSP, certified_distance=0.0, regularization=ridge,
                            zeta=float("nan"), lam_hess=float("nan"))
 
-    scale = _ssp_sensitivity(bounds, b_y, neighbour) / eps
+    scale = ssp_sensitivity(bounds, b_y, neighbour) / eps
     iu = np.triu_indices(dim)
     m_tri = len(iu[0])
     gram = X.T @ X
@@ -116,7 +116,7 @@ def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rn
     M = a_psd + 0.5 * ridge * np.eye(dim)
     H = 2.0 * M
     q = 2.0 * c_noisy
-    theta, _ = _ball_qp(H, q, r)
+    theta, _ = ball_qp(H, q, r)
     theta = _into_ball(theta, r)
     mu = 2.0 * float(np.linalg.eigvalsh(0.5 * (M + M.T))[0])
     if mu > 0:

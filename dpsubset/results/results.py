@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from ..design.frames import _as_frame
+from ..design.frames import as_frame
 from ..design.centring import centring_frame
 from ..design.spec import DesignSpec
 from ..privacy.leaks import NotReleasedError
@@ -491,7 +491,7 @@ class DPSubsetResults:
         which = self._check_which(which)
         if self._coef_mapped is None:
             raise ValueError("predict needs coefficients: fit with refit=True")
-        frame = _as_frame(newdata, "newdata")
+        frame = as_frame(newdata, "newdata")
         M = self._predictor.transform_new(frame)
         counts, n_rows = clipped_rows(self._predictor, frame)
         if n_rows:

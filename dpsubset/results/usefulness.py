@@ -129,14 +129,14 @@ def refit_noise_floor(loss, dim, *, eps_refit, row_bound, b_y, r, n, delta=0.0, 
         ``min(r, E||b|| / (n lambda + Delta_reg)) R / sqrt(d)``.
     """
     from ..refit.exact_grid import exact_grid_calibration
-    from ..refit.objective import _calibrate
+    from ..refit.objective import calibrate
 
     if not delta:  # the exact-grid refit: i.i.d. Laplace(sigma_1) coordinates, E||b|| ~ sigma_1 sqrt(2d)
         cal = exact_grid_calibration(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r,
                                      **(loss_options or {}))
         mean_norm, lam_hess = cal.sigma1 * math.sqrt(2.0 * dim), cal.base.lam_hess
     else:
-        cal = _calibrate(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+        cal = calibrate(loss, dim, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                          **(loss_options or {}))
         mean_norm, lam_hess = cal.noise_scale * math.sqrt(dim), cal.lam_hess
     shift = min(float(r), mean_norm / (n * lam_hess + cal.regularization))

@@ -78,6 +78,13 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
             self._gram = X.T @ X / n
         self.n_scored = 0  # supports scored so far (for the bench and the certificate)
 
+    @property
+    def gram(self):
+        """X'X / n of the candidate columns (p x p), or None where it is not held (more than
+        a few thousand columns: the search then forms the blocks it needs from X). Read-only:
+        the search's bounds and heuristics read it; nothing may write to it."""
+        return self._gram
+
     @classmethod
     def from_gram(cls, G, Zty, yty, n, lam, r, k_forced=0):
         """The scorer of a dataset known only through its sufficient statistics.

@@ -320,6 +320,6 @@ def _min_eigenvalue_bound(M, lam_n):
 
 def _gram(scorer, rows, cols):
     """X_rows' X_cols / n, from the stored Gram matrix when there is one."""
-    if scorer._gram is not None:
-        return scorer._gram[np.ix_(rows, cols)]
+    if scorer.gram is not None:
+        return scorer.gram[np.ix_(rows, cols)]
     return scorer.X[:, rows].T @ scorer.X[:, cols] / scorer.n

@@ -29,7 +29,7 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
             scorer.X is None  # the Gram route
             # A stored Gram matrix makes A'A v one p x p product instead of two n x p
             # ones: cheaper where p < 2n (a tenth of the easy L0BnB cells' 0.2 s).
-            or (scorer._gram is not None and scorer.p < 2 * scorer.n)):
+            or (scorer.gram is not None and scorer.p < 2 * scorer.n)):
         return _iht_gram(scorer, s, max_iter=max_iter, random_state=random_state)
     X, y, F, n = scorer.X, scorer.y, scorer.forced, scorer.n
     if F.shape[1]:
@@ -50,7 +50,7 @@ def _iht_gram(scorer, s, *, max_iter=200, random_state=0):
     ``LeastSquaresScorer.from_gram``): the same iteration, with A'A v and A'y of the
     design residualised on the always-in columns written as Gram products,
     A'A v = n (G v - X'F (F'F)^{-1} F'X v) and A'y = n (X'y - X'F (F'F)^{-1} F'y)."""
-    G, n, kf = scorer._gram, scorer.n, scorer.k_forced
+    G, n, kf = scorer.gram, scorer.n, scorer.k_forced
     if kf:
         # (F'F)^{-1} through a least-squares solve: F'F may be singular (it is PSD).
         proj = lambda u: scorer.XF @ np.linalg.lstsq(scorer.FF, u, rcond=None)[0]  # noqa: E731

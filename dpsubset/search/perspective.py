@@ -236,15 +236,15 @@ class Moments:
         scorer."""
         kf = sc.k_forced
         gy = np.concatenate([sc.Fy, sc.Xy])
-        if sc._gram is not None:
-            G = sc._gram  # no copy without always-in columns
+        if sc.gram is not None:
+            G = sc.gram  # no copy without always-in columns
             if kf:
                 P = kf + sc.p
                 G = np.empty((P, P))
                 G[:kf, :kf] = sc.FF
                 G[kf:, :kf] = sc.XF
                 G[:kf, kf:] = sc.XF.T
-                G[kf:, kf:] = sc._gram
+                G[kf:, kf:] = sc.gram
             d = _scorer_shift(sc, G, gy, memory) if shift else 0.0
             return cls(gy, sc.yy, sc.lam_n, sc.r, kf, gram=G, shift=d)
         A_cols = lambda j: (sc.forced[:, j] if j < kf else sc.X[:, j - kf])  # noqa: E731

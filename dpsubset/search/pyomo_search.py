@@ -272,7 +272,7 @@ class PyomoSearch(FamilyMaster):
         G[:kf, :kf] = sc.FF
         G[kf:, :kf] = sc.XF
         G[:kf, kf:] = sc.XF.T
-        G[kf:, kf:] = sc._gram if sc._gram is not None else sc.X.T @ sc.X / sc.n
+        G[kf:, kf:] = sc.gram if sc.gram is not None else sc.X.T @ sc.X / sc.n
         g = np.concatenate([sc.Fy, sc.Xy])
         m = pe.ConcreteModel(name=self.name)
         m.z = pe.Var(range(p), domain=pe.Binary)

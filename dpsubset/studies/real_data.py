@@ -1,7 +1,7 @@
 """Real data sets that ship with a dependency, each with a codebook written from its variables' definitions.
 
 The benchmark of the defaults on real data (bench/real_data.py, docs/benchmarks/real-data.md),
-the tests of the intercept and location (tests/test_real_data.py), the README's example and the
+the tests of the intercept and location (tests/studies/test_real_data.py), the README's example and the
 real-data vignette all read their data sets from here, so that every one of them uses the same
 model and the same public bounds.
 

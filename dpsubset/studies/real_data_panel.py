@@ -21,7 +21,7 @@ The split (:data:`TUNING`, :data:`HELD_OUT`) was drawn once, with :func:`draw_sp
 :data:`SPLIT_SEED`, separately among the data sets with at least :data:`LARGE_N` rows and among the
 smaller ones, so that each half has a balanced share of the large ones (the issue's held-out
 criteria are on n >= 3000). It is written out below so that it cannot drift;
-tests/test_real_data_panel.py checks that the draw reproduces it.
+tests/studies/test_real_data_panel.py checks that the draw reproduces it.
 """
 from __future__ import annotations
 
@@ -171,7 +171,7 @@ NEW_DATA_SETS = dict(slid=_slid, exam=_exam, hsb82=_hsb82, rwm1984=_rwm1984, gpa
 PANEL = tuple(REAL_DATA_SETS) + tuple(NEW_DATA_SETS)
 
 #: rows of each data set after its missing values are dropped (public: a property of the shipped
-#: data, used only to stratify the split; tests/test_real_data_panel.py checks it)
+#: data, used only to stratify the split; tests/studies/test_real_data_panel.py checks it)
 PANEL_SIZES = dict(hitters=263, pima=532, anes96=944, star98=303, fair=6366, randhie=20190, wage=3000,
                    diamonds=53940, boston=506, saratoga=1728, cps1988=28155, credit=400,
                    slid=3987, exam=4059, hsb82=7185, rwm1984=3874, gpa2=4137, k401ksubs=9275,

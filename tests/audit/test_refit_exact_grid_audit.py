@@ -18,7 +18,7 @@ import pytest
 
 from dpsubset.mechanisms import noise
 from dpsubset.refit import exact_grid as eg
-from dpsubset.refit.objective import _refit_loss
+from dpsubset.refit.objective import refit_loss
 
 SETTINGS = dict(eps=1.0, row_bound=0.5, b_y=1.0, r=0.5)
 X = np.array([[0.5], [0.5], [0.25]])
@@ -38,7 +38,7 @@ def grid_law(X_, y_, cal, cell_t=None):
     """{k: probability} of round(theta_hat / g) over the exact law of the cell noise."""
     t = cal.cell_t if cell_t is None else cell_t
     q = math.exp(-1.0 / t)
-    lossobj = _refit_loss("squared", b_y=SETTINGS["b_y"])
+    lossobj = refit_loss("squared", b_y=SETTINGS["b_y"])
     law, m, last = {}, 0, {}
     while True:
         for sign in (1, -1):

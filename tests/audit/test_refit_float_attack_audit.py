@@ -34,7 +34,7 @@ WINDOW = (0.934, 1.0)
 
 
 def _delta():
-    return op._calibrate("squared", 1, eps=SETTINGS["eps"], row_bound=SETTINGS["row_bound"],
+    return op.calibrate("squared", 1, eps=SETTINGS["eps"], row_bound=SETTINGS["row_bound"],
                          b_y=SETTINGS["b_y"], r=SETTINGS["r"]).regularization
 
 
@@ -117,11 +117,11 @@ def test_exact_grid_releases_are_all_possible_under_the_neighbour():
     cell whose solve lands nearest to it, then output noise z - k' of probability at least
     exp(-|z - k'| / t_out) (1 - q) / (1 + q) > 0."""
     from dpsubset.refit import exact_grid as eg
-    from dpsubset.refit.objective import _refit_loss
+    from dpsubset.refit.objective import refit_loss
     cal = eg.exact_grid_calibration("squared", 1, **{k: v for k, v in SETTINGS.items() if k != "loss"})
     rng = np.random.default_rng(1)
     out = [eg.objective_perturbation_exact(X, Y, rng=rng, **SETTINGS).coef[0] for _ in range(300)]
-    lossobj = _refit_loss("squared", b_y=SETTINGS["b_y"])
+    lossobj = refit_loss("squared", b_y=SETTINGS["b_y"])
     A = 2.0 * float(XP[:, 0] @ XP[:, 0]) + cal.regularization
     c = 2.0 * float(XP[:, 0] @ Y)
     for z in out:

@@ -62,7 +62,7 @@ Swope et al.'s Algorithm 2 updates the class size as m <- m (t - h - 1) / (k - h
 i.e. |C(h, t)| = C(t - h - 1, k - h - 1), which lets the body include position
 h + 1; then the classes overlap (for p = 3, k = 2 they hold 4 sets, not 3) and
 some sets get two noise draws, which is not the mechanism of the theorem. This
-module uses the partition above; ``tests/test_dp_sis.py`` checks that its class
+module uses the partition above; ``tests/selection/test_dp_sis.py`` checks that its class
 sizes add up to C(p, k) and that draws follow the law of the mechanism computed
 independently, and that Swope et al.'s counts fail that test.
 

@@ -313,7 +313,7 @@ test_that("the result holds no data: not in its call, not in its formula's envir
   expect_true(fit_mtcars()$privacy$seeded)
   marker <- writeBin(d$wt[1], raw(), size = 8L, endian = "big")  # serialize() writes XDR (big-endian)
   for (f in list(fit, fit2)) {
-    f$.python <- NULL  # the Python result: checked on the Python side (tests/test_privacy_leaks.py)
+    f$.python <- NULL  # the Python result: checked on the Python side (tests/privacy/test_privacy_leaks.py)
     expect_length(grepRaw(marker, serialize(f, NULL), fixed = TRUE), 0L)
   }
 })

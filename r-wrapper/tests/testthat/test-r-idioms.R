@@ -116,7 +116,7 @@ test_that("tidy() and glance() have the Python API's columns and are tibbles whe
   gl <- glance(fit)
   expect_equal(names(td), c("term", "estimate", "selected", "forced", "status", "clip_lo", "clip_hi"))
   # r_refit and lam_refit (the refit's radius and ridge) come with Python versions that report them; the parity
-  # test (tests/test_r_bridge.py) checks that glance() has the Python API's columns
+  # test (tests/interfaces/test_r_bridge.py) checks that glance() has the Python API's columns
   expect_equal(setdiff(names(gl), c("r_refit", "lam_refit")),
                c("nobs", "n_candidates", "n_forced", "s", "method", "loss", "refit", "eps", "delta",
                  "eps_select", "eps_refit", "guarantee", "seeded", "sensitivity", "certificates_closed",

@@ -216,7 +216,7 @@ def test_auto_picks_branch_and_bound_for_least_squares():
 
 
 def test_branch_and_bound_is_accepted_for_every_loss():
-    # Issue 27: the convex losses have the Fenchel bounds (tests/test_bnb_convex.py).
+    # Issue 27: the convex losses have the Fenchel bounds (tests/search/test_bnb_convex.py).
     from dpsubset.search.exact import check_search
     for loss in ("squared", "huber", "logistic", "hinge"):
         assert check_search("branch_and_bound", None, None, loss) == (None, None)

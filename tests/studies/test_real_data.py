@@ -1,7 +1,7 @@
 """The release converges to the user's own best subset on real data (issue 25, dpsubset/defaults.py).
 
 "Best" is ordinary least squares with an unpenalised intercept on the same clipped data, what
-leaps' exhaustive search finds (tests/test_leaps.py ties the package's non-private search to
+leaps' exhaustive search finds (tests/package/test_leaps.py ties the package's non-private search to
 leaps). A release is near-best when its residual sum of squares is within 0.1 % of the best.
 
 * The default rule: unchanged below n eps = 10,000; above, the ridge falls to 0.01 and

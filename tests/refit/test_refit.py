@@ -1,6 +1,6 @@
 """Tests of dpsubset.refit.objective against the claims of docs/methods/refit.md (T1-T4, T7, T8).
 
-The exact s = 1 privacy audit (T5) lives in tests/test_refit_audit.py.
+The exact s = 1 privacy audit (T5) lives in tests/refit/test_refit_audit.py.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ LONG_OK = np.finfo(np.longdouble).eps < 1e-18
 
 
 def _loss_obj(loss, b_y=2.0, h=None):
-    return refit._refit_loss(loss, b_y=b_y, huber_h=h, hinge_h=h)
+    return refit.refit_loss(loss, b_y=b_y, huber_h=h, hinge_h=h)
 
 
 def _quiet_op(*args, **kw):
@@ -106,7 +106,7 @@ def _attainable_grad_sup(loss, lossobj):
 def test_t1_gradient_bound_holds_and_is_reached(loss, h):
     rng = np.random.default_rng(11)
     lossobj = _loss_obj(loss, BY, h)
-    cal = refit._calibrate(loss, 3, eps=1.0, row_bound=RB, b_y=BY, r=RAD, huber_h=h,
+    cal = refit.calibrate(loss, 3, eps=1.0, row_bound=RB, b_y=BY, r=RAD, huber_h=h,
                            hinge_h=h)
     X, Y, T = _t1_points(loss, rng)
     eta = np.einsum("ij,ij->i", X, T)
@@ -130,7 +130,7 @@ def test_t1_gradient_bound_holds_and_is_reached(loss, h):
 def test_t1_hessian_bound_rank_one_and_reached(loss, h):
     rng = np.random.default_rng(12)
     lossobj = _loss_obj(loss, BY, h)
-    cal = refit._calibrate(loss, 3, eps=1.0, row_bound=RB, b_y=BY, r=RAD, huber_h=h,
+    cal = refit.calibrate(loss, 3, eps=1.0, row_bound=RB, b_y=BY, r=RAD, huber_h=h,
                            hinge_h=h)
     X, Y, T = _t1_points(loss, rng)
     eta = np.einsum("ij,ij->i", X, T)
@@ -163,29 +163,29 @@ def test_t1_lambda_uses_R_squared(loss):
     """Regression: lambda scales with R^2 (diffprivlib-style c*R under-regularises)."""
     per_R2 = {"squared": 2.0, "huber": 2.0, "logistic": 0.25, "hinge": 1.0 / (2 * 0.5)}
     for R in (0.5, 1.0, 3.0, 10.0):
-        cal = refit._calibrate(loss, 2, eps=0.7, row_bound=R, b_y=4.0, r=2.0)
+        cal = refit.calibrate(loss, 2, eps=0.7, row_bound=R, b_y=4.0, r=2.0)
         assert cal.lam_hess == pytest.approx(per_R2[loss] * R * R, rel=1e-15)
         eps_obj = cal.eps_obj
         assert cal.regularization == pytest.approx(2 * cal.lam_hess / eps_obj, rel=1e-15)
     # the user ridge counts, but never below 2 lambda / eps
-    cal = refit._calibrate(loss, 2, eps=0.7, row_bound=3.0, b_y=4.0, r=2.0, ridge=1e6)
+    cal = refit.calibrate(loss, 2, eps=0.7, row_bound=3.0, b_y=4.0, r=2.0, ridge=1e6)
     assert cal.regularization == 1e6
 
 
 def test_t1_zeta_table():
     R, b_y, r = 2.5, 3.0, 0.8
     U = b_y + R * r
-    assert refit._calibrate("squared", 2, eps=1, row_bound=R, b_y=b_y, r=r).zeta == \
+    assert refit.calibrate("squared", 2, eps=1, row_bound=R, b_y=b_y, r=r).zeta == \
         pytest.approx(2 * R * U)
-    assert refit._calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r,
+    assert refit.calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r,
                             huber_h=0.9).zeta == pytest.approx(2 * R * 0.9)
-    assert refit._calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r,
+    assert refit.calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r,
                             huber_h=100.0).zeta == pytest.approx(2 * R * U)
     # default huber_h = b_y / 2
-    assert refit._calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r).h == b_y / 2
-    assert refit._calibrate("logistic", 2, eps=1, row_bound=R, b_y=None, r=r).zeta == R
-    assert refit._calibrate("hinge", 2, eps=1, row_bound=R, b_y=None, r=r).zeta == R
-    assert refit._calibrate("hinge", 2, eps=1, row_bound=R, b_y=None, r=r).h == 0.5
+    assert refit.calibrate("huber", 2, eps=1, row_bound=R, b_y=b_y, r=r).h == b_y / 2
+    assert refit.calibrate("logistic", 2, eps=1, row_bound=R, b_y=None, r=r).zeta == R
+    assert refit.calibrate("hinge", 2, eps=1, row_bound=R, b_y=None, r=r).zeta == R
+    assert refit.calibrate("hinge", 2, eps=1, row_bound=R, b_y=None, r=r).h == 0.5
 
 
 # ----------------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ M_DRAWS = 200_000
 @pytest.mark.parametrize("neighbour", ["replace-one", "add/remove"])
 def test_t2_gamma_radius_and_uniform_direction(dim, neighbour):
     eps = 0.8
-    cal = refit._calibrate("squared", dim, eps=eps, row_bound=1.7, b_y=3.0, r=2.0,
+    cal = refit.calibrate("squared", dim, eps=eps, row_bound=1.7, b_y=3.0, r=2.0,
                            neighbour=neighbour)
     zeta = 2 * 1.7 * (3.0 + 1.7 * 2.0)
     assert cal.zeta == pytest.approx(zeta, rel=1e-15)
@@ -210,7 +210,7 @@ def test_t2_gamma_radius_and_uniform_direction(dim, neighbour):
         assert cal.zeta_n == cal.zeta
         assert cal.noise_scale == pytest.approx(2 * zeta / eps, rel=1e-15)
     rng = np.random.default_rng(1000 + dim)
-    B = refit._sample_noise(rng, cal, size=M_DRAWS)
+    B = refit.sample_noise(rng, cal, size=M_DRAWS)
     assert B.shape == (M_DRAWS, dim)
     rad = np.linalg.norm(B, axis=1)
     assert stats.kstest(rad, stats.gamma(a=dim, scale=2 * cal.zeta_n / eps).cdf).pvalue > 1e-3
@@ -236,7 +236,7 @@ def test_t2_single_draw_path_and_public_api():
     its law must be the Gamma-radius law.
     """
     dim, eps, R, b_y, r, ridge = 3, 1.3, 1.0, 1.0, 1e6, 1e4
-    cal = refit._calibrate("squared", dim, eps=eps, row_bound=R, b_y=b_y, r=r, ridge=ridge)
+    cal = refit.calibrate("squared", dim, eps=eps, row_bound=R, b_y=b_y, r=r, ridge=ridge)
     rng = np.random.default_rng(5)
     X = np.zeros((2, dim))
     y = np.zeros(2)
@@ -256,14 +256,14 @@ def test_t2_single_draw_path_and_public_api():
 @pytest.mark.parametrize("neighbour", ["replace-one", "add/remove"])
 def test_t2_gaussian_variant(neighbour):
     dim, eps, delta = 4, 0.6, 1e-6
-    cal = refit._calibrate("logistic", dim, eps=eps, row_bound=2.0, b_y=None, r=1.0,
+    cal = refit.calibrate("logistic", dim, eps=eps, row_bound=2.0, b_y=None, r=1.0,
                            delta=delta, neighbour=neighbour)
     eo = cal.eps_obj
     assert eo == pytest.approx(0.99 * eps)
     var = cal.zeta_n ** 2 * (8 * math.log(2 / delta) + 4 * eo) / eo ** 2
     assert cal.noise == "gaussian"
     assert cal.noise_scale ** 2 == pytest.approx(var, rel=1e-13)
-    B = refit._sample_noise(np.random.default_rng(9), cal, size=M_DRAWS)
+    B = refit.sample_noise(np.random.default_rng(9), cal, size=M_DRAWS)
     np.testing.assert_allclose(B.var(axis=0), var, rtol=0.015)
     for j in range(dim):
         assert stats.kstest(B[:, j], stats.norm(scale=math.sqrt(var)).cdf).pvalue > 1e-3 / dim
@@ -271,12 +271,12 @@ def test_t2_gaussian_variant(neighbour):
 
 
 def test_t2_output_noise_law():
-    cal = refit._calibrate("hinge", 3, eps=2.0, row_bound=1.0, b_y=None, r=4.0,
+    cal = refit.calibrate("hinge", 3, eps=2.0, row_bound=1.0, b_y=None, r=4.0,
                            eps_out_frac=0.05)
     assert cal.eps_out == pytest.approx(0.1)
     assert cal.d_max == pytest.approx(4e-8)
     assert cal.out_scale == pytest.approx(2 * cal.d_max / cal.eps_out, rel=1e-15)
-    W = refit._sample_output_noise(np.random.default_rng(3), cal, size=M_DRAWS)
+    W = refit.sample_output_noise(np.random.default_rng(3), cal, size=M_DRAWS)
     rad = np.linalg.norm(W, axis=1)
     assert stats.kstest(rad, stats.gamma(a=3, scale=cal.out_scale).cdf).pvalue > 1e-3
     assert stats.kstest((W[:, 0] / rad + 1) / 2, stats.beta(1, 1).cdf).pvalue > 1e-3
@@ -482,9 +482,9 @@ def _t4_problem(loss, seed, boundary):
     else:
         X, y = _class_data(rng, 1500, bx, theta0)
     r = 0.3 * np.linalg.norm(theta0) if boundary else 10.0 * (1 + np.linalg.norm(theta0))
-    cal = refit._calibrate(loss, dim, eps=1.0, row_bound=R, b_y=3.0, r=r)
-    b = refit._sample_noise(rng, cal)
-    lossobj = refit._refit_loss(loss, b_y=3.0)
+    cal = refit.calibrate(loss, dim, eps=1.0, row_bound=R, b_y=3.0, r=r)
+    b = refit.sample_noise(rng, cal)
+    lossobj = refit.refit_loss(loss, b_y=3.0)
     return X, y, cal, b, r, lossobj
 
 
@@ -530,15 +530,15 @@ def test_t4_mode_a_and_mode_b_agree_for_least_squares():
 def test_t4_ball_qp_hard_inputs():
     # PSD with an exact null direction carrying linear term: root at kappa > 0
     H = np.diag([2.0, 0.0])
-    p, kap = certificate._ball_qp(H, np.array([1.0, 1e-3]), 1.0)
+    p, kap = certificate.ball_qp(H, np.array([1.0, 1e-3]), 1.0)
     assert kap > 0 and np.linalg.norm(p) == pytest.approx(1.0, rel=1e-13)
     # null direction without linear term: minimum-norm interior minimiser
-    p, kap = certificate._ball_qp(H, np.array([1.0, 0.0]), 1.0)
+    p, kap = certificate.ball_qp(H, np.array([1.0, 0.0]), 1.0)
     assert kap == 0 and np.allclose(p, [0.5, 0.0])
     # very ill-conditioned, boundary active
     H = np.diag([1e-12, 1.0, 1e8])
     q = np.array([1.0, 1.0, 1.0])
-    p, kap = certificate._ball_qp(H, q, 2.0)
+    p, kap = certificate.ball_qp(H, q, 2.0)
     np.testing.assert_allclose(p, q / (np.diag(H) + kap), rtol=1e-12)
     assert np.linalg.norm(p) == pytest.approx(2.0, rel=1e-13)
 
@@ -667,7 +667,7 @@ def test_t7_fail_closed_does_not_redraw():
         objective_perturbation(X, y, loss="logistic", eps=1.0, row_bound=math.sqrt(2), r=5.0,
                                rng=rng, max_iter=1)
     twin = np.random.default_rng(3)
-    refit._sample_noise(twin, refit._calibrate("logistic", 2, eps=1.0,
+    refit.sample_noise(twin, refit.calibrate("logistic", 2, eps=1.0,
                                                row_bound=math.sqrt(2), b_y=None, r=5.0))
     assert rng.bit_generator.state == twin.bit_generator.state
 
@@ -711,7 +711,7 @@ def test_t8_op_and_ssp_agree_in_accuracy_and_approach_ols():
 def test_t8_ssp_sensitivity_and_noise_scale():
     # equal bounds: b^2 s^2 + 2 s b b_y (replace-one), never above the spec's s(s+1) version
     s, bx, by = 4, 0.7, 3.0
-    d1 = ssp._ssp_sensitivity(np.full(s, bx), by, "replace-one")
+    d1 = ssp.ssp_sensitivity(np.full(s, bx), by, "replace-one")
     assert d1 == pytest.approx(bx ** 2 * s ** 2 + 2 * s * bx * by)
     assert d1 <= bx ** 2 * s * (s + 1) + 2 * s * bx * by
     # brute force over corner records: the L1 change of (upper-tri X'X, X'y)
@@ -726,9 +726,9 @@ def test_t8_ssp_sensitivity_and_noise_scale():
 
     S = np.array([stat(p) for p in pts])
     worst = max(np.abs(S - S[i]).sum(axis=1).max() for i in range(len(S)))
-    assert worst <= ssp._ssp_sensitivity(bounds, by, "replace-one") + 1e-12
+    assert worst <= ssp.ssp_sensitivity(bounds, by, "replace-one") + 1e-12
     worst_ar = np.abs(S).sum(axis=1).max()
-    assert worst_ar <= ssp._ssp_sensitivity(bounds, by, "add/remove") + 1e-12
+    assert worst_ar <= ssp.ssp_sensitivity(bounds, by, "add/remove") + 1e-12
     # the released statistics carry Laplace(Delta_1 / eps) noise
     X = np.zeros((1, 2))
     rng = np.random.default_rng(52)
@@ -736,7 +736,7 @@ def test_t8_ssp_sensitivity_and_noise_scale():
         X, np.zeros(1), eps=2.0, bound_x_entries=1.0, b_y=1.0, r=1e9, rng=rng,
         ridge=2e6).coef for _ in range(4000)])
     # with ridge 2e6 dominating, theta ~ c_noisy / (A_+ + 1e6) ~ c_noisy / 1e6
-    scale = ssp._ssp_sensitivity(np.ones(2), 1.0, "replace-one") / 2.0
+    scale = ssp.ssp_sensitivity(np.ones(2), 1.0, "replace-one") / 2.0
     c_est = coefs[:, 0] * 1e6
     assert stats.kstest(c_est, stats.laplace(scale=scale).cdf).pvalue > 1e-4
 
@@ -791,7 +791,7 @@ def test_t4_certificate_valid_far_from_the_optimum(loss, h):
         X, y = _regression_data(rng, 400, [1, 1], 3.0, theta0, noise=1.0)
     else:
         X, y = _class_data(rng, 400, [1, 1], 3 * theta0)
-    lossobj = refit._refit_loss(loss, b_y=3.0, huber_h=h, hinge_h=h)
+    lossobj = refit.refit_loss(loss, b_y=3.0, huber_h=h, hinge_h=h)
     Delta, r = 1e-6, 6.0
     b = 1e-3 * rng.standard_normal(2)
     theta, _ = refit._solve_certified(lossobj, X, y, Delta, b, r, 1e-8 * r, 200)
@@ -809,7 +809,7 @@ def test_t4_certificate_when_curvature_vanishes_towards_the_optimum():
     self-confirmation D < rho) would certify a distance that is too small."""
     X = np.ones((100, 1))
     y = np.ones(100)
-    lossobj = refit._refit_loss("logistic")
+    lossobj = refit.refit_loss("logistic")
     Delta, r, b = 1e-6, 20.0, np.zeros(1)
     ref, kap = _ref_solve("logistic", X, y, Delta, b, r, start=np.array([15.0]))
     assert kap == 0 and 10 < float(ref[0]) < 20

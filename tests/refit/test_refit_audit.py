@@ -14,7 +14,7 @@ gradient (any offset can be realised by many rows with tiny ``|x|``) and through
 curvature, which only dilutes the Jacobian ratio, so the audit takes curvature 0 and
 maximises over the offset analytically. Neighbouring records run over a grid of
 ``(x, y)`` in the public box. The calibration ``(Delta, beta)`` and the loss
-derivatives are the implementation's own (``refit._calibrate``, ``refit._refit_loss``).
+derivatives are the implementation's own (``refit.calibrate``, ``refit.refit_loss``).
 
 Negative controls must FAIL the audit: KST12's printed constant (the add/remove
 calibration) used under replace-one, ``lambda = c R`` instead of ``c R^2``, ``Delta = 0``
@@ -121,9 +121,9 @@ def audit_add_remove(cal, lossobj, bx, by, r):
 
 
 def _setup(loss, eps, bx, by, r, neighbour="replace-one", **kw):
-    cal = refit._calibrate(loss, 1, eps=eps, row_bound=bx, b_y=by, r=r, neighbour=neighbour,
+    cal = refit.calibrate(loss, 1, eps=eps, row_bound=bx, b_y=by, r=r, neighbour=neighbour,
                            **kw)
-    lossobj = refit._refit_loss(loss, b_y=by, huber_h=kw.get("huber_h"),
+    lossobj = refit.refit_loss(loss, b_y=by, huber_h=kw.get("huber_h"),
                                hinge_h=kw.get("hinge_h"))
     return cal, lossobj
 

@@ -80,7 +80,7 @@ def test_loss_derivatives_conjugate_and_bounds(name):
 def test_loss_definitions_match_the_refit():
     """Selection and refit use the same loss objects (dpsubset/refit/objective.py), the
     refit at refit_scale times the scores' scale."""
-    from dpsubset.refit.objective import _refit_loss as _make_loss
+    from dpsubset.refit.objective import refit_loss as _make_loss
     rng = np.random.default_rng(2)
     eta, yc, yr = rng.uniform(-3, 3, 50), rng.choice([-1.0, 1.0], 50), rng.uniform(-1, 1, 50)
     pairs = [(HuberLoss(0.3), _make_loss("huber", b_y=1.0, huber_h=0.3), yr, 0.5),
@@ -339,7 +339,7 @@ def _race_problem(monkeypatch, name="logistic", lam=0.05):
     monkeypatch.setattr(exact, "choose_route", lambda *a: "certified")
     # The automatic route's outer approximation, as for a scorer without the Fenchel
     # branch and bound's hooks (a convex scorer with them takes the branch and bound:
-    # tests/test_bnb_convex.py).
+    # tests/search/test_bnb_convex.py).
     monkeypatch.setattr(exact, "supports_branch_and_bound", lambda scorer: False)
     # no analytic certificate for the best support: it goes to the outer approximation
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)

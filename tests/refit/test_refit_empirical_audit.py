@@ -7,7 +7,7 @@ of the two data sets are checked against e^eps with Clopper-Pearson bounds
 (Bonferroni over bins). A negative control (noise scale divided by 3, exact worst
 ratio 1.17 eps) must fail the same check, so the check has power.
 
-The 10^6 draws use the implementation's own noise sampler (``refit._sample_noise``
+The 10^6 draws use the implementation's own noise sampler (``refit.sample_noise``
 with ``size=``) and the closed-form minimiser of the one-dimensional perturbed
 objective; a first test shows that this map reproduces ``objective_perturbation``
 release by release, on the same data and the same generator states.
@@ -31,7 +31,7 @@ K_REST, C_REST = 20_000, 1e-3   # the rest of the data: many rows with tiny |x|
 
 
 def _cal(**override):
-    cal = refit._calibrate("squared", 1, eps=EPS, row_bound=BX, b_y=BY, r=R)
+    cal = refit.calibrate("squared", 1, eps=EPS, row_bound=BX, b_y=BY, r=R)
     return dataclasses.replace(cal, **override) if override else cal
 
 
@@ -94,7 +94,7 @@ def _cdf(t, X, y, cal):
 
 
 def _sample(X, y, cal, seed, m=M_RUNS):
-    b = refit._sample_noise(np.random.default_rng(seed), cal, size=m)[:, 0]
+    b = refit.sample_noise(np.random.default_rng(seed), cal, size=m)[:, 0]
     return _release(X, y, cal, b)
 
 
@@ -130,10 +130,10 @@ def test_t6_sampling_map_is_the_implementation():
     for seed in range(60):
         got = objective_perturbation(X, y, loss="squared", eps=EPS, row_bound=BX, b_y=BY, r=R,
                                      rng=np.random.default_rng(seed)).coef[0]
-        b = refit._sample_noise(np.random.default_rng(seed), cal)[0]
+        b = refit.sample_noise(np.random.default_rng(seed), cal)[0]
         assert got == pytest.approx(_release(X, y, cal, b), abs=1e-12)
     # the batched sampler has the single-draw law (Laplace(noise_scale) for d = 1)
-    b = refit._sample_noise(np.random.default_rng(1), cal, size=200_000)[:, 0]
+    b = refit.sample_noise(np.random.default_rng(1), cal, size=200_000)[:, 0]
     assert stats.kstest(b, stats.laplace(scale=cal.noise_scale).cdf).pvalue > 1e-3
 
 

@@ -98,7 +98,7 @@ _OLD_SUP = {"squared": lambda h: 2.0, "huber": lambda h: 2.0, "logistic": lambda
 def test_refit_loss_is_bit_for_bit_the_old_refit_loss(name):
     rng = np.random.default_rng(3)
     h = {"huber": 0.37, "hinge": 0.63}.get(name)
-    lossobj = refit._refit_loss(name, b_y=2.0, huber_h=h, hinge_h=h)
+    lossobj = refit.refit_loss(name, b_y=2.0, huber_h=h, hinge_h=h)
     eta, y = _points(name, rng)
     phi, dphi, d2phi = _old_phi(name, h, eta, y)
     assert np.array_equal(lossobj.phi(eta, y), phi)
@@ -124,10 +124,10 @@ def test_names_and_defaults_are_defined_once():
         assert not hasattr(refit, old), old
     assert refit.LOSSES is LOSSES
     assert make_loss("huber", b_y=3.0).h == losses.DEFAULT_HUBER_H_FRACTION * 3.0
-    assert refit._refit_loss("huber", b_y=3.0).h == make_loss("huber", b_y=3.0).h
-    assert refit._refit_loss("hinge").h == losses.DEFAULT_HINGE_H
+    assert refit.refit_loss("huber", b_y=3.0).h == make_loss("huber", b_y=3.0).h
+    assert refit.refit_loss("hinge").h == losses.DEFAULT_HINGE_H
     with pytest.raises(ValueError, match="loss must be one of"):
-        refit._refit_loss("quantile")
+        refit.refit_loss("quantile")
 
 
 @pytest.mark.parametrize("name", LOSSES)

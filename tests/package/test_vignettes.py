@@ -20,7 +20,9 @@ import pytest
 
 from rtools import need, r_library
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds or runs whole pages: `make test` runs them, `make test-quick` does not
+
+ROOT = Path(__file__).resolve().parents[2]
 VIGNETTES = ROOT / "vignettes"
 TIMEOUT = 300  # seconds per vignette; quick mode takes a few seconds each
 

@@ -201,7 +201,7 @@ def test_the_fast_bootstrap_refit_agrees_with_the_certified_solve(loss, opts, ep
     else:
         y = np.clip(A @ [0.0, 0.5, -0.5, 0.25] + 0.5 * rng.standard_normal(n), -3, 3)
     from dpsubset.refit import exact_grid
-    from dpsubset.refit.objective import _refit_loss
+    from dpsubset.refit.objective import refit_loss
     # the Gaussian variant: the same draws from the same generator
     fast = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=3.0, r=r, delta=1e-6,
                           loss_options=opts, start=np.array([0.1, 1.0, -1.0, 0.5]))
@@ -215,7 +215,7 @@ def test_the_fast_bootstrap_refit_agrees_with_the_certified_solve(loss, opts, ep
     fast = BootstrapRefit(loss=loss, n=n, eps=eps, row_bound=2.0, b_y=3.0, r=r, delta=0.0,
                           loss_options=opts, start=np.array([0.1, 1.0, -1.0, 0.5]))
     cal = fast.calibration(4)
-    lossobj = _refit_loss(loss, b_y=3.0, **opts)
+    lossobj = refit_loss(loss, b_y=3.0, **opts)
     for seed in range(4):
         b = exact_grid.sample_cell_noise(np.random.default_rng(seed), cal)
         k, _ = exact_grid.grid_point(A, y, b, cal, lossobj, r)
@@ -258,6 +258,7 @@ def test_huber_intervals():
     assert (res.bse[on] > 0).all() and res.inference.draws == 500
 
 
+@pytest.mark.slow
 def test_conditional_intervals_cover_in_a_small_monte_carlo():
     """30 data sets, strong signal: among those where the released support is the true one
     (the conditional intervals' case), at least 85 % of each slope's intervals cover. A
@@ -409,6 +410,7 @@ def test_plan_from_public_inputs():
         dps.plan(p=8, s=2, effect=0.5, eps=1.0)
 
 
+@pytest.mark.slow
 def test_logistic_intervals_by_parametric_bootstrap():
     rng = np.random.default_rng(12)
     X = rng.uniform(-1, 1, (3000, 5))
@@ -647,6 +649,7 @@ def test_ends_of_a_release_on_the_sphere_follow_the_rays_draws():
     assert lo < 0.0 < closed.loc["a", 0] <= hi
 
 
+@pytest.mark.slow
 def test_intervals_of_a_release_on_the_sphere_hold_a_truth_beyond_it():
     """True coefficients outside a small ball (r_refit = 0.1; the truth's norm is 0.25 in
     mapped units): the release sits on the sphere, shrunk. Intervals for a truth inside the

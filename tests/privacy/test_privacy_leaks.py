@@ -21,7 +21,7 @@ import dpsubset as dps
 from dpsubset.losses import SquaredLoss, encode_binary_response
 from dpsubset.studies.simulate import make_regression
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _quiet(fn, *a, **kw):

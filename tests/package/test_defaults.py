@@ -51,7 +51,7 @@ def test_classification_losses_allow_a_log_odds_of_six():
     df["y"] = df["y"] > 0
     res = dps.dp_best_subset("y ~ 0 + .", df, eps=2.0, s=2, bounds=(0.5, 7.0), loss="logistic",
                              random_state=0)
-    # the refit's ball (issue 27: the selection's is a = 2, tests/test_stage_settings.py)
+    # the refit's ball (issue 27: the selection's is a = 2, tests/package/test_stage_settings.py)
     assert res.r_refit == pytest.approx(6.0 / (0.5 * math.sqrt(2)))
 
 

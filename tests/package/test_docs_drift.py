@@ -15,7 +15,9 @@ import pytest
 
 import dpsubset
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds or runs whole pages: `make test` runs them, `make test-quick` does not
+
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 pytest.importorskip("sphinx")

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpsubset"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "dpsubset"
 FILES = sorted(ROOT.rglob("*.py"))
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 120
@@ -106,3 +106,59 @@ def test_architecture_page_names_every_module():
     missing = [str(p.relative_to(ROOT.parent)) for p in FILES
                if p.name != "__init__.py" and str(p.relative_to(ROOT.parent)) not in page]
     assert missing == []
+
+
+def private_gram_reads(files=None):
+    """Modules outside dpsubset/scores/ that read a scorer's private Gram matrix
+    (``._gram``) instead of its public ``gram`` (issue 38)."""
+    import re
+    hits = []
+    for path in (FILES if files is None else files):
+        if "scores" in path.parts:
+            continue
+        if re.search(r"\w\._gram\b", path.read_text()):
+            hits.append(path.name)
+    return hits
+
+
+def test_the_search_reads_the_scorers_public_gram():
+    assert private_gram_reads() == []
+
+
+def test_the_gram_check_finds_a_private_read(tmp_path):
+    bad = tmp_path / "search" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text("def f(scorer):\n    return scorer._gram\n")
+    assert private_gram_reads([bad]) == ["bad.py"]
+
+
+def private_imports_across_subpackages(graph_files=None):
+    """``from dpsubset.<a>... import _name`` inside dpsubset/<b>/ (or a flat module) with
+    a != b: a stage reaching into another's private names (issue 38)."""
+    hits = []
+    for path in (FILES if graph_files is None else graph_files):
+        rel = path.relative_to(ROOT) if graph_files is None else pathlib.Path(*path.parts[-2:])
+        sub = rel.parts[0] if len(rel.parts) > 1 else None
+        pkg = ["dpsubset", *rel.parts[:-1]]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = (".".join(pkg[:len(pkg) - node.level + 1] + ([node.module] if node.module else []))
+                      if node.level else (node.module or ""))
+            tparts = target.split(".")
+            if tparts[0] != "dpsubset":
+                continue
+            tsub = tparts[1] if len(tparts) > 1 else None
+            hits += [f"{rel}: {a.name}" for a in node.names if a.name.startswith("_") and tsub != sub]
+    return hits
+
+
+def test_no_stage_imports_another_stages_private_names():
+    assert private_imports_across_subpackages() == []
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    bad = tmp_path / "inference" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text("from ..refit.objective import _calibrate\nfrom .bootstrap import _ok_inside\n")
+    assert private_imports_across_subpackages([bad]) == ["inference/bad.py: _calibrate"]

@@ -7,7 +7,7 @@ exact samplers unnoticed."""
 import ast
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpsubset"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "dpsubset"
 SAMPLERS_MODULE = ROOT / "mechanisms" / "noise.py"
 
 # The numpy Generator methods that draw (numpy 2.x), and the legacy module functions.

@@ -114,7 +114,7 @@ def test_derived_response_bound():
 def test_no_derivation_without_a_public_enclosure():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"y": rng.normal(size=40), "x": rng.uniform(-1, 1, 40)})
-    # log of an interval that reaches 0 is refused (tests/test_input_privacy.py); a function
+    # log of an interval that reaches 0 is refused (tests/design/test_input_privacy.py); a function
     # with no known enclosure: bounds from the data
     for rhs in ("np.log(x + 1)", "np.tanh(x)", "np.log(1 / (x + 1.5))"):
         formula = f"y ~ {rhs}"
