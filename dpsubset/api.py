@@ -268,8 +268,7 @@ def _release(formula, data, settings, context):
                                                   used_cols)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
     try:  # the call's deadline covers the inference stage too: a time-out there releases nothing
-        conf, coef_inf = _inference(settings, plan, ledger, rng, sel, kept, refit_design, support_idx,
-                                    used_cols, coef_mapped, clock)
+        conf, coef_inf = _inference(settings, plan, ledger, rng, sel, kept, refit_design, coef_mapped, clock)
     except BaseException:
         bar.close()
         raise
@@ -490,7 +489,7 @@ def _split_sizes(select_design, refit_design):
     return None if select_design is refit_design else (select_design.n, refit_design.n)
 
 
-def _inference(settings, plan, ledger, rng, sel, kept, design, support_idx, used_cols, coef_mapped, clock):
+def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, clock):
     """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
 
     Returns
@@ -499,6 +498,8 @@ def _inference(settings, plan, ledger, rng, sel, kept, design, support_idx, used
     """
     conf = coef_inf = None
     st, truth_in_ball = settings.stages, settings.truth_in_ball
+    support_idx = [int(kept[j]) for j in sel.support]
+    used_cols = design.forced_names + [design.candidate_names[j] for j in support_idx]
     if plan.eps_confidence > 0:
         conf = confidence_of_selection(sel, eps=plan.eps_confidence, eps_mech=plan.eps_select,
                                        p=len(kept), s=settings.s, rng=rng, ledger=ledger,

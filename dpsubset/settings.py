@@ -35,11 +35,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
-from ._validation import PARAMETER_RULES, check_eps_ceiling, validate_params
+from ._validation import check_eps_ceiling, validate_params
 from .design.centring import check_centre
 from .design.codebook import as_bounds
 from .design.dask import check_dask_request
-from .losses import (CLASSIFICATION_LOSSES, HingeLoss, HuberLoss, LogisticLoss, SquaredLoss,
+from .losses import (HingeLoss, HuberLoss, LogisticLoss, SquaredLoss,
                      check_response_levels)
 from .search.exact import SEARCHES, check_search
 from .search.limits import resolve_memory_limit, resolve_time_limit
@@ -689,7 +689,7 @@ def build_settings(*, eps, s, bounds=None, method="top_r", loss="squared", keep=
 def _check_stage_switches(budget, ball, refit, inference, on_dask):
     """A setting of a stage that is off, and what a stage cannot do on this route."""
     if refit is None:
-        for name, value, place in (("refit_delta", budget.refit_delta, "Budget"),
+        for name, value, place in (("refit", budget.refit, "Budget"), ("refit_delta", budget.refit_delta, "Budget"),
                                    ("r_refit", ball.r_refit, "Ball"), ("lam_refit", ball.lam_refit, "Ball")):
             if value is not None:
                 raise ValueError(f"{place}.{name} was given but refit=False: it sets the refit; drop it "

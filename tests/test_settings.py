@@ -159,6 +159,7 @@ def test_option_objects_check_their_fields_when_made(make, exc, match):
     # settings that join two objects: checked before the data too
     (dict(refit=False, ball={"r_refit": 1.0}), ValueError, r"Ball\.r_refit was given but refit=False"),
     (dict(refit=False, budget={"refit_delta": 1e-6}), ValueError, r"Budget\.refit_delta was given but refit"),
+    (dict(refit=False, budget={"refit": 1.0}), ValueError, r"Budget\.refit was given but refit=False"),
     (dict(budget={"inference": 0.5}), ValueError, r"Budget\.inference was given but inference=False"),
     (dict(inference=True, ball={"lam_refit": 2.0}), ValueError, r"Ball\.lam_refit with inference=True"),
     (dict(method="samp_agg", loss="huber"), ValueError, r"method='samp_agg' supports loss in"),
