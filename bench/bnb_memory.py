@@ -60,7 +60,7 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
     import pandas as pd
 
     import dpsubset.search.exact as exact
-    from dpsubset import dp_best_subset
+    from dpsubset import Ball, Search, dp_best_subset
     try:
         from dpsubset.studies.simulate import make_regression
     except ImportError:  # a checkout from before the package's layout of issue 24
@@ -95,11 +95,11 @@ def one(p, n, seed, r, lam, time_limit, memory_limit, cap_gb):
     df = pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j + 1}" for j in range(p)])
     del X, y
     before = _status_mb("VmRSS")
-    kw = {} if memory_limit is None else {"memory_limit": memory_limit}
     t0 = time.perf_counter()
     try:
-        dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5), r=r, lam=lam,
-                       method="top_r", random_state=seed, time_limit=time_limit, **kw)
+        dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5), ball=Ball(r=r, lam=lam),
+                       method="top_r", random_state=seed,
+                       search=Search(time_limit=time_limit, memory_limit=memory_limit))
         outcome = "release"
     except Exception as exc:  # noqa: BLE001 (the outcome is what is measured)
         outcome = type(exc).__name__

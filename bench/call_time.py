@@ -21,9 +21,8 @@ for p in args.p:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dps.PrivacyLeakWarning)  # diagnostics: simulated data
-        res, diag = dps.dp_best_subset("y ~ .", df, eps=1.0, s=5, bounds=(0.5, 0.5), r=1.1,
-                                       lam=120.0, method=args.method, refit=False,
-                                       random_state=0, diagnostics=True)
+        res, diag = dps.dp_best_subset("y ~ .", df, eps=1.0, s=5, bounds=(0.5, 0.5), ball=dps.Ball(r=1.1, lam=120.0), method=args.method, refit=False,
+                                       random_state=0, search=dps.Search(diagnostics=True))
     dt = time.perf_counter() - t0
     # the solves are non-private diagnostics (they depend on the data): fine for a benchmark
     print(f"p={p} n={args.n} method={args.method}: {dt:.2f} s, certificates closed: "

@@ -134,7 +134,7 @@ def main(argv=None):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")  # diagnostics=True warns: not private
                             res, diag = dps.dp_best_subset(ds.formula, ds.data, eps=eps, s=s, bounds=ds.bounds,
-                                                           random_state=101 + rep, diagnostics=True, **kw)
+                                                           random_state=101 + rep, search=dps.Search(diagnostics=True), **kw)
                         vals.append(near_best_probability(res, diag, names, rss, best, p, s))
                     row.append(f"{np.mean(vals):.2f}")
                 print(f"| {ds.name} | {design.n} | {p} | {s} | {eps:g} | " + " | ".join(row) + " |", flush=True)

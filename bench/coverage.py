@@ -93,8 +93,8 @@ def one_release(df, full, *, loss, eps, split, seed, share=None):
     bounds = (dps.Bounds(x=xbox) if loss == "logistic"
               else dps.Bounds(x=xbox, y=(-B_Y, B_Y)) if CODEBOOK else (B_X, B_Y))
     res = dps.dp_best_subset("y ~ .", df, eps=eps, s=S, bounds=bounds, loss=loss, inference=True,
-                             split=split, random_state=seed,
-                             eps_inference=None if share is None else share * eps)
+                             refit=dps.Refit(split=split), random_state=seed,
+                             budget=dps.Budget(inference=None if share is None else share * eps))
     ci = res.conf_int()
     inf = res.inference
     cols = list(res.support)

@@ -91,8 +91,8 @@ def run_cell(model, *, eps, split, s, reps, seed0, share=None, r_refit=None):
     for rep in range(reps):
         df = model.draw(np.random.default_rng(seed0 + rep))
         res = dps.dp_best_subset(model.ds.formula, df, eps=eps, s=s, bounds=model.ds.bounds, inference=True,
-                                 eps_inference=None if share is None else share * eps, split=split,
-                                 r_refit=r_refit, random_state=seed0 + rep, verbose=False)
+                                 budget=dps.Budget(inference=None if share is None else share * eps), refit=dps.Refit(split=split),
+                                 ball=dps.Ball(r_refit=r_refit), random_state=seed0 + rep, verbose=False)
         support = list(res.support)
         target, norm = model.target(support)
         ci = res.conf_int().loc[support]

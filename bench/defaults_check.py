@@ -35,16 +35,19 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from dpsubset import Ball, Search
+from dpsubset.studies.simulate import Simulation
+
 CELLS = {
     "paper": {},
-    "snr2": dict(snr=2.0),
-    "rho0.5": dict(rho=0.5),
+    "snr2": dict(model=Simulation(snr=2.0)),
+    "rho0.5": dict(model=Simulation(rho=0.5)),
     "s10": dict(s=10),
     "loose": dict(bounds=(2.0, 2.0)),
     "tight": dict(bounds=(0.25, 0.25)),
-    "t3": dict(noise="t3"),
+    "t3": dict(model=Simulation(noise="t3")),
 }
-SETTINGS = {"defaults": dict(r=None, lam=None), "paper values": dict(r=1.1, lam=120.0)}
+SETTINGS = {"defaults": dict(ball=None), "paper values": dict(ball=Ball(r=1.1, lam=120.0))}
 
 
 def markdown(frame, fmt="{:.3g}"):
@@ -61,9 +64,9 @@ def sim(args):
     rows = []
     for cell in args.cells:
         for name, rl in SETTINGS.items():
-            kw = dict(p=args.p, s=5, trials=args.trials, eps=1.0, snr=5.0, rho=0.1,
+            kw = dict(p=args.p, s=5, trials=args.trials, eps=1.0, model=Simulation(snr=5.0, rho=0.1),
                       bounds=(0.5, 0.5), exact=True, intercept=False, progress=False,
-                      time_limit=args.time_limit, random_state=args.seed)
+                      search=Search(time_limit=args.time_limit), random_state=args.seed)
             kw.update(CELLS[cell])
             kw.update(rl)
             t0 = time.perf_counter()
@@ -112,7 +115,7 @@ def real(args):
             res = {}
             for tr, te in splits(hit):
                 for name, kw in (("defaults", {}), ("former defaults (r = 1, lam = 0.1 n)",
-                                                    dict(r=1.0, lam=0.1 * len(tr)))):
+                                                    dict(ball=Ball(r=1.0, lam=0.1 * len(tr))))):
                     f = dps.dp_best_subset("Salary ~ .", tr, eps=eps, s=5, bounds=HB,
                                            random_state=int(rng.integers(2 ** 31)), **kw)
                     mse = float(np.mean((te.Salary.to_numpy() - f.predict(te).to_numpy()) ** 2))
@@ -123,8 +126,8 @@ def real(args):
             res = {}
             for tr, te in splits(pima):
                 for name, kw in (("defaults", {}), ("former defaults (r = 1, lam = 0.1 n)",
-                                                    dict(r=1.0, lam=0.1 * len(tr))),
-                                 ("r = 3, lam = 1", dict(r=3.0))):
+                                                    dict(ball=Ball(r=1.0, lam=0.1 * len(tr)))),
+                                 ("r = 3, lam = 1", dict(ball=Ball(r=3.0)))):
                     f = dps.dp_best_subset("type ~ .", tr, eps=eps, s=3, loss="logistic",
                                            bounds=PB, random_state=int(rng.integers(2 ** 31)),
                                            **kw)

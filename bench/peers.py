@@ -54,6 +54,7 @@ from dpsubset.refit.objective import objective_perturbation
 from dpsubset.refit.ssp import sufficient_statistics_perturbation
 from dpsubset.selection.baselines.frank_wolfe import frank_wolfe_plan, private_frank_wolfe, support_of
 from dpsubset.selection.baselines.frank_wolfe import default_iterations
+from dpsubset.studies.simulate import Simulation
 from dpsubset.selection.baselines.peeling import (DEFAULT_ITERATIONS, DEFAULT_STEP, noisy_iht,
                                                   peeling_plan)
 from dpsubset.studies.experiments import recovery_study
@@ -111,8 +112,8 @@ def check_fast_path():
         opts = {"iterations": PEELING_T["T"]} if method == "peeling" else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = dps.dp_best_subset("y ~ 0 + .", df, eps=EPS, s=5, method=method, bounds=(B_X, B_Y),
-                                     refit=False, delta=1 / 3000 ** 2, random_state=7, method_options=opts)
+            res = dps.dp_best_subset("y ~ 0 + .", df, eps=EPS, s=5, method=dps.Method(method, **(opts or {})), bounds=(B_X, B_Y),
+                                     refit=False, budget=dps.Budget(delta=1 / 3000 ** 2), random_state=7)
         fast, _ = peer_release(method, X, y, 5, EPS, np.random.default_rng(7), _Public(3000, 30),
                                1 / 3000 ** 2)
         api = sorted(int(c[1:]) for c in res.support)
@@ -159,8 +160,8 @@ def exact_cell(n, p, regime, trials, seed, time_limit, exact_methods=("top_r", "
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fr = recovery_study(list(exact_methods), n_grid=[n], p=p, s=s, trials=trials, draws=1, eps=EPS,
-                            snr=snr, rho=rho, bounds=(B_X, B_Y), r=None, lam=None, intercept=False,
-                            exact=True, time_limit=time_limit, progress=False,
+                            model=Simulation(snr=snr, rho=rho), bounds=(B_X, B_Y), ball=None, intercept=False,
+                            exact=True, search=dps.Search(time_limit=time_limit), progress=False,
                             random_state=seed + 1000 * n + p)
     out = {}
     for m, g in fr.groupby("method"):
@@ -243,7 +244,7 @@ def real(names, s_values, draws, budgets):
             for eps in eps_list:
                 shares, secs = [], []
                 for m in methods:
-                    kw = dict(delta=1.0 / design.n ** 2) if m in PEERS else {}
+                    kw = dict(budget=dps.Budget(delta=1.0 / design.n ** 2)) if m in PEERS else {}
                     near, t0 = 0, time.perf_counter()
                     for _ in range(draws):
                         with warnings.catch_warnings():
@@ -259,7 +260,7 @@ def real(names, s_values, draws, budgets):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
                             _, diag = dps.dp_best_subset(ds.formula, ds.data, eps=eps, s=s, bounds=ds.bounds,
-                                                         method=m, refit=False, diagnostics=True, **kw)
+                                                         method=m, refit=False, search=dps.Search(diagnostics=True), **kw)
                         S0 = tuple(sorted(names_c.index(c) for c in diag.best_support))
                         mark = " (+)" if rss[S0] <= best * (1 + 1e-3) else " (-)"
                     shares.append(f"{near}/{draws}{mark}")

@@ -69,7 +69,7 @@ def run_cell(ds, design, s, eps, draws, fixed, rss, order):
     names = design.spec.candidate_names
     kw = {}
     if fixed:  # the rule before issue 25: A = b_y, lam = 1
-        kw = dict(r=design.b_y / largest_row_norm(design.x_bounds, s, design.forced_bounds), lam=1.0)
+        kw = dict(ball=dps.Ball(r=design.b_y / largest_row_norm(design.x_bounds, s, design.forced_bounds), lam=1.0))
     near, excess, worst = 0, [], 1
     t0 = time.perf_counter()
     for _ in range(draws):

@@ -119,11 +119,9 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search, loss="
     classify = loss in ("logistic", "hinge")
     gen = make_classification if classify else make_regression
     frame, _ = gen(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)
-    extra = dict(loss=loss)
+    extra = dict(loss=dict(name=loss, levels=(-1, 1)) if classify else loss)
     if r is not None:
-        extra.update(r=r, lam=lam)
-    if classify:
-        extra["response_levels"] = (-1, 1)
+        extra.update(ball=dps.Ball(r=r, lam=lam))
     formula = "y ~ ." if classify else "y ~ 0 + ."
     rows = []
     for method in methods:
@@ -133,9 +131,8 @@ def run_dataset(p, n, s, rho, snr, rl, seed, methods, time_limit, search, loss="
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # diagnostics=True warns: simulated data
                 res, diag = dps.dp_best_subset(
-                    formula, frame, eps=EPS, s=s, method=method, bounds=(B_X, B_Y),
-                    time_limit=time_limit, random_state=seed, diagnostics=True,
-                    search=search, **extra)
+                    formula, frame, eps=EPS, s=s, method=method, bounds=(B_X, B_Y), random_state=seed,
+                    search=dps.Search(route=search, time_limit=time_limit, diagnostics=True), **extra)
             routes = {route(c.method) for c in diag.certificates} - {None}
             if not all(c["closed"] for c in diag.solves):  # (a release never has one open)
                 status = "open"

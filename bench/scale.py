@@ -148,7 +148,7 @@ def run_a(what, paths, seed, r="default"):
         df = pd.DataFrame(Z, columns=["y"] + [f"x{j + 1}" for j in range(Z.shape[1] - 1)],
                           copy=False)
         del Z
-        radius = {} if r == "default" else {"r": float(r)}
+        radius = {} if r == "default" else {"ball": dict(r=float(r))}
         before = _rss_now()
         t0 = time.perf_counter()
         res = dp_best_subset("y ~ 0 + .", df, eps=1.0, s=S, bounds=(0.5, 0.5),
@@ -187,7 +187,7 @@ def _tall(n, p, seed):
 
 # Part (b)'s two calls: the documented one (a wide box for y, r = 5) and the one an
 # audit found crashing on the Gram route (bounds (3, 3), eps = 2, the default radius).
-B_CALLS = {"call": dict(eps=1.0, bounds=(3.0, 6.0), r=5.0),
+B_CALLS = {"call": dict(eps=1.0, bounds=(3.0, 6.0), ball=dict(r=5.0)),
            "call_defaults": dict(eps=2.0, bounds=(3.0, 3.0))}
 
 
@@ -223,7 +223,7 @@ def run_c(n, p, rows, seed, memory_limit):
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
 
-    from dpsubset import dp_best_subset
+    from dpsubset import Ball, dp_best_subset
 
     nparts = -(-n // rows)
     sizes = [min(rows, n - i * rows) for i in range(nparts)]
@@ -233,7 +233,7 @@ def run_c(n, p, rows, seed, memory_limit):
                       dashboard_address=None) as cluster, Client(cluster) as client:
         pids = list(client.run(os.getpid).values())
         with PeakRSS(interval=0.2, pids=pids) as m:
-            res = dp_best_subset("y ~ .", ddf, eps=1.0, s=S, bounds=(3.0, 6.0), r=5.0, random_state=seed)
+            res = dp_best_subset("y ~ .", ddf, eps=1.0, s=S, bounds=(3.0, 6.0), ball=Ball(r=5.0), random_state=seed)
         return dict(seconds=m.seconds, worker_peak_mb=[pk / 2**20 for pk in m.peak],
                     worker_start_mb=[st / 2**20 for st in m.start], partitions=nparts,
                     partition_mb=rows * (p + 1) * 8 / 2**20, data_mb=n * (p + 1) * 8 / 2**20,

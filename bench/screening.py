@@ -35,7 +35,9 @@ import warnings
 
 import numpy as np
 
+from dpsubset import Method, Search
 from dpsubset.studies.experiments import recovery_study, recovery_table
+from dpsubset.studies.simulate import Simulation
 from dpsubset.selection.screening import DEFAULT_SCREEN_SHARE
 
 
@@ -81,16 +83,16 @@ def main(argv=None):
     print(f"design={args.design} p={args.p} s={args.s} rho={args.rho} eps={args.eps} "
           f"k={k} share={args.share} trials={args.trials} screens={args.screens}; "
           "exact top-R probabilities; defaults r, lam; no intercept", flush=True)
-    methods = [m if m != "top_r+screen" else "top_r+screen=top_r" for m in args.methods]
-    options = {"top_r+screen": {"screen": dict(k=k, share=args.share)}}
+    methods = {m: Method("top_r", screen=dict(k=k, share=args.share)) if m == "top_r+screen" else m
+               for m in args.methods}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         frame = recovery_study(methods, args.n, p=args.p, s=args.s, trials=args.trials,
-                               draws=args.screens, eps=args.eps, rho=args.rho, r=None, lam=None,
-                               intercept=False, exact=True, method_options=options,
-                               generator=masking_data if args.design == "masking" else None,
-                               time_limit=args.time_limit, random_state=args.seed,
+                               draws=args.screens, eps=args.eps, ball=None, intercept=False, exact=True,
+                               model=Simulation(rho=args.rho,
+                                                generator=masking_data if args.design == "masking" else None),
+                               search=Search(time_limit=args.time_limit), random_state=args.seed,
                                progress=sys.stderr.isatty())
     print(recovery_table(frame))
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")

@@ -204,7 +204,7 @@ def _grid_data(loss, n, p, s, seed, snr=5.0, rho=0.5):
     classify = loss in ("logistic", "hinge")
     gen = make_classification if classify else make_regression
     frame, _ = gen(n, p, s, rho=rho, snr=snr, random_state=seed, as_frame=True)
-    extra = dict(loss=loss, response_levels=(-1, 1)) if classify else dict(loss=loss)
+    extra = dict(loss=dict(name=loss, levels=(-1, 1)) if classify else loss)
     return ("y ~ ." if classify else "y ~ 0 + ."), frame, extra
 
 
@@ -245,12 +245,12 @@ def _time_call(loss, n, p, s, seed, search, snr, rl):
     import dpsubset as dps
     formula, frame, extra = _grid_data(loss, n, p, s, seed, snr=snr)
     if rl == "ball":
-        extra.update(r=1.0 / np.sqrt(s), lam=1.0)
+        extra.update(ball=dps.Ball(r=1.0 / np.sqrt(s), lam=1.0))
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dps.dp_best_subset(formula, frame, eps=1.0, s=s, bounds=(B, B), search=search,
-                           refit=False, random_state=seed, time_limit=600, **extra)
+        dps.dp_best_subset(formula, frame, eps=1.0, s=s, bounds=(B, B), search=dps.Search(route=search, time_limit=600),
+                           refit=False, random_state=seed, **extra)
     return time.perf_counter() - t0
 
 

@@ -40,7 +40,9 @@ import warnings
 
 import pandas as pd
 
+from dpsubset import Ball, Method, Search
 from dpsubset.studies.experiments import plot_recovery, recovery_study, recovery_table
+from dpsubset.studies.simulate import Simulation
 
 DEFAULT_METHODS = ["top_r", "mistakes", "samp_agg", "dp_sis", "mcmc"]
 #: name -> (r, lam, intercept); None = the package default.
@@ -51,6 +53,15 @@ SETTINGS = {
 }
 
 
+def labelled(methods, options):
+    """{label: Method} from "label=name" specs and {label: options} (screen included)."""
+    out = {}
+    for m in methods:
+        label, _, name = m.partition("=")
+        out[label] = Method(name or label, **options.get(label, {}))
+    return out
+
+
 def run(args, setting, methods, options):
     r, lam, intercept = SETTINGS[setting]
     if args.r is not None:
@@ -59,13 +70,12 @@ def run(args, setting, methods, options):
         lam = args.lam
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        frame = recovery_study(methods, args.n, p=args.p, s=args.s, trials=args.trials,
-                               draws=args.draws, eps=args.eps, r=r, lam=lam,
-                               intercept=intercept, exact=args.exact, rho=args.rho,
-                               snr=args.snr, noise=args.noise, bounds=(args.b, args.b),
-                               time_limit=args.time_limit, n_jobs=args.jobs,
-                               method_options=options, random_state=args.seed,
-                               progress=sys.stderr.isatty())
+        frame = recovery_study(labelled(methods, options), args.n, p=args.p, s=args.s, trials=args.trials,
+                               draws=args.draws, eps=args.eps, ball=Ball(r=r, lam=lam),
+                               intercept=intercept, exact=args.exact,
+                               model=Simulation(rho=args.rho, snr=args.snr, noise=args.noise),
+                               bounds=(args.b, args.b), search=Search(time_limit=args.time_limit),
+                               n_jobs=args.jobs, random_state=args.seed, progress=sys.stderr.isatty())
     frame.insert(0, "setting", setting)
     return frame
 

@@ -1,5 +1,6 @@
 """dpsubset: differentially private best subset selection."""
 from .api import dp_best_subset
+from .settings import Ball, Budget, Formula, Hinge, Huber, Inference, Logistic, Method, Refit, Search, Squared
 from .studies.datasets import hitters_bounds, hitters_levels, load_hitters, load_pima, pima_bounds
 from .design.codebook import Bounds
 from .nonprivate import best_subset_nonprivate
@@ -14,7 +15,8 @@ from .results.usefulness import BallBindsWarning, LowUtilityWarning
 from .inference.plan import Plan, plan
 
 __version__ = "0.1.0"
-__all__ = ["dp_best_subset", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
+__all__ = ["dp_best_subset", "Budget", "Ball", "Search", "Method", "Squared", "Huber", "Hinge", "Logistic",
+           "Refit", "Inference", "Formula", "Bounds", "PrivacyLeakWarning", "DPSubsetResults",
            "NonPrivateDiagnostics", "NotReleasedError", "PrivacyReport", "SearchTimeout",
            "SearchMemoryLimit", "load_hitters",
            "hitters_bounds", "hitters_levels", "load_pima", "pima_bounds", "summary_table",

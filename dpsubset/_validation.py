@@ -12,7 +12,8 @@ these messages depends on the values of the data.
 
 The settings that need no data are rules in one table, :data:`PARAMETER_RULES` (as
 scikit-learn's ``_parameter_constraints``): ``Interval(Real, 0, None)`` for a budget,
-``Options(...)`` for a choice, ``Flag()`` for a bool. :func:`validate_params` applies
+``Options(...)`` for a choice, ``Flag()`` for a bool; the option objects of
+:mod:`dpsubset.settings` apply them to their fields (``Ball.r``) when they are made. :func:`validate_params` applies
 them; :func:`is_real`, :func:`is_integer` and :func:`check_positive` are the checks the
 method modules share.
 """
@@ -28,7 +29,7 @@ from .losses import LOSSES
 __all__ = ["check_sizes", "check_R", "check_budget_representable", "check_eps_ceiling",
            "FLOAT_LIMIT", "EPS_FLOOR", "EPS_CEILING", "BOUND_MAX", "BOUND_MIN",
            "is_real", "is_integer", "check_positive", "Interval", "Options", "Flag",
-           "PARAMETER_RULES", "validate_params", "check_stage_settings"]
+           "PARAMETER_RULES", "validate_params"]
 
 #: Largest public constant (noise radius, ridge) the refit may work with: its square,
 #: summed over rows and coordinates, must stay below the float maximum (~1.8e308,
@@ -136,9 +137,12 @@ class Options:
     """One of a fixed set of values (scikit-learn's ``StrOptions``)."""
 
     values: tuple
+    allow_none: bool = False
 
     def check(self, name, value):
         """``value``, or a ValueError listing the options."""
+        if value is None and self.allow_none:
+            return None
         if value not in self.values:
             raise ValueError(f"{name} must be one of {tuple(self.values)}, got {value!r}")
         return value
@@ -158,29 +162,38 @@ class Flag:
 #: The losses of ``loss=`` (scores and refit), defined once in dpsubset/losses.py.
 LOSS_NAMES = LOSSES
 
-#: Rules of ``dp_best_subset``'s settings that need no data and no registry (``method``
-#: is checked against the registered methods, the search and the screen by their own
-#: modules). Applied in this order by :func:`validate_params`.
+#: Rules of the settings that need no data and no registry, one table (as scikit-learn's
+#: ``_parameter_constraints``): the flat arguments of ``dp_best_subset`` by name, the fields
+#: of its option objects (:mod:`dpsubset.settings`) as ``Class.field``, which is also how an
+#: error names them. ``method`` is checked against the registered methods, the search's
+#: route and the screen by their own modules. Applied in this order by :func:`validate_params`.
+_POSITIVE = Interval(numbers.Real, 0, None, allow_none=True)
 PARAMETER_RULES = {
     "eps": Interval(numbers.Real, 0, None),
     "s": Interval(numbers.Integral, 1, None, closed="left"),
     "loss": Options(LOSS_NAMES),
-    "huber_h": Interval(numbers.Real, 0, None, allow_none=True),
-    "hinge_h": Interval(numbers.Real, 0, None, allow_none=True),
-    "r": Interval(numbers.Real, 0, None, allow_none=True),
-    "lam": Interval(numbers.Real, 0, None, allow_none=True),
-    "r_select": Interval(numbers.Real, 0, None, allow_none=True),
-    "r_refit": Interval(numbers.Real, 0, None, allow_none=True),
-    "lam_select": Interval(numbers.Real, 0, None, allow_none=True),
-    "lam_refit": Interval(numbers.Real, 0, None, allow_none=True),
     "refit": Flag(),
-    "refit_delta": Interval(numbers.Real, 0, None, allow_none=True),
-    "eps_select": Interval(numbers.Real, 0, None, allow_none=True),
-    "eps_refit": Interval(numbers.Real, 0, None, allow_none=True),
     "inference": Flag(),
-    "eps_inference": Interval(numbers.Real, 0, None, allow_none=True),
-    "split": Flag(),
-    "truth_in_ball": Flag(),
+    "Budget.select": _POSITIVE,
+    "Budget.refit": _POSITIVE,
+    "Budget.inference": _POSITIVE,
+    "Budget.gap_test": _POSITIVE,
+    "Budget.delta": Interval(numbers.Real, 0, 1, allow_none=True, hint="(and much smaller than 1/n)"),
+    "Budget.refit_delta": Interval(numbers.Real, 0, 0.5, allow_none=True, hint="(and much smaller than 1/n)"),
+    "Ball.r": _POSITIVE,
+    "Ball.lam": _POSITIVE,
+    "Ball.r_select": _POSITIVE,
+    "Ball.r_refit": _POSITIVE,
+    "Ball.lam_select": _POSITIVE,
+    "Ball.lam_refit": _POSITIVE,
+    "Search.diagnostics": Flag(),
+    "Method.R": Interval(numbers.Integral, 2, None, closed="left", allow_none=True,
+                         hint="(fixed in advance, not from the data)"),
+    "Method.gap_check": Options(("ptr", "assume"), allow_none=True),
+    "Huber.h": _POSITIVE,
+    "Hinge.h": _POSITIVE,
+    "Refit.split": Flag(),
+    "Inference.truth_in_ball": Flag(),
 }
 
 
@@ -257,35 +270,3 @@ def check_budget_representable(*, eps_select, selection_parts=()):
         if e < EPS_FLOOR:
             raise ValueError(f"{name} = {e:.3g} is below the smallest budget whose noise floating point "
                              f"can represent; use {name} >= {EPS_FLOOR:g}")
-
-
-
-# --------------------------------------------------------------- per-stage settings
-def check_stage_settings(*, r=None, lam=None, r_select=None, r_refit=None, lam_select=None,
-                         lam_refit=None, refit=True):
-    """The radius and ridge of each stage as given (None: the stage's public default).
-
-    ``r=`` is the radius of both stages and ``lam=`` the selection's ridge (the refit had
-    no ridge argument before ``lam_refit=``, so ``lam=`` keeps meaning what it meant).
-    A stage set twice is refused rather than one value silently winning.
-
-    Returns
-    -------
-    dict
-        ``r_select``, ``r_refit``, ``lam_select``, ``lam_refit`` (numbers or None).
-    """
-    v = validate_params(dict(r=r, lam=lam, r_select=r_select, r_refit=r_refit, lam_select=lam_select,
-                             lam_refit=lam_refit))
-    for both, own in (("r", "r_select"), ("r", "r_refit"), ("lam", "lam_select")):
-        if v[both] is not None and v[own] is not None:
-            what = "the radius of both stages" if both == "r" else "the selection's ridge"
-            raise ValueError(f"{both}= and {own}= were both given, and {both}= already sets {what}; "
-                             f"pass one of them")
-    if not refit:
-        for own in ("r_refit", "lam_refit"):
-            if v[own] is not None:
-                raise ValueError(f"{own} was given but refit=False: it sets the refit; drop {own}= "
-                                 "or set refit=True")
-    pick = lambda a, b: v[a] if v[a] is not None else v[b]  # noqa: E731
-    return dict(r_select=pick("r_select", "r"), r_refit=pick("r_refit", "r"),
-                lam_select=pick("lam_select", "lam"), lam_refit=v["lam_refit"])

@@ -492,7 +492,8 @@ def encode_binary_response(formula, data, response_levels=None):
             f"a classification loss needs the left-hand side of the formula to be one column of "
             f"data holding the two classes; got {lhs!r}")
     col = data[lhs]
-    hint = (f"pass response_levels=(class coded -1, class coded +1), fixed in advance, or make "
+    hint = (f"pass the classes with the loss, loss=Logistic(levels=(class coded -1, class coded +1)) "
+            f"(or Hinge(levels=...)), fixed in advance, or make "
             f"{lhs!r} a two-level Categorical with its categories known in advance, e.g. "
             f"data[{lhs!r}] = pd.Categorical(data[{lhs!r}], categories=['no', 'yes']) "
             "(the second level is coded +1)")
@@ -526,7 +527,8 @@ def encode_binary_response(formula, data, response_levels=None):
             f"the response {lhs!r} has {outside} row{'s' if outside != 1 else ''} outside its "
             f"coding (class coded -1, class coded +1) = {_show_levels(levels)}; "
             + ("this is the fixed coding of a numeric response: for a response coded -1/+1 pass "
-               "response_levels=(-1, 1), otherwise recode or remove those rows"
+               "loss=Logistic(levels=(-1, 1)) (or Hinge(levels=(-1, 1))), otherwise recode or remove "
+               "those rows"
                if response_levels is None and levels == DEFAULT_NUMERIC_LEVELS
                else "recode or remove those rows, or " + hint))
     mapped = np.where(is_pos, 1.0, -1.0)

@@ -28,8 +28,9 @@ from .privacy.leaks import PrivacyLeakWarning
 from .scores.least_squares import LeastSquaresScorer
 from .search.exact import SubsetSearch
 from .search.limits import resolve_time_limit
+from .settings import Formula, as_option, moved_arguments
 
-__all__ = ["best_subset_nonprivate", "NonPrivateBestSubset"]
+__all__ = ["best_subset_nonprivate", "NonPrivateBestSubset", "NONPRIVATE_BALL"]
 
 LABEL = "NON-PRIVATE: the exact best subset of the data; not covered by any privacy guarantee"
 
@@ -74,13 +75,17 @@ class NonPrivateBestSubset:
     nobs: int | None = None
 
 
-def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, keep=None, search="auto",
-                           time_limit=None, solver=None, solver_options=None):
+#: The ball of the non-private search: a tiny ridge and a radius that does not bind.
+NONPRIVATE_BALL = dict(r=1e6, lam=1e-8)
+
+
+@moved_arguments
+def best_subset_nonprivate(formula, data, s, *, bounds=None, keep=None, ball=None, search=None):
     """The exact best subset of size ``s`` -- NOT differentially private.
 
     Parameters
     ----------
-    formula : str
+    formula : str or dpsubset.Formula
         As for :func:`dpsubset.dp_best_subset`, e.g. ``"mpg ~ ."``.
     data : pandas.DataFrame, mapping of columns, or R data.frame (rpy2)
     s : int
@@ -90,19 +95,18 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
         column's bound from the data (its largest absolute value), which clips
         nothing: the search then sees the data as they are. Interval bounds
         rescale columns, which changes the ridge term (slightly, for a tiny lam).
-    lam : float
-        Ridge parameter of the score (> 0); tiny by default, for plain least squares.
-    r : float
-        Radius of the coefficient ball; large by default so that it does not bind.
     keep : str or list of str, optional
         Columns always in the model.
-    search : {"auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"}
-    time_limit : float, optional
-        Seconds for the whole search (default ``None``: 600 s; ``math.inf``: no
-        limit); past it, SearchTimeout.
-    solver, solver_options : optional
-        With ``search="pyomo"`` (or ``"scip"``, options only): the Pyomo solver name
-        and its options, as for :func:`dpsubset.dp_best_subset`.
+    ball : dpsubset.Ball or dict, optional
+        Its ``r``, the radius of the coefficient ball (default 1e6, so that it does not
+        bind), and ``lam``, the ridge of the score (> 0; default 1e-8, for plain least
+        squares); the other fields are the private release's stages and are refused.
+    search : str, dpsubset.Search or dict, optional
+        The route (``"auto"``, ``"enumeration"``, ``"branch_and_bound"``,
+        ``"outer_approximation"``, ``"pyomo"``, ``"scip"``), ``time_limit`` (seconds for
+        the whole search, default 600 s; ``math.inf``: no limit; past it,
+        SearchTimeout), ``solver`` and ``solver_options``, as for
+        :func:`dpsubset.dp_best_subset`.
 
     Returns
     -------
@@ -113,9 +117,19 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     PrivacyLeakWarning
         Always: the result is a function of the data with no privacy protection.
     """
-    context = capture_context(1)  # the formula's names: the caller's scope, captured once here
+    # the formula's names: the caller's scope (two frames up, past moved_arguments' wrapper)
+    formula, context = (formula.text, formula.context) if isinstance(formula, Formula) else (formula, None)
+    context = capture_context(2) if context is None else context
     s = PARAMETER_RULES["s"].check("s", s)  # the same rule as dp_best_subset's
-    time_limit = resolve_time_limit(time_limit)
+    ball, search = as_option("ball", ball), as_option("search", search)
+    if any(getattr(ball, f) is not None for f in ("r_select", "r_refit", "lam_select", "lam_refit")):
+        raise ValueError("best_subset_nonprivate: ball takes r and lam only (there are no stages)")
+    lam = NONPRIVATE_BALL["lam"] if ball.lam is None else ball.lam
+    r = NONPRIVATE_BALL["r"] if ball.r is None else ball.r
+    if search.diagnostics:
+        raise ValueError("best_subset_nonprivate: Search(diagnostics=True) is for dp_best_subset (this "
+                         "result is non-private as a whole)")
+    time_limit = resolve_time_limit(search.time_limit)
     data = maybe_from_r(data)
     with warnings.catch_warnings():
         # Bounds from the data are the point here (no clipping); the one warning
@@ -126,8 +140,9 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, lam=1e-8, r=1e6, ke
     if s > p:
         raise ValueError(f"s = {s} is larger than the number of candidate columns ({p})")
     scorer = LeastSquaresScorer(design.X, design.y, lam, r, design.forced)
-    searcher = SubsetSearch(scorer, int(s), search=search, time_limit=time_limit,
-                            solver=solver, solver_options=solver_options)
+    searcher = SubsetSearch(scorer, int(s), search=search.route, time_limit=time_limit,
+                            solver=search.solver,
+                            solver_options=None if search.solver_options is None else dict(search.solver_options))
     if searcher.search == "enumeration":
         cands = searcher.top_r(1)
         S, value, certs = cands.supports[0], float(cands.scores[0]), list(cands.certificates)

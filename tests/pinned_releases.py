@@ -59,6 +59,7 @@ def _tall(n=6000, p=12, seed=7):
 
 def cases():
     """name -> (formula, data, keyword arguments) of every pinned call."""
+    import dpsubset
     hit, hit_b = _hitters()
     pima, pima_b = _pima()
     reg = _regression()
@@ -74,13 +75,13 @@ def cases():
         "regression_huber": ("y ~ .", reg, dict(eps=2.0, s=3, bounds=(0.5, 1.0), loss="huber",
                                                 random_state=2)),
         "pima_logistic": ("type ~ .", pima, dict(eps=8.0, s=3, bounds=pima_b, loss="logistic",
-                                                 r=1.1, lam=180.0, random_state=3)),
+                                                 ball=dpsubset.Ball(r=1.1, lam=180.0), random_state=3)),
         "pima_hinge": ("type ~ .", pima, dict(eps=8.0, s=2, bounds=pima_b, loss="hinge",
-                                              r=1.1, lam=180.0, random_state=4)),
+                                              ball=dpsubset.Ball(r=1.1, lam=180.0), random_state=4)),
         "categorical_top_r": ("y ~ x0 + x1 + x2 + x3 + x4 + x5 + g", cat,
                               dict(eps=3.0, s=3, bounds=box, random_state=5)),
         "tall_gram_route": ("y ~ .", tall, dict(eps=2.0, s=3, bounds=(3.0, 5.0), random_state=6)),
-        "regression_screen": ("y ~ 0 + .", reg, dict(eps=2.0, s=3, bounds=(0.5, 0.5), screen=10,
+        "regression_screen": ("y ~ 0 + .", reg, dict(eps=2.0, s=3, bounds=(0.5, 0.5), method=dpsubset.Method("top_r", screen=10),
                                                       random_state=8)),
         "regression_exponential": ("y ~ 0 + .", _regression(n=300, p=10), dict(
             eps=2.0, s=2, bounds=(0.5, 0.5), method="exponential", random_state=9)),

@@ -210,7 +210,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     ols_best = best_subset_nonprivate("Salary ~ .", hitters, 5, bounds=xy_bounds)
     score_best = best_subset_nonprivate("Salary ~ .", hitters, 5, bounds=xy_bounds,
-                                        lam=res.lam, r=res.r)
+                                        ball=dps.Ball(r=res.r, lam=res.lam))
 print(f"warning raised: {caught[0].category.__name__}: {caught[0].message}")
 print(f"least-squares best subset (lam ~ 0):          {ols_best.support}")
 print(f"best subset for the private score (lam = {res.lam:g}, r = {res.r:g}): {score_best.support}")
@@ -229,7 +229,7 @@ print(f"best subset for the private score (lam = {res.lam:g}, r = {res.r:g}): {s
 with warnings.catch_warnings(record=True):
     warnings.simplefilter("always")
     _, diag = dps.dp_best_subset("Salary ~ .", hitters, eps=2.0, s=5, bounds=xy_bounds,
-                                 diagnostics=True, random_state=2026)
+                                 search=dps.Search(diagnostics=True), random_state=2026)
 scores = np.sort(np.asarray(diag.candidate_scores))
 Delta = res.privacy.sensitivity
 n_rest = math.comb(len(res.candidates), 5) - len(scores)

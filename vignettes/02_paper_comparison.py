@@ -29,6 +29,8 @@ import warnings
 
 import pandas as pd
 
+from dpsubset import Ball, Method
+from dpsubset.studies.simulate import Simulation
 from dpsubset.studies.experiments import (plot_recovery, recovery_study, recovery_table,
                                   summarize_recovery, threshold_n)
 
@@ -60,26 +62,26 @@ pd.set_option("display.width", 120)
 #   screening (Swope et al. 2024), which do not use r or lam (run once).
 
 # %%
-SETTINGS = {"paper": dict(r=1.1, lam=120.0, intercept=False),
-            "defaults": dict(r=None, lam=None, intercept=False),
-            "defaults + intercept": dict(r=None, lam=None, intercept=True)}
-exact_methods = ["top_r", "mistakes", "mistakes_assume=mistakes"]
+SETTINGS = {"paper": dict(ball=Ball(r=1.1, lam=120.0), intercept=False),
+            "defaults": dict(ball=None, intercept=False),
+            "defaults + intercept": dict(ball=None, intercept=True)}
+exact_methods = {"top_r": "top_r", "mistakes": "mistakes",
+                 "mistakes_assume": Method("mistakes", gap_check="assume")}
 if QUICK:
     p, n_grid, trials, draws = 20, [800, 2000], 1, 10
 else:
     p, n_grid, trials, draws = 100, [1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000, 6000], 5, 50
-options = {"mistakes_assume": {"gap_check": "assume"}}
 frames = []
 t0 = time.perf_counter()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", RuntimeWarning)  # a skipped method is reported in the table
     for name, kw in SETTINGS.items():
-        f = recovery_study(exact_methods, n_grid, p=p, s=5, trials=trials, eps=1.0, snr=5.0,
-                           rho=0.1, bounds=(0.5, 0.5), exact=True, method_options=options,
+        f = recovery_study(exact_methods, n_grid, p=p, s=5, trials=trials, eps=1.0,
+                           model=Simulation(snr=5.0, rho=0.1), bounds=(0.5, 0.5), exact=True,
                            progress=False, random_state=2025, **kw)
         frames.append(f.assign(setting=name))
     base = recovery_study(["samp_agg", "dp_sis"], n_grid, p=p, s=5, trials=trials, draws=draws,
-                          eps=1.0, snr=5.0, rho=0.1, bounds=(0.5, 0.5), progress=False,
+                          eps=1.0, model=Simulation(snr=5.0, rho=0.1), bounds=(0.5, 0.5), progress=False,
                           random_state=2025)
     frames.append(base.assign(setting="(no r, lam)"))
 frame = pd.concat(frames, ignore_index=True)

@@ -91,7 +91,7 @@ B = dps.Bounds(x=pima_bounds, y=1.0)
 
 # %%
 R_BALL = 3.0
-fit = dps.dp_best_subset("type ~ .", pima, eps=4.0, s=3, loss="hinge", bounds=B, r=R_BALL,
+fit = dps.dp_best_subset("type ~ .", pima, eps=4.0, s=3, loss="hinge", bounds=B, ball=dps.Ball(r=R_BALL),
                          random_state=1)
 print(fit.summary())
 eta = fit.predict(pima.head(8), which="linear")
@@ -103,7 +103,7 @@ print(pd.DataFrame({"linear predictor": eta.round(3),
 # The same with the logistic loss, side by side with the hinge fit:
 
 # %%
-fit_log = dps.dp_best_subset("type ~ .", pima, eps=4.0, s=3, loss="logistic", bounds=B, r=R_BALL,
+fit_log = dps.dp_best_subset("type ~ .", pima, eps=4.0, s=3, loss="logistic", bounds=B, ball=dps.Ball(r=R_BALL),
                              random_state=1)
 print(dps.summary_table([fit, fit_log], model_names=["hinge", "logistic"]))
 
@@ -145,7 +145,7 @@ for rep in range(n_rep):
     for r in radii:
         for loss in losses:
             for e in eps_grid:
-                f = dps.dp_best_subset("type ~ .", train_df, eps=e, s=3, loss=loss, bounds=B, r=r,
+                f = dps.dp_best_subset("type ~ .", train_df, eps=e, s=3, loss=loss, bounds=B, ball=dps.Ball(r=r),
                                        random_state=rng)
                 with warnings.catch_warnings():
                     # a few test rows lie outside the codebook's ranges and are clipped as the

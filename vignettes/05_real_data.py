@@ -97,7 +97,7 @@ print(res.privacy)
 # experiment below counts how often the release is near-best.
 #
 # What the verdict should say here can be measured. The cell below reruns the same
-# call with `diagnostics=True`, which returns top-R's exact list of scores (NOT
+# call with `search=dps.Search(diagnostics=True)`, which returns top-R's exact list of scores (NOT
 # private: a measurement for this page, never part of a release), and computes from
 # it the exact probability that top-R releases the best-scoring support and the exact
 # probability that the verdict says "can be trusted" for a call like this one.
@@ -110,7 +110,7 @@ from dpsubset.inference.confidence import best_support_log_odds, trusted_probabi
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     same_call, diag = dps.dp_best_subset(wage.formula, wage.data, eps=20.0, s=3, bounds=wage.bounds,
-                                         inference=True, random_state=2026, diagnostics=True)
+                                         inference=True, random_state=2026, search=dps.Search(diagnostics=True))
 spent = {st["stage"]: st["eps"] for st in same_call.privacy.stages}
 law = dict(eps_mech=same_call.eps_select, Delta=same_call.privacy.sensitivity, p=len(same_call.candidates), s=3)
 scores = np.sort(np.asarray(diag.candidate_scores, dtype=float))
@@ -205,8 +205,8 @@ for rule in ("defaults", "fixed ball"):
     for eps in eps_grid:
         kw = {}
         if rule == "fixed ball":
-            kw = dict(r=design.b_y / largest_row_norm(design.x_bounds, 3, design.forced_bounds), lam=1.0,
-                      centre=False)  # the rule before issues 25 and 36
+            kw = dict(ball=dps.Ball(r=design.b_y / largest_row_norm(design.x_bounds, 3, design.forced_bounds),
+                                    lam=1.0), centre=False)  # the rule before issues 25 and 36
         near = []
         for _ in range(draws):
             with warnings.catch_warnings():

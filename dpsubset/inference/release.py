@@ -129,7 +129,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         raise InferenceTimeout(
             f"time_limit = {deadline.limit:g} s ran out in the inference stage (inference=True: the "
             f"parametric bootstrap of the {loss} refit, {draws} refits on n = {design.n} simulated rows); "
-            f"nothing is released. Give a larger time_limit=, or inference=False "
+            f"nothing is released. Give a larger Search(time_limit=...), or inference=False "
             f"(docs/guide/inference.md, 'What it costs')", problem="inference") from err
 
 

@@ -1,15 +1,22 @@
 """The ``dpsubset`` command line.
 
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --codebook book.csv
-                 [--loss squared|huber|logistic|hinge] [--keep COL ...]
-                 [--eps-select E] [--eps-refit E] [--method top_r] [--seed 1]
-                 [--option KEY=VALUE ...] [--no-refit] [--format text|latex|html|markdown]
-                 [--out result.csv|.json|.tex|.md|.html|.txt ...]
-                 [--search auto|enumeration|branch_and_bound|outer_approximation|pyomo|scip] [--solver NAME]
-                 [--time-limit SECONDS] [--memory-limit BYTES]
+                 [--method NAME[,KEY=VALUE...]] [--loss NAME[,KEY=VALUE...]] [--keep COL ...]
+                 [--budget KEY=VALUE[,...]] [--ball KEY=VALUE[,...]] [--search [ROUTE,]KEY=VALUE...]
+                 [--no-refit | --refit split=true] [--inference [truth_in_ball=true]] [--seed 1]
+                 [--format text|latex|html|markdown] [--out result.csv|.json|.tex|.md|.html|.txt ...]
     dpsubset fit data.csv --formula "y ~ ." --eps 1 --s 5 --bounds 0.5 0.5   # the paper's scalar bounds
     dpsubset study --p 100 --n 1000 2000 --methods top_r mistakes --trials 3 --draws 50
-                   [--out results.csv] [--plot fig.png]
+                   [--ball r=1.1,lam=120] [--out results.csv] [--plot fig.png]
+
+The option objects of :func:`dpsubset.dp_best_subset` have the same names here, their
+fields as ``KEY=VALUE`` pairs separated by commas (:mod:`dpsubset.settings`):
+``--budget select=1,refit=0.5``, ``--ball r=0.5,lam=1``, ``--search enumeration,time_limit=60``,
+``--method mistakes,gap_check=assume,R=50``, ``--loss huber,h=0.3``,
+``--loss logistic,levels=control|case`` (a pair separated by ``|``), ``--refit split=true``,
+``--inference truth_in_ball=true``; a dotted key sets an entry of a dict field
+(``--method top_r,screen.k=20,screen.share=0.3``). A flag of an older version
+(``--r``, ``--eps-select``, ``--time-limit``, ...) is an error that names its new place.
 
 ``fit`` prints the summary of :func:`dpsubset.dp_best_subset` and its privacy
 report (``--format latex`` and ``html``: the table alone, ready to include), and
@@ -43,19 +50,64 @@ import warnings
 __all__ = ["main", "build_parser"]
 
 
-def _option(text):
-    """KEY=VALUE for method_options; the value is read as int, float, bool or string."""
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    key, value = text.split("=", 1)
+def _value(text):
+    """A field's value from the command line: int, float (``inf`` too), true/false, a pair
+    ``a|b`` (the classes of a loss), or the text itself."""
+    if "|" in text:
+        return tuple(_level(v) for v in text.split("|"))
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for conv in (int, float):
         try:
-            return key, conv(value)
+            return conv(text)
         except ValueError:
             pass
-    if value.lower() in ("true", "false"):
-        return key, value.lower() == "true"
-    return key, value
+    return text
+
+
+def _fields(text, named=False):
+    """``[NAME,]KEY=VALUE,...`` as a dict of an option object's fields (``name``: the leading
+    word without ``=``, where ``named``); a dotted key ``screen.k=20`` sets an entry of a dict."""
+    out = {}
+    for i, part in enumerate(p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if "=" not in part:
+            if named and i == 0:
+                out["name"] = part
+                continue
+            raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {part!r}")
+        key, value = (x.strip() for x in part.split("=", 1))
+        head, _, sub = key.partition(".")
+        if sub:
+            out.setdefault(head, {})[sub] = _value(value)
+        else:
+            out[key] = _value(value)
+    return out
+
+
+def _named(text):
+    return _fields(text, named=True)
+
+
+#: Flags of an older version -> their new place (the Python API's MOVED, in the CLI's terms).
+MOVED_FLAGS = {
+    "--r": "--ball r=VALUE", "--lam": "--ball lam=VALUE", "--r-select": "--ball r_select=VALUE",
+    "--r-refit": "--ball r_refit=VALUE", "--lam-select": "--ball lam_select=VALUE",
+    "--lam-refit": "--ball lam_refit=VALUE", "--eps-select": "--budget select=VALUE",
+    "--eps-refit": "--budget refit=VALUE", "--eps-inference": "--budget inference=VALUE",
+    "--option": "--method NAME,KEY=VALUE", "--response-levels": "--loss logistic,levels=NEG|POS",
+    "--split": "--refit split=true", "--truth-in-ball": "--inference truth_in_ball=true",
+    "--solver": "--search pyomo,solver=NAME", "--time-limit": "--search time_limit=SECONDS",
+    "--memory-limit": "--search memory_limit=BYTES",
+}
+
+
+class _Moved(argparse.Action):
+    """An old flag: an error naming its new place (the flag is hidden from --help)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"argument {option_string} moved: use {MOVED_FLAGS[option_string]}")
 
 
 def build_parser():
@@ -81,59 +133,41 @@ def build_parser():
                           "the data and the guarantee is void")
     fit.add_argument("--y-bounds", type=float, nargs=2, metavar=("LO", "HI"),
                      help="with --codebook: the response's interval, if the codebook has no row for it")
-    fit.add_argument("--loss", default="squared", choices=LOSSES,
-                     help="loss of the scores and the refit; logistic and hinge for two classes")
-    fit.add_argument("--response-levels", nargs=2, metavar=("NEG", "POS"), default=None,
-                     help="the response's classes for --loss logistic/hinge: the class coded -1, "
-                          "then the class coded +1 (public; read as numbers or true/false where "
-                          "they parse as such, as the CSV reader does, else as text). Needed for "
-                          "a -1/+1 or a text response")
+    fit.add_argument("--loss", default="squared", type=_named, metavar="NAME[,KEY=VALUE...]",
+                     help=f"loss of the scores and the refit, one of {', '.join(LOSSES)}; logistic and "
+                          "hinge for two classes. Fields: huber: h=; hinge: h=, levels=; logistic: levels= "
+                          "(the classes coded -1 and +1, e.g. levels=control|case; public)")
     fit.add_argument("--keep", nargs="+", action="extend", default=[], metavar="COL",
                      help="columns or terms always in the model (repeatable)")
-    fit.add_argument("--eps-select", type=float, default=None,
-                     help="budget of the selection (default: half of --eps)")
-    fit.add_argument("--eps-refit", type=float, default=None,
-                     help="budget of the refit (default: the rest of --eps)")
-    fit.add_argument("--method", default="top_r", choices=sorted(METHODS))
-    fit.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-                     help="a method option (repeatable), e.g. --option blocks=20")
-    fit.add_argument("--r", type=float, default=None,
-                     help="radius of the coefficient ball of both stages (default A / sqrt(B_s): A = b_y, "
+    fit.add_argument("--method", default="top_r", type=_named, metavar="NAME[,KEY=VALUE...]",
+                     help=f"the private selection, one of {', '.join(sorted(METHODS))}, with its options "
+                          "(R=, gap_check=, screen=, and each method's own, e.g. samp_agg,blocks=20)")
+    fit.add_argument("--budget", type=_fields, default=None, metavar="KEY=VALUE[,...]",
+                     help="how eps is shared: select=, refit=, inference=, gap_test=, delta=, refit_delta= "
+                          "(default: half of what the centring and the inference leave to each stage)")
+    fit.add_argument("--ball", type=_fields, default=None, metavar="KEY=VALUE[,...]",
+                     help="radius and ridge of each stage: r= (both stages), lam= (the selection's ridge), "
+                          "r_select=, r_refit=, lam_select=, lam_refit= (default A / sqrt(B_s): A = b_y, "
                           "grown with n eps above 20,000; logistic and hinge: A = 2 to select, 6 to refit; "
                           "docs/guide/choosing-settings.md)")
-    fit.add_argument("--lam", type=float, default=None,
-                     help="ridge of the selection's scores (default 1, less above n eps = 10,000; "
-                          "for logistic and hinge max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps)))")
-    fit.add_argument("--r-select", type=float, default=None, help="the selection's radius (instead of --r)")
-    fit.add_argument("--r-refit", type=float, default=None, help="the refit's radius (instead of --r)")
-    fit.add_argument("--lam-select", type=float, default=None, help="the selection's ridge (instead of --lam)")
-    fit.add_argument("--lam-refit", type=float, default=None,
-                     help="a floor under the refit's ridge (default: its own minimum, 2 lambda / eps)")
+    fit.add_argument("--search", type=_named, default=None, metavar="[ROUTE,]KEY=VALUE...",
+                     help="the exact search: its route (auto, enumeration, branch_and_bound, "
+                          "outer_approximation, pyomo, scip), time_limit= (seconds for the whole call, "
+                          "default 600; inf for none; past it nothing is released, and whether it is "
+                          "reached depends on the data: do not publish a timeout), memory_limit= (bytes, "
+                          "default half the machine's memory), solver= (with pyomo)")
     fit.add_argument("--no-refit", action="store_true", help="release the support only")
-    fit.add_argument("--inference", action="store_true",
+    fit.add_argument("--refit", type=_fields, default=None, metavar="split=true",
+                     help="the refit's settings: split=true selects on one random half of the rows and "
+                          "refits on the other")
+    fit.add_argument("--inference", nargs="?", const={}, type=_fields, default=None,
+                     metavar="truth_in_ball=true",
                      help="also release private standard errors, intervals and the selection confidence "
-                          "(docs/guide/inference.md); spends --eps-inference of --eps")
-    fit.add_argument("--eps-inference", type=float, default=None,
-                     help="the part of --eps for --inference (default 0.2 eps)")
-    fit.add_argument("--split", action="store_true",
-                     help="select on one random half of the rows and refit on the other")
-    fit.add_argument("--truth-in-ball", action="store_true",
-                     help="with --inference: you know from outside the data that the true coefficients "
-                          "lie inside the refit's ball, so intervals of a release on its sphere may assume it")
-    fit.add_argument("--search", default="auto",
-                     choices=("auto", "enumeration", "branch_and_bound", "outer_approximation", "pyomo", "scip"),
-                     help="exact search; 'pyomo' solves the paper's formulation (9) with "
-                          "--solver, 'scip' the same with SCIP (pip install 'dpsubset[scip]')")
-    fit.add_argument("--solver", default=None,
-                     help="with --search pyomo: the Pyomo solver name, e.g. gurobi_persistent")
-    fit.add_argument("--time-limit", type=float, default=None,
-                     help="seconds for the whole call (default 600; inf for none); past it "
-                          "nothing is released, and whether it is reached depends on the data: "
-                          "do not publish a timeout")
-    fit.add_argument("--memory-limit", type=float, default=None, metavar="BYTES",
-                     help="bytes for the exact search's growing structures (default: half the "
-                          "machine's memory; inf for none); past it the search stops like a "
-                          "timeout and nothing is released")
+                          "(docs/guide/inference.md); spends --budget inference= of --eps (default 0.2 eps). "
+                          "truth_in_ball=true: you know from outside the data that the true coefficients "
+                          "lie inside the refit's ball")
+    for flag in MOVED_FLAGS:
+        fit.add_argument(flag, action=_Moved, nargs="?", help=argparse.SUPPRESS)
     fit.add_argument("--seed", type=int, default=None,
                      help="seed for a reproducible run; the release is then private only while "
                           "the seed stays secret (default: fresh OS randomness)")
@@ -156,8 +190,11 @@ def build_parser():
     st.add_argument("--eps", type=float, default=1.0)
     st.add_argument("--snr", type=float, default=5.0)
     st.add_argument("--rho", type=float, default=0.1)
-    st.add_argument("--lam", type=float, default=120.0)
-    st.add_argument("--r", type=float, default=1.1)
+    st.add_argument("--ball", type=_fields, default=None, metavar="r=VALUE,lam=VALUE",
+                    help="the scores' radius and ridge (default the paper's r=1.1,lam=120; r=default,"
+                         "lam=default: the package's defaults)")
+    for flag in ("--r", "--lam"):
+        st.add_argument(flag, action=_Moved, nargs="?", help=argparse.SUPPRESS)
     st.add_argument("--bounds", type=float, nargs=2, default=(0.5, 0.5), metavar=("BX", "BY"))
     st.add_argument("--jobs", type=int, default=1, help="joblib workers")
     st.add_argument("--seed", type=int, default=0)
@@ -202,14 +239,24 @@ _CLI_FIXES = [
      "Remove or impute those rows in the CSV first (without looking at the other rows' values)."),
     (re.compile(r"give public bounds and \(explicit levels\)"), "give a codebook"),
     # the time-out's advice names the arguments of dp_best_subset
-    (re.compile(r"\btime_limit = "), "--time-limit "),
-    (re.compile(r"a larger time_limit \(now"), "a larger --time-limit (now"),
-    (re.compile(r"; math\.inf for none"), "; --time-limit inf for none"),
-    (re.compile(r"\bmemory_limit\b"), "--memory-limit"),
-    (re.compile(r"a larger r \(now"), "a larger --r (now"),
-    (re.compile(r"a larger lam \(now"), "a larger --lam (now"),
+    (re.compile(r"\btime_limit = "), "--search time_limit="),
+    (re.compile(r"a larger time_limit \(now"), "a larger --search time_limit= (now"),
+    (re.compile(r"; math\.inf for none"), "; --search time_limit=inf for none"),
+    (re.compile(r"(?<![.\w])memory_limit\b"), "--search memory_limit="),
+    (re.compile(r"a larger r \(now"), "a larger --ball r= (now"),
+    (re.compile(r"a larger lam \(now"), "a larger --ball lam= (now"),
     (re.compile(r"a smaller s \(now"), "a smaller --s (now"),
     (re.compile(r"search='enumeration'"), "--search enumeration"),
+    # the option objects' fields (dpsubset.settings) are the same names after their flag
+    (re.compile(r"\b(Budget|Ball|Search|Refit|Inference)\.(\w+)"), lambda m: f"--{m[1].lower()} {m[2]}="),
+    (re.compile(r"\b(Budget|Ball|Search|Refit|Inference)\((\w+)=\.\.\.\)"),
+     lambda m: f"--{m[1].lower()} {m[2]}=..."),
+    (re.compile(r"\bMethod\.(\w+)"), r"--method NAME,\1="),
+    (re.compile(r"^(loss|method) must be one of"), r"--\1 must be one of"),
+    (re.compile(r"\b(?:loss=)?(Logistic|Hinge)\(levels=\(([^()]*)\)\)"), lambda m: f"--loss {m[1].lower()},levels="
+     + ("NEG|POS" if "coded" in m[2] else "|".join(x.strip().strip("'") for x in m[2].split(",")))),
+    (re.compile(r"\b(Hinge|Logistic)\(levels=\.\.\.\)"), lambda m: f"--loss {m[1].lower()},levels=..."),
+    (re.compile(r"\b(Huber|Hinge|Logistic)\.(\w+)"), lambda m: f"--loss {m[1].lower()},{m[2]}="),
 ]
 
 
@@ -345,19 +392,18 @@ def _fit(args, parser):
     from ..results.tables import summary_table
 
     data, bounds = _read_inputs(args, parser)
+    if args.no_refit and args.refit is not None:
+        parser.error("argument --refit: not with --no-refit")
+    search = args.search
+    if search is not None and "name" in search:  # a leading word is the route
+        search = dict(search, route=search.pop("name"))
     try:
         res = dp_best_subset(args.formula, data, eps=args.eps, s=args.s, method=args.method,
-                             bounds=bounds, loss=args.loss, keep=args.keep or None,
-                             eps_select=args.eps_select, eps_refit=args.eps_refit,
-                             r=args.r, lam=args.lam, r_select=args.r_select, r_refit=args.r_refit,
-                             lam_select=args.lam_select, lam_refit=args.lam_refit, refit=not args.no_refit,
-                             inference=args.inference, eps_inference=args.eps_inference, split=args.split,
-                             truth_in_ball=args.truth_in_ball,
-                             search=args.search, solver=args.solver, time_limit=args.time_limit,
-                             memory_limit=args.memory_limit,
-                             random_state=args.seed, method_options=dict(args.option) or None,
-                             response_levels=(None if args.response_levels is None
-                                              else tuple(_level(v) for v in args.response_levels)))
+                             bounds=bounds, loss=args.loss, keep=args.keep or None, budget=args.budget,
+                             ball=args.ball, search=search,
+                             refit=False if args.no_refit else (args.refit if args.refit is not None else True),
+                             inference=False if args.inference is None else (args.inference or True),
+                             random_state=args.seed)
     except (ValueError, TypeError) as exc:
         _fail(parser, str(exc))
     except SearchTimeout as exc:  # nothing was released: say why, without a traceback
@@ -383,12 +429,16 @@ def _fit(args, parser):
 
 
 def _study(args, parser):
-    from ..studies.experiments import plot_recovery, recovery_study, recovery_table
+    from ..settings import Ball
+    from ..studies.experiments import PAPER_BALL, plot_recovery, recovery_study, recovery_table
+    from ..studies.simulate import Simulation
 
+    ball = dict(PAPER_BALL.__dict__, **(args.ball or {}))
+    ball = {k: (None if v == "default" else v) for k, v in ball.items() if v is not None}
     try:
         frame = recovery_study(args.methods, args.n, p=args.p, s=args.s, trials=args.trials,
-                               draws=args.draws, eps=args.eps, snr=args.snr, rho=args.rho,
-                               bounds=tuple(args.bounds), r=args.r, lam=args.lam,
+                               draws=args.draws, eps=args.eps, model=Simulation(snr=args.snr, rho=args.rho),
+                               bounds=tuple(args.bounds), ball=Ball(**ball),
                                n_jobs=args.jobs, random_state=args.seed,
                                progress=not args.quiet and sys.stderr.isatty())
     except (ValueError, TypeError) as exc:

@@ -120,6 +120,38 @@ def _bounds_from_r(b):
     return Bounds(x=x, y=y, default=default)
 
 
+def _args_from_r(args):
+    """The arguments of ``dp_best_subset`` as R sent them, in the Python API's types.
+
+    The option objects arrive as named lists (dicts: ``ball = list(r = 0.5)``, ``method =
+    list(name = "mistakes", R = 50)``), which the API takes as they are; whole numbers
+    that must be ints (``s``, ``random_state``, ``R``, a screen's ``k``) arrive as doubles,
+    and the classes of a loss as a list.
+    """
+    args = dict(args)
+    for k in ("s", "random_state"):
+        if k in args:
+            args[k] = _as_int(k, args[k])
+    method = args.get("method")
+    if isinstance(method, dict):
+        method = dict(method)
+        if method.get("R") is not None:
+            method["R"] = _as_int("method$R", method["R"])
+        if method.get("screen") is not None:
+            method["screen"] = _screen_from_r(method["screen"])
+        args["method"] = method
+    loss = args.get("loss")
+    if isinstance(loss, dict) and loss.get("levels") is not None:
+        args["loss"] = dict(loss, levels=_response_levels_from_r(loss["levels"]))
+    if isinstance(args.get("keep"), list) and not args["keep"]:
+        args["keep"] = None
+    search = args.get("search")
+    if isinstance(search, dict) and search.get("diagnostics"):
+        raise ValueError("search$diagnostics = TRUE is not available from R: the non-private values would "
+                         "cross into the R session unlabelled; use the Python API")
+    return args
+
+
 def _response_levels_from_r(levels):
     """``response_levels`` from R: a list of two values as a tuple.
 
@@ -142,7 +174,8 @@ def _r_context():
 
 def _call_dp_best_subset(formula, data, kwargs):
     from ..api import dp_best_subset
-    return dp_best_subset(formula, data, context=_r_context(), **kwargs)
+    from ..settings import Formula
+    return dp_best_subset(Formula(formula, context=_r_context()), data, **kwargs)
 
 
 def model_names(formula, cols):
@@ -215,22 +248,10 @@ def fit(formula, cols, args):
         the R side raises it as an R error with the Python message, without a
         Python traceback.
     """
-    args = dict(args)
-    for k in ("s", "R", "random_state"):
-        if k in args:
-            args[k] = _as_int(k, args[k])
-    if args.get("screen") is not None:
-        args["screen"] = _screen_from_r(args["screen"])
-    if isinstance(args.get("keep"), list) and not args["keep"]:
-        args["keep"] = None
-    if args.get("response_levels") is not None:
-        args["response_levels"] = _response_levels_from_r(args["response_levels"])
-    if args.get("diagnostics"):
-        raise ValueError("diagnostics=TRUE is not available from R: the non-private values would cross "
-                         "into the R session unlabelled; use the Python API")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            args = _args_from_r(args)
             args["bounds"] = _bounds_from_r(args.get("bounds"))
             data = frame_from_columns(cols)
             res = _call_dp_best_subset(formula, data, args)

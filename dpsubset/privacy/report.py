@@ -35,7 +35,7 @@ _SOLVES_NOT_RELEASED = (
     "in what time are functions of the data that the guarantee does not cover (neighbouring data "
     "sets can need different solves). Every release is certified (res.privacy.exact_search, "
     "glance()['certificates_closed']); the per-solve list is NON-PRIVATE and comes only with "
-    "diagnostics=True (diag.solves, diag.certificates) or on the terminal with verbose=True")
+    "Search(diagnostics=True) (diag.solves, diag.certificates) or on the terminal with verbose=True")
 
 #: The samplers of dpsubset/mechanisms/noise.py, by what they draw, and whether each is exact.
 SAMPLERS = {

@@ -219,7 +219,7 @@ def _inference_note(res):
     if inf is None:
         return ("No standard errors or p-values: none was requested (dp_best_subset(..., "
                 "inference=True) releases them privately).")
-    where = ("on rows the selection did not see (split=True)" if inf.mode == "split"
+    where = ("on rows the selection did not see (Refit(split=True))" if inf.mode == "split"
              else "conditional on the released support")
     note = (f"Std err and 95 % intervals: {inf.method}, {where}; they account for the sampling "
             f"and the privacy noise of the refit (docs/guide/inference.md).")
@@ -232,7 +232,7 @@ def _inference_note(res):
     close = inf.close_calls(list(res.support))
     if close:  # from released numbers alone: the estimates and the private moments' standard errors
         verb = "lies" if len(close) == 1 else "lie"
-        note += (f" Use split=True for intervals to report: {', '.join(close)} {verb} within "
+        note += (f" Use refit=Refit(split=True) for intervals to report: {', '.join(close)} {verb} within "
                  f"{CLOSE_CALL_RATIO:g} std err of 0, so the selection may have been a close call, and the "
                  "conditional intervals of such a term under-cover (selected and estimated on the same rows; "
                  "docs/guide/inference.md).")

@@ -66,9 +66,10 @@ BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's b
                    "wider than the refit's own noise would make them")
 
 #: The same for a release whose user stated that the truth lies inside the ball
-#: (``truth_in_ball=True``); R's summary prints the same words.
+#: (``Inference(truth_in_ball=True)``); R's summary prints the same words.
 BALL_TRUSTED_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
-                     "they are shrunk towards 0; the intervals assume, as stated with truth_in_ball=True, "
+                     "they are shrunk towards 0; the intervals assume, as stated with "
+                     "Inference(truth_in_ball=True), "
                      "that the true coefficients lie inside the ball")
 
 

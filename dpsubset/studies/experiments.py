@@ -16,8 +16,8 @@ draw. The trials are independent jobs for joblib, so ``backend="dask"`` or
 
 The paper's model has no intercept; ``intercept=False`` (the default) scores the
 supports without one, as "y ~ 0 + ." does, and ``intercept=True`` adds the column of
-ones with its bound 1 (what "y ~ ." costs: a larger sensitivity). ``r=None`` and
-``lam=None`` use the package defaults (dpsubset/defaults.py).
+ones with its bound 1 (what "y ~ ." costs: a larger sensitivity). ``ball=None`` uses the
+package defaults of r and lam (dpsubset/defaults.py) instead of the paper's.
 
 ``exact=True`` replaces the sampled releases of top_r and mistakes by their exact
 probabilities: the probability that the release equals the true support, computed
@@ -25,7 +25,7 @@ from the exact candidates with the mechanisms' own log-weights
 (:func:`top_r_recovery`, :func:`mistakes_recovery`, :func:`gap_checked_recovery`),
 and the expected F1. This is the expectation the sampled fraction estimates, without
 its Monte Carlo noise and at the cost of a single search. A screened method
-(``method_options={"label": {"screen": {...}}}``) averages these exact conditional
+(``Method("top_r", screen={...})``) averages these exact conditional
 probabilities over ``draws`` private screens.
 """
 from __future__ import annotations
@@ -44,9 +44,10 @@ from ..mechanisms import noise as samplers
 from ..mechanisms import (as_generator, log_softmax, mistakes_log_weights, ptr_pass_probability,
                          sample_gap_checked, sample_mistakes, sample_top_r, top_r_log_weights)
 from ..selection.base import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS
-from .simulate import make_regression
+from ..settings import Ball, Method, Search, as_option, moved_arguments
+from .simulate import Simulation, make_regression
 
-__all__ = ["recovery_study", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table",
+__all__ = ["recovery_study", "PAPER_BALL", "plot_recovery", "summarize_recovery", "threshold_n", "recovery_table",
            "top_r_recovery", "mistakes_recovery", "gap_checked_recovery"]
 
 #: Frame columns, one row per (method, n, trial).
@@ -103,6 +104,30 @@ def _split_spec(spec):
 
 def _options(label, method, st):
     return st.method_options.get(label, st.method_options.get(method)) or {}
+
+
+def _method_labels(methods):
+    """``methods`` of :func:`recovery_study` as ("label=name" specs, {label: options})."""
+    items = list(methods.items()) if isinstance(methods, dict) else [
+        (m.name if isinstance(m, Method) else _split_spec(m)[0], m) for m in methods]
+    if not items:
+        raise ValueError("methods is empty")
+    specs, options = [], {}
+    for label, m in items:
+        if not isinstance(m, Method):
+            name = _split_spec(m)[1] if isinstance(m, str) else m
+            if name not in METHODS:
+                raise ValueError(f"unknown methods [{m!r}]; registered: {sorted(METHODS)}")
+            m = Method(name)
+        if label in options:
+            raise ValueError(f"methods: the label {label!r} is given twice; name each with a dict "
+                             "{label: Method(...)}")
+        opts = m.selection_options()
+        if m.screen is not None:
+            opts["screen"] = m.screen
+        specs.append(f"{label}={m.name}")
+        options[label] = opts
+    return specs, options
 
 
 # --------------------------------------------------------------- exact probabilities
@@ -338,10 +363,9 @@ def _generic_draws(label, method, X, y, st: _Setting, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = dp_best_subset("y ~ ." if st.intercept else "y ~ 0 + .", df, eps=st.eps,
-                                 s=st.s, method=method,
-                                 bounds=(st.b_x, st.b_y), r=st.r, lam=st.lam, refit=False,
-                                 time_limit=st.time_limit, random_state=rng,
-                                 method_options=_options(label, method, st) or None)
+                                 s=st.s, method=Method(method, **_options(label, method, st)),
+                                 bounds=(st.b_x, st.b_y), ball=Ball(r=st.r, lam=st.lam), refit=False,
+                                 search=Search(time_limit=st.time_limit), random_state=rng)
         out.append(np.array(sorted(col[c] for c in res.support)))
     return out
 
@@ -398,20 +422,35 @@ def _run_trial(methods, n, trial, seed, st: _Setting):
     return rows
 
 
+#: The paper's ball and ridge (Section 5), the default of :func:`recovery_study`.
+PAPER_BALL = Ball(r=1.1, lam=120.0)
+
+#: recovery_study's keywords of an older version and their new places.
+MOVED_STUDY = {
+    "r": "ball=dpsubset.Ball(r=...)", "lam": "ball=dpsubset.Ball(lam=...)",
+    "snr": "model=Simulation(snr=...)", "rho": "model=Simulation(rho=...)",
+    "noise": "model=Simulation(noise=...)", "generator": "model=Simulation(generator=...)",
+    "method_options": "methods={label: dpsubset.Method(name, **options)}",
+    "time_limit": "search=dpsubset.Search(time_limit=...)",
+}
+
+
+@moved_arguments(table=MOVED_STUDY)
 def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000), p=100, s=5,
-                   trials=10, draws=50, eps=1.0, *, snr=5.0, rho=0.1, bounds=(0.5, 0.5), r=1.1,
-                   lam=120.0, intercept=False, exact=False, noise="gaussian", generator=None,
-                   method_options=None, time_limit=None, n_jobs=1, backend=None,
-                   progress=True, random_state=0):
+                   trials=10, draws=50, eps=1.0, *, model=None, bounds=(0.5, 0.5), ball=PAPER_BALL,
+                   intercept=False, exact=False, search=None, n_jobs=1, backend=None, progress=True,
+                   random_state=0):
     """Exact-support recovery of private selection methods on the paper's simulated data.
 
     Parameters
     ----------
-    methods : sequence of str
-        Registered ``method=`` names (:data:`dpsubset.selection.base.METHODS`), or
-        ``"label=name"`` to run a method under another label with its own options,
-        e.g. ``["mistakes", "mistakes_assume=mistakes"]`` with
-        ``method_options={"mistakes_assume": {"gap_check": "assume"}}``.
+    methods : sequence or dict
+        Registered ``method=`` names (:data:`dpsubset.selection.base.METHODS`) or
+        :class:`dpsubset.Method` objects with their options, each labelled by its name; or a
+        dict ``{label: name or Method}`` to run a method under several labels, e.g.
+        ``{"mistakes": "mistakes", "mistakes_assume": Method("mistakes", gap_check="assume")}``.
+        For top_r and mistakes, ``Method(name, screen=True or k or dict(k=..., share=...))``
+        adds the private screen of ``dp_best_subset``, its share taken out of ``eps``.
     n_grid : sequence of int
         Sample sizes.
     p, s : int
@@ -422,14 +461,16 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
         Private releases per method and dataset (the paper uses 50).
     eps : float
         Selection budget of each release (no refit).
-    snr, rho : float
-        Signal-to-noise ratio and AR(1) correlation of :func:`dpsubset.studies.simulate.make_regression`.
+    model : dpsubset.studies.simulate.Simulation, optional
+        The data: SNR, correlation and noise of the paper's generator, or a generator of one's
+        own; default ``Simulation()``, the paper's (SNR 5, rho 0.1, Gaussian noise).
     bounds : (float, float)
         Public clipping bounds (b_x, b_y); the paper uses (0.5, 0.5).
-    r, lam : float or None
-        Ball radius and ridge of the scores of top_r / mistakes (and of any method
-        that takes them); the paper uses r = 1.1 and lam = 120. None uses the
-        package defaults (``r = b_y / sqrt(B_s)``, ``lam = 1``; dpsubset/defaults.py).
+    ball : dpsubset.Ball or None
+        Ball radius ``r`` and ridge ``lam`` of the scores of top_r / mistakes (and of any
+        method that takes them); default the paper's ``Ball(r=1.1, lam=120)``. None, or a
+        field left None, uses the package defaults (``r = b_y / sqrt(B_s)``, ``lam = 1``;
+        dpsubset/defaults.py).
     intercept : bool
         Fit an intercept (a forced column of ones with bound 1, as "y ~ ." does). The
         paper's model has none (False, "y ~ 0 + .").
@@ -438,20 +479,9 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
         support (and the expected F1) instead of the fraction of ``draws`` sampled
         releases (the module docstring); such rows have ``draws = 0``, except for a
         screened method, which averages over ``draws`` private screens.
-    noise : {"gaussian", "t3"}
-        Noise of the generator: the paper's Gaussian, or Student t with 3 degrees of
-        freedom (heavy tails) at the same realised SNR.
-    generator : callable, optional
-        ``generator(n, p, s, rng) -> (X, y, true_support)`` instead of the paper's
-        generator (``snr``, ``rho`` and ``noise`` are then unused); a module-level
-        function, so that joblib can send it to workers.
-    method_options : dict, optional
-        ``{label or method: {option: value}}`` passed to the methods (e.g.
-        ``{"mistakes": {"gap_check": "assume"}}``). For top_r and mistakes,
-        ``{"screen": True or k or dict(k=..., share=...)}`` adds the private screen of
-        ``dp_best_subset(screen=...)``, its share taken out of ``eps``.
-    time_limit : float, optional
-        Seconds per exact solve; a method that runs out is recorded as skipped.
+    search : dpsubset.Search, optional
+        Its ``time_limit``: seconds per exact solve; a method that runs out is recorded as
+        skipped.
     n_jobs : int
         joblib workers; the (n, trial) pairs are the jobs.
     backend : str, optional
@@ -473,12 +503,7 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
     import joblib
     from tqdm.auto import tqdm
 
-    methods = list(methods)
-    unknown = [m for m in methods if _split_spec(m)[1] not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; registered: {sorted(METHODS)}")
-    if not methods:
-        raise ValueError("methods is empty")
+    methods, method_options = _method_labels(methods)
     n_grid = [int(n) for n in n_grid]
     if not n_grid or min(n_grid) < 2:
         raise ValueError(f"n_grid must hold sample sizes >= 2, got {n_grid}")
@@ -486,14 +511,15 @@ def recovery_study(methods=("top_r", "mistakes"), n_grid=(1000, 2000, 4000, 8000
         if isinstance(val, bool) or int(val) != val or val < 1:
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
     b_x, b_y = bounds
-    st = _Setting(p=int(p), s=int(s), eps=float(eps), draws=int(draws), snr=float(snr),
-                  rho=float(rho), b_x=float(b_x), b_y=float(b_y),
-                  r=None if r is None else float(r), lam=None if lam is None else float(lam),
-                  method_options=dict(method_options or {}), time_limit=time_limit,
-                  intercept=bool(intercept), exact=bool(exact), noise=str(noise),
-                  generator=generator)
-    if st.noise not in ("gaussian", "t3"):
-        raise ValueError(f"noise must be 'gaussian' or 't3', got {noise!r}")
+    model = Simulation() if model is None else model
+    ball = (Ball() if ball is None else as_option("ball", ball)).per_stage()
+    if ball.r_refit not in (None, ball.r_select) or ball.lam_refit is not None:
+        raise ValueError("recovery_study: ball sets the selection's r and lam only (there is no refit)")
+    st = _Setting(p=int(p), s=int(s), eps=float(eps), draws=int(draws), snr=float(model.snr),
+                  rho=float(model.rho), b_x=float(b_x), b_y=float(b_y), r=ball.r_select, lam=ball.lam_select,
+                  method_options=method_options, time_limit=as_option("search", search).time_limit,
+                  intercept=bool(intercept), exact=bool(exact), noise=model.noise,
+                  generator=model.generator)
     seed_root = samplers.seed_sequence(samplers.uniform_integers(2 ** 63, as_generator(random_state)))
     jobs = [(n, t) for n in n_grid for t in range(int(trials))]
     seeds = seed_root.spawn(len(jobs))

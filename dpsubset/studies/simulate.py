@@ -46,6 +46,8 @@ few tens of megabytes).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 import numpy as np
@@ -58,6 +60,7 @@ from ..mechanisms import noise
 from ..mechanisms.sampling import as_generator
 
 __all__ = [
+    "Simulation",
     "make_regression",
     "make_classification",
     "true_coefficients",
@@ -72,6 +75,36 @@ _BLOCK_ENTRIES = 1 << 22
 # ----------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Simulation:
+    """The simulated data of a recovery study (:func:`dpsubset.studies.experiments.recovery_study`).
+
+    Parameters
+    ----------
+    snr, rho : float
+        Signal-to-noise ratio and AR(1) correlation of :func:`make_regression` (the paper's
+        Section 5: 5 and 0.1).
+    noise : {"gaussian", "t3"}
+        The paper's Gaussian noise, or Student t with 3 degrees of freedom (heavy tails) at
+        the same realised SNR.
+    generator : callable, optional
+        ``generator(n, p, s, rng) -> (X, y, true_support)`` instead of the paper's generator
+        (``snr``, ``rho`` and ``noise`` are then unused); a module-level function, so that
+        joblib can send it to workers.
+    """
+
+    snr: float = 5.0
+    rho: float = 0.1
+    noise: str = "gaussian"
+    generator: object = None
+
+    def __post_init__(self):
+        if self.noise not in ("gaussian", "t3"):
+            raise ValueError(f"Simulation.noise must be 'gaussian' or 't3', got {self.noise!r}")
+        if self.generator is not None and not callable(self.generator):
+            raise TypeError("Simulation.generator must be a function generator(n, p, s, rng)")
+
+
 def _check_int(name, value, minimum):
     if not is_integer(value):
         raise TypeError(f"{name} must be an integer, got {value!r}")

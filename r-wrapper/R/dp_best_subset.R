@@ -98,72 +98,58 @@
 #' is private only while the seed stays secret (its privacy report says so,
 #' `fit$privacy$seeded`).
 #'
+#' @section Option lists:
+#' The settings changed most are arguments of their own; the others are grouped, as
+#' in the Python package, in named lists with the fields of its option objects
+#' (`dpsubset.Budget`, `Ball`, `Search`, `Method`, the losses, `Refit`, `Inference`):
+#' `budget = list(select = 1, refit = 0.5)`, `ball = list(r = 0.5)`,
+#' `search = list(route = "enumeration", time_limit = 60)`,
+#' `method = list(name = "mistakes", gap_check = "assume")`,
+#' `loss = list(name = "logistic", levels = c(-1, 1))`, `refit = list(split = TRUE)`,
+#' `inference = list(truth_in_ball = TRUE)`. An argument of an older version
+#' (`r`, `lam`, `eps_select`, `time_limit`, `response_levels`, `method_options`, ...)
+#' is an error that names its new place.
+#'
 #' @param formula A two-sided formula such as `mpg ~ .` or `mpg ~ wt + hp + factor(cyl, levels = c(4, 6, 8))`
 #'   (see Formulas), or the same as a string.
 #' @param data A data.frame.
-#' @param eps Total privacy budget of the call (selection + refit), > 0.
+#' @param eps Total privacy budget of the call (every stage together), > 0.
 #' @param s Number of columns to select.
-#' @param method `"top_r"` (default; exact top-R, pure eps-DP), `"mistakes"`
-#'   (see `gap_check`), or another selection method registered in the Python
-#'   package (its comparison baselines; see `dpsubset.selection.base.METHODS` there).
-#' @param method_options A named list of further options of the chosen method,
-#'   passed to Python as a dict (`NULL`: none).
 #' @param bounds Public bounds: `NULL`, `c(b_x, b_y)`, or [dpsubset_bounds()] /
 #'   a list with elements among `x`, `y`, `default` (see Bounds).
-#' @param r Radius of the coefficient ball (in mapped units) of the scores and the refit;
-#'   `NULL` means the public default `A / sqrt(B_s)`: the largest prediction `A` equals the
-#'   response bound up to `n * eps = 20000` and grows like `(n * eps / 20000)^(1/3)` above,
-#'   the selection's from its eps and the refit's (`glance(fit)$r_refit`) from its own (see the
-#'   Python package's docs/guide/choosing-settings.md). For `loss = "logistic"` and `"hinge"`
-#'   the largest linear predictor is 2 in the selection and 6 in the refit. When given, `r`
-#'   is the radius of both stages.
-#' @param lam Ridge parameter of the scores (> 0); `NULL` means 1 up to `n * eps = 10000`
-#'   and `max(0.01, 10000 / (n * eps))` above (for logistic and hinge
-#'   `max(1, 0.01 n, 5 B_s log(choose(p, s)) / (2 eps))`). The selection's only.
-#' @param r_select,r_refit The radius of one stage (> 0), instead of `r`: the selection's
-#'   sets its score sensitivity, the refit's its noise; `NULL`: that stage's default.
-#'   Giving `r` with either is an error.
-#' @param lam_select,lam_refit The ridge of one stage (> 0): `lam_select` instead of `lam`;
-#'   `lam_refit` a floor under the refit's own ridge `2 lambda / eps` (`NULL`: none).
-#'   `glance(fit)` has `r`, `lam`, `r_refit`, `lam_refit` (the ridge the refit used).
-#' @param R Length of the top-R list, fixed in advance; `NULL` means `2 + (p - s) s`.
-#' @param gap_check For `method = "mistakes"`: `"ptr"` (a private test of the
-#'   score gap, (eps, delta)-DP unconditionally) or `"assume"` (the paper's
-#'   conditional guarantee, not checked).
-#' @param eps0,delta Budget and delta of the gap test (`NULL`: a quarter of the
-#'   selection budget, and 1e-6).
-#' @param keep Character vector of columns always in the model.
+#' @param method `"top_r"` (default; exact top-R, pure eps-DP), `"mistakes"`
+#'   (a private gap check, (eps, delta)-DP), or another selection method registered in
+#'   the Python package (its comparison baselines; see `dpsubset.selection.base.METHODS`
+#'   there); or a named list with its `name` and options: `R` (the length of the top-R
+#'   list, fixed in advance; default `2 + (p - s) s`), `gap_check` (`"mistakes"` only:
+#'   `"ptr"`, a private test of the score gap, or `"assume"`, the paper's conditional
+#'   guarantee, not checked), `screen` (private screening before the selection, top-R
+#'   and mistakes with least squares: `TRUE`, the defaults, keep `k = 10 s` columns with
+#'   half of the selection budget; a whole number `k`; or `list(k = , share = , gamma = )`;
+#'   it drops true columns whose marginal correlation with the response is weak, see the
+#'   Python package's screening page), and the method's own options, e.g.
+#'   `list(name = "samp_agg", blocks = 20)`.
 #' @param loss `"squared"` (default), `"huber"` (regression with outliers), or a
-#'   classification loss, `"logistic"` or `"hinge"`. For a classification loss the
-#'   response is a two-level factor (first level coded -1, second +1; the levels
-#'   must be fixed in advance), a logical (`FALSE` coded -1), or a numeric column
-#'   coded 0/1; any other coding needs `response_levels`. `fit$response_levels`
-#'   then names the two classes, and `predict()` gives the linear predictor
-#'   (`type = "link"`, positive: the second class), the probability of the
-#'   second class (`type = "response"`, logistic only) or the class (`type = "class"`).
-#' @param response_levels For `loss = "logistic"` or `"hinge"`: the two classes
-#'   as `c(class coded -1, class coded +1)`, fixed in advance, e.g. `c(-1, 1)`
-#'   for a numeric response coded -1/+1, or `c("control", "case")`. `NULL` (the
-#'   default) takes the coding from the column's type only, never from the values
-#'   that occur (which would differ between neighbouring data sets and break the
-#'   guarantee): a factor by its declared levels, a logical as `c(FALSE, TRUE)`,
-#'   and a numeric column by the fixed coding `c(0, 1)`, so a -1/+1 response
-#'   needs `response_levels = c(-1, 1)`. For a factor response the values are
-#'   its level labels (`c(0, 1)` means the levels `"0"` and `"1"`). A row whose
-#'   value is neither class is an error that names the column and the number of
-#'   such rows.
-#' @param huber_h,hinge_h Threshold of the Huber loss / smoothing of the hinge
-#'   loss, in the mapped units of the response (`NULL`: the Python default).
-#'   Only with that loss.
-#' @param screen Private screening before the selection (`method = "top_r"` or
-#'   `"mistakes"`, least squares): `NULL` or `FALSE` (none), `TRUE` (the
-#'   defaults: keep `k = 10 s` columns with half of the selection budget), a whole
-#'   number `k`, or `list(k = , share = , gamma = )`. A DP-SIS screen (the
-#'   canonical Lipschitz top-k mechanism) keeps `k` columns, and the selection runs
-#'   on those; the privacy report accounts for both stages. It drops true
-#'   columns whose marginal correlation with the response is weak (see the
-#'   Python package's screening page).
-#' @param refit Fit DP coefficients on the released support (objective perturbation).
+#'   classification loss, `"logistic"` or `"hinge"`; or a named list with its `name` and
+#'   fields: `h` (the Huber threshold or the hinge's smoothing, in the mapped units of the
+#'   response; default the Python package's) and, for the classification losses, `levels`:
+#'   the two classes as `c(class coded -1, class coded +1)`, fixed in advance, e.g.
+#'   `list(name = "logistic", levels = c(-1, 1))` for a numeric response coded -1/+1, or
+#'   `c("control", "case")`. Without `levels` the coding comes from the column's type
+#'   only, never from the values that occur (which would differ between neighbouring data
+#'   sets and break the guarantee): a two-level factor by its declared levels (first
+#'   coded -1), a logical as `c(FALSE, TRUE)`, and a numeric column by the fixed coding
+#'   `c(0, 1)`. For a factor response the values are its level labels (`c(0, 1)` means the
+#'   levels `"0"` and `"1"`). A row whose value is neither class is an error that names
+#'   the column and the number of such rows. `fit$response_levels` then names the two
+#'   classes, and `predict()` gives the linear predictor (`type = "link"`, positive: the
+#'   second class), the probability of the second class (`type = "response"`, logistic
+#'   only) or the class (`type = "class"`).
+#' @param keep Character vector of columns always in the model.
+#' @param refit Fit DP coefficients on the released support (objective perturbation);
+#'   `list(split = TRUE)`: select on a random half of the rows and refit (with its
+#'   inference) on the other half; the split is drawn independently of the data (see the
+#'   Python package's inference page for when to use it).
 #' @param inference `TRUE`: release private uncertainty too, from the Python
 #'   package's private inference (its page docs/guide/inference.md): standard
 #'   errors and intervals of the coefficients (`loss` `"squared"` or `"huber"`),
@@ -171,42 +157,50 @@
 #'   (Ferrando, Wang and Sheldon 2022). `confint()`, `vcov()` and `tidy(fit,
 #'   conf.int = TRUE)` then return them; without it they are errors of class
 #'   `"dpsubset_not_released"` (see [dpsubset-not-released]). The privacy report
-#'   lists the inference stages with their eps.
-#' @param eps_inference Budget of the inference stages, taken off the top of
-#'   `eps` (`NULL`: the Python package's default share). Only with `inference = TRUE`.
-#' @param split `TRUE`: select on a random half of the rows and refit (with its
-#'   inference) on the other half; the split is drawn independently of the data
-#'   (see the Python package's inference page for when to use it).
+#'   lists the inference stages with their eps (their budget: `budget = list(inference = )`).
+#'   `list(truth_in_ball = TRUE)`: you know, from outside the data, that the true
+#'   coefficients lie inside the refit's ball (norm at most `r_refit` in the mapped
+#'   units). By default a release whose coefficients lie on the ball's sphere gets
+#'   intervals that also hold truths beyond it, which can be very wide; with it they
+#'   assume the truth inside the ball, and `summary()` says so.
 #' @param centre The private centring of the codebook's columns and response (Python's
 #'   `centre=`): `NULL` (default) centres when the bounds hold an interval; `FALSE` turns it
 #'   off; a named list sets `share`, `spreads`, `tighten`, `min_interior`.
-#' @param truth_in_ball `TRUE`: you know, from outside the data, that the true
-#'   coefficients lie inside the refit's ball (norm at most `r_refit` in the
-#'   mapped units). By default a release whose coefficients lie on the ball's
-#'   sphere gets intervals that also hold truths beyond it, which can be very
-#'   wide; with `TRUE` they assume the truth inside the ball, and `summary()`
-#'   says so. Only with `inference = TRUE`.
-#' @param eps_select,eps_refit Manual split of `eps` (default: half each).
-#' @param search `"auto"`, `"enumeration"`, `"branch_and_bound"`,
-#'   `"outer_approximation"`, `"pyomo"` (the paper's formulation (9) for an MIQCP
-#'   solver of your own, through Pyomo) or `"scip"` (the same formulation with SCIP,
-#'   open source, through pyscipopt).
-#' @param solver,solver_options With `search = "pyomo"`: the Pyomo solver name
-#'   (e.g. `"gurobi_persistent"`; `NULL`: the first one available) and a named
-#'   list of its options.
-#' @param time_limit Seconds allowed for the whole call (`NULL`: 600 s; `Inf`: no
-#'   limit); if reached, nothing is released (an error). Whether a call times out
-#'   depends on the data (a timing side channel): fix the limit before looking at
-#'   the data and do not publish that a call timed out.
-#' @param memory_limit Bytes that the exact search's growing structures (the
-#'   branch and bound's open nodes, the outer approximation's cuts) may hold
-#'   (`NULL`: half the machine's memory; `Inf`: no limit; e.g. `2e9`); the branch
-#'   and bound dives depth first at half of it, and past it the call stops like a
-#'   timeout (an error) and nothing is released.
 #' @param random_state `NULL` or a whole number (see Randomness).
+#' @param budget How `eps` (and delta) are shared, a named list: `select`, `refit` (the
+#'   selection's and the refit's budgets; default half each of what the centring and the
+#'   inference leave), `inference` (the inference stages', taken off the top; default the
+#'   Python package's share), `gap_test`, `delta` (budget and delta of the gap test of
+#'   `"mistakes"`; default a quarter of the selection budget, and 1e-6), `refit_delta` (the
+#'   Gaussian (eps, delta)-DP refit instead of the pure one).
+#' @param ball The radius and ridge of each stage, a named list: `r` (the radius of the
+#'   coefficient ball, in mapped units, of the scores and the refit; by default
+#'   `A / sqrt(B_s)`: the largest prediction `A` equals the response bound up to
+#'   `n * eps = 20000` and grows like `(n * eps / 20000)^(1/3)` above, the selection's
+#'   from its eps and the refit's (`glance(fit)$r_refit`) from its own, see the Python
+#'   package's docs/guide/choosing-settings.md; for `loss = "logistic"` and `"hinge"` the
+#'   largest linear predictor is 2 in the selection and 6 in the refit), `lam` (the
+#'   selection's ridge, > 0; by default 1 up to `n * eps = 10000` and
+#'   `max(0.01, 10000 / (n * eps))` above, for logistic and hinge
+#'   `max(1, 0.01 n, 5 B_s log(choose(p, s)) / (2 eps))`), `r_select`, `r_refit` (the
+#'   radius of one stage instead of `r`: the selection's sets its score sensitivity, the
+#'   refit's its noise), `lam_select` (instead of `lam`), `lam_refit` (a floor under the
+#'   refit's own ridge `2 lambda / eps`). `glance(fit)` has `r`, `lam`, `r_refit`,
+#'   `lam_refit` (the ridge the refit used).
+#' @param search The exact search: its route, `"auto"` (default), `"enumeration"`,
+#'   `"branch_and_bound"`, `"outer_approximation"`, `"pyomo"` (the paper's formulation (9)
+#'   for an MIQCP solver of your own, through Pyomo) or `"scip"` (the same formulation with
+#'   SCIP, open source, through pyscipopt); or a named list with `route` and: `time_limit`
+#'   (seconds allowed for the whole call; `NULL`: 600 s; `Inf`: no limit; if reached,
+#'   nothing is released, an error; whether a call times out depends on the data, a timing
+#'   side channel: fix the limit before looking at the data and do not publish that a call
+#'   timed out), `memory_limit` (bytes that the exact search's growing structures may hold;
+#'   `NULL`: half the machine's memory; `Inf`: no limit; past it the call stops like a
+#'   timeout), `solver` and `solver_options` (with `route = "pyomo"`: the Pyomo solver name,
+#'   e.g. `"gurobi_persistent"`, and a named list of its options).
 #' @param verbose `NULL` (the default): a progress bar once the call has run 2 s,
 #'   when R runs in a terminal (Rscript, R in a shell; not RStudio's console), with
-#'   the stage and the seconds left before `time_limit`. `TRUE`: the bar at once,
+#'   the stage and the seconds left before the time limit. `TRUE`: the bar at once,
 #'   and the exact search's solves (how many, by which route): NON-PRIVATE, since
 #'   they depend on the data; for your terminal only, not for publication.
 #'   `FALSE`: nothing.
@@ -224,8 +218,9 @@
 #'   `read.csv(stringsAsFactors = TRUE)` learn from the data; the call then warns
 #'   once (class `"dpsubset_privacy_leak"`), naming those columns, unless they
 #'   are listed here.
-#' @param ... Not used; an error if given (arguments are matched by name, as in
-#'   Python).
+#' @param ... Not used; an error if given. The arguments after `s` are matched by
+#'   their full names only, as in Python (`r = 1` is not taken for `refit`), and an
+#'   argument of an older version gets an error naming its new place.
 #'
 #' @return An object of class `"dpsubset"`: a list with
 #'   \item{support}{the released columns (character).}
@@ -272,18 +267,10 @@
 #' coef(fit)
 #' predict(fit, mtcars[1:5, ])
 #' tidy(fit)
-dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NULL, r = NULL,
-                           lam = NULL, r_select = NULL, r_refit = NULL, lam_select = NULL, lam_refit = NULL,
-                           R = NULL, gap_check = c("ptr", "assume"), eps0 = NULL, delta = NULL,
-                           keep = NULL, loss = "squared", huber_h = NULL, hinge_h = NULL,
-                           response_levels = NULL, screen = NULL, refit = TRUE,
-                           inference = FALSE, eps_inference = NULL, split = FALSE, truth_in_ball = FALSE,
-                           eps_select = NULL, eps_refit = NULL,
-                           search = c("auto", "enumeration", "branch_and_bound", "outer_approximation",
-                                      "pyomo", "scip"),
-                           solver = NULL, solver_options = NULL, time_limit = NULL,
-                           memory_limit = NULL, random_state = NULL, verbose = NULL, method_options = NULL, na.action = "fail",
-                           subset = NULL, public_levels = NULL, centre = NULL, ...) {
+dp_best_subset <- function(formula, data, eps, s, ..., bounds = NULL, method = "top_r", loss = "squared",
+                           keep = NULL, refit = TRUE, inference = FALSE, centre = NULL, random_state = NULL,
+                           verbose = NULL, budget = NULL, ball = NULL, search = "auto", na.action = "fail",
+                           subset = NULL, public_levels = NULL) {
   cl <- match.call()
   # do.call() puts the data.frame itself into the call: keep only a placeholder name;
   # and a formula object in the call would carry its environment (and the data in it).
@@ -293,6 +280,7 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     # the names only: evaluating `...` would fail on an argument meant for data (lm's weights = w)
     dots <- names(match.call(expand.dots = FALSE)$...)
     dots <- if (is.null(dots)) rep("(unnamed)", ...length()) else ifelse(nzchar(dots), dots, "(unnamed)")
+    .refuse_moved(dots)
     stop("unknown argument(s) ", paste(dots, collapse = ", "), "; see ?dp_best_subset", call. = FALSE)
   }
   if (missing(eps)) stop("eps, the total privacy budget of the call, is required", call. = FALSE)
@@ -301,36 +289,23 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     stop(sprintf("s, the number of columns to select, must be a whole number such as 3; got %s",
                  paste(format(s), collapse = ", ")), call. = FALSE)
   }
-  if (!is.character(method) || length(method) != 1L) stop("method must be one string, e.g. \"top_r\"", call. = FALSE)
-  gap_check <- match.arg(gap_check)
-  search <- match.arg(search)
-  if (!is.null(method_options) && (!is.list(method_options) || is.null(names(method_options)))) {
-    stop("method_options must be a named list", call. = FALSE)
-  }
-  if (!is.null(solver) && (!is.character(solver) || length(solver) != 1L)) {
-    stop("solver must be one string, e.g. \"gurobi_persistent\"", call. = FALSE)
-  }
-  if (!is.null(solver_options) && (!is.list(solver_options) || is.null(names(solver_options)))) {
-    stop("solver_options must be a named list", call. = FALSE)
-  }
+  method <- .check_option(method, "method", .OPTION_FIELDS$method, name = "name")
+  loss <- .check_option(loss, "loss", .OPTION_FIELDS$loss, name = "name")
+  search <- .check_option(search, "search", .OPTION_FIELDS$search, name = "route")
+  budget <- .check_option(budget, "budget", .OPTION_FIELDS$budget)
+  ball <- .check_option(ball, "ball", .OPTION_FIELDS$ball)
+  refit <- .check_option(refit, "refit", .OPTION_FIELDS$refit, flag = TRUE)
+  inference <- .check_option(inference, "inference", .OPTION_FIELDS$inference, flag = TRUE)
   if (!is.data.frame(data)) {
     stop(sprintf("data must be a data.frame; got an object of class %s", class(data)[1]), call. = FALSE)
   }
   data <- .subset_rows(data, substitute(subset), parent.frame())
   .check_public_levels(public_levels, data)
-  for (nm in c("eps", "s", "r", "lam", "r_select", "r_refit", "lam_select", "lam_refit", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-               "memory_limit", "random_state", "huber_h", "hinge_h", "eps_inference")) {
-    .check_number(get(nm, envir = environment()), nm)
-  }
-  .check_screen(screen)
+  for (nm in c("eps", "s", "random_state")) .check_number(get(nm, envir = environment()), nm)
+  if (is.list(method)) .check_screen(method$screen)
   if (!is.null(keep) && !is.character(keep)) stop("keep must be a character vector of column names", call. = FALSE)
-  if (!isTRUE(refit) && !isFALSE(refit)) stop("refit must be TRUE or FALSE", call. = FALSE)
-  if (!isTRUE(inference) && !isFALSE(inference)) stop("inference must be TRUE or FALSE", call. = FALSE)
-  if (!isTRUE(split) && !isFALSE(split)) stop("split must be TRUE or FALSE", call. = FALSE)
-  if (!isTRUE(truth_in_ball) && !isFALSE(truth_in_ball)) stop("truth_in_ball must be TRUE or FALSE", call. = FALSE)
-  if (!is.character(loss) || length(loss) != 1L) stop("loss must be one string, e.g. \"squared\"", call. = FALSE)
   if (is.character(formula)) formula <- stats::as.formula(formula)
-  response_levels <- .check_response_levels(response_levels, formula, data)
+  if (is.list(loss) && !is.null(loss$levels)) loss$levels <- .check_response_levels(loss$levels, formula, data)
   # The formula is read as text; its environment (the caller's frame, which may hold
   # the data) must not travel with the result into saveRDS().
   environment(formula) <- globalenv()
@@ -357,34 +332,16 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     stop("verbose must be NULL (a progress bar when the call runs past 2 s in a terminal), TRUE or FALSE",
          call. = FALSE)
   }
-  args <- list(eps = eps, s = s, method = method, bounds = .bounds_plain(bounds), r = r, lam = lam, R = R,
-               gap_check = gap_check, eps0 = eps0, delta = delta,
-               keep = if (is.null(keep)) NULL else as.list(keep), loss = loss, refit = refit,
-               eps_select = eps_select, eps_refit = eps_refit, search = search, time_limit = time_limit,
-               random_state = random_state, verbose = verbose)
-  # Optional arguments go only when given, so the call also works with Python
-  # versions of dpsubset that predate them.
-  if (!is.null(method_options)) args$method_options <- method_options
-  if (!is.null(solver)) args$solver <- solver
-  if (!is.null(memory_limit)) args$memory_limit <- memory_limit
-  if (!is.null(solver_options)) args$solver_options <- solver_options
-  if (!is.null(huber_h)) args$huber_h <- huber_h
-  if (!is.null(hinge_h)) args$hinge_h <- hinge_h
-  if (!is.null(response_levels)) args$response_levels <- as.list(unname(response_levels))
-  if (!is.null(screen)) args$screen <- screen
-  if (isTRUE(inference)) args$inference <- TRUE
-  if (!is.null(eps_inference)) args$eps_inference <- eps_inference
-  for (nm in c("r_select", "r_refit", "lam_select", "lam_refit")) {
-    if (!is.null(get(nm, envir = environment()))) args[[nm]] <- get(nm, envir = environment())
+  if (!is.null(centre) && !(isTRUE(centre) || isFALSE(centre) || is.list(centre))) {
+    stop("centre must be TRUE, FALSE or a named list of settings, e.g. list(share = 0.2)", call. = FALSE)
   }
-  if (isTRUE(split)) args$split <- TRUE
-  if (isTRUE(truth_in_ball)) args$truth_in_ball <- TRUE
-  if (!is.null(centre)) {
-    if (!(isTRUE(centre) || isFALSE(centre) || is.list(centre))) {
-      stop("centre must be TRUE, FALSE or a named list of settings, e.g. list(share = 0.2)", call. = FALSE)
-    }
-    args$centre <- centre
-  }
+  if (is.list(loss) && !is.null(loss$levels)) loss$levels <- as.list(unname(loss$levels))
+  # The option lists go to Python as dicts (named lists), as the fields of its option objects.
+  args <- list(eps = eps, s = s, bounds = .bounds_plain(bounds), method = method, loss = loss,
+               keep = if (is.null(keep)) NULL else as.list(keep), refit = refit, inference = inference,
+               centre = centre, random_state = random_state, verbose = verbose, budget = budget,
+               ball = ball, search = search)
+  args <- args[!vapply(args, is.null, NA) | names(args) %in% c("eps", "s")]
   out <- .bridge()$fit(ftxt$text, cols, args)
   plain <- out[[2]]
   # messages name model columns in R's spelling; a name that is a data column stays
@@ -423,13 +380,13 @@ dp_best_subset <- function(formula, data, eps, s, method = "top_r", bounds = NUL
     privacy = privacy,
     method = plain$method,
     s = as.integer(s),
-    loss = loss,
+    loss = plain$loss,
     nobs = as.integer(plain$nobs),
     response = plain$response,
     response_levels = if (is.null(plain$response_levels)) NULL else .chr(plain$response_levels),
     formula = formula,
     formula_python = ftxt$text,
-    refit = refit,
+    refit = !isFALSE(refit),
     call = cl,
     terms_python = map,
     # the columns' names and types, no row: what terms() and update() need to expand '.'
@@ -513,6 +470,72 @@ print.dpsubset_bounds <- function(x, ...) {
   response_levels
 }
 
+# The option lists: their fields, as the Python package's option objects have them
+# (dpsubset/settings.py); the values are checked there, and its errors come back in R's voice.
+.OPTION_FIELDS <- list(
+  budget = c("select", "refit", "inference", "gap_test", "delta", "refit_delta"),
+  ball = c("r", "lam", "r_select", "r_refit", "lam_select", "lam_refit"),
+  search = c("route", "time_limit", "memory_limit", "solver", "solver_options"),
+  method = NULL,  # a method's own options are its own: Python checks them
+  loss = c("name", "h", "levels"),
+  refit = "split",
+  inference = "truth_in_ball"
+)
+
+# An option: NULL, one string (its name or route, where `name` says which field), TRUE/FALSE
+# (`flag`), or a named list of its fields. Returns it as the Python side takes it.
+.check_option <- function(x, arg, fields, name = NULL, flag = FALSE) {
+  if (is.null(x)) return(NULL)
+  if (flag && (isTRUE(x) || isFALSE(x))) return(x)
+  if (!is.null(name) && is.character(x) && length(x) == 1L && !is.na(x)) return(x)
+  if (is.list(x) && length(x) && !is.null(names(x)) && all(nzchar(names(x)))) {
+    extra <- if (is.null(fields)) character() else setdiff(names(x), fields)
+    if (length(extra)) {
+      stop(sprintf("%s: unknown field(s) %s; it takes %s", arg, paste(extra, collapse = ", "),
+                   paste(fields, collapse = ", ")), call. = FALSE)
+    }
+    if (identical(name, "name") && is.null(x$name)) {
+      stop(sprintf("%s: a list needs the %s's name, e.g. list(name = \"%s\", ...)", arg, arg,
+                   if (arg == "method") "mistakes" else "logistic"), call. = FALSE)
+    }
+    return(x)
+  }
+  what <- c(if (flag) "TRUE, FALSE" else if (!is.null(name)) "one string" else "NULL",
+            sprintf("a named list of its fields (%s)",
+                    if (is.null(fields)) "name, R, gap_check, screen and the method's options"
+                    else paste(fields, collapse = ", ")))
+  stop(sprintf("%s must be %s", arg, paste(what, collapse = " or ")), call. = FALSE)
+}
+
+# Arguments of an older version and their new places (Python's dpsubset.settings.MOVED, in R).
+.MOVED_ARGUMENTS <- c(
+  r = "ball = list(r = ...)", lam = "ball = list(lam = ...)", r_select = "ball = list(r_select = ...)",
+  r_refit = "ball = list(r_refit = ...)", lam_select = "ball = list(lam_select = ...)",
+  lam_refit = "ball = list(lam_refit = ...)",
+  eps_select = "budget = list(select = ...)", eps_refit = "budget = list(refit = ...)",
+  eps_inference = "budget = list(inference = ...)", eps0 = "budget = list(gap_test = ...)",
+  delta = "budget = list(delta = ...)", refit_delta = "budget = list(refit_delta = ...)",
+  R = "method = list(name = \"top_r\", R = ...)",
+  gap_check = "method = list(name = \"mistakes\", gap_check = ...)",
+  screen = "method = list(name = \"top_r\", screen = ...)",
+  method_options = "method = list(name = ..., <option> = ...)",
+  huber_h = "loss = list(name = \"huber\", h = ...)", hinge_h = "loss = list(name = \"hinge\", h = ...)",
+  response_levels = "loss = list(name = \"logistic\", levels = c(...)) (or name = \"hinge\")",
+  split = "refit = list(split = TRUE)", truth_in_ball = "inference = list(truth_in_ball = TRUE)",
+  time_limit = "search = list(time_limit = ...)", memory_limit = "search = list(memory_limit = ...)",
+  solver = "search = list(route = \"pyomo\", solver = ...)",
+  solver_options = "search = list(route = ..., solver_options = list(...))",
+  diagnostics = "nothing: the non-private diagnostics are for the Python API only"
+)
+
+.refuse_moved <- function(args) {
+  old <- intersect(args, names(.MOVED_ARGUMENTS))
+  if (!length(old)) return(invisible())
+  more <- if (length(old) > 1L) sprintf(" (and %s)", paste(old[-1], collapse = ", ")) else ""
+  stop(sprintf("dp_best_subset(): %s moved: use %s%s; see the section \"Option lists\" in ?dp_best_subset",
+               old[1], .MOVED_ARGUMENTS[[old[1]]], more), call. = FALSE)
+}
+
 # na.action: only "fail" is private (see the section "Missing values" of ?dp_best_subset).
 .check_screen <- function(screen) {
   if (is.null(screen) || isTRUE(screen) || isFALSE(screen)) return(invisible())
@@ -522,7 +545,7 @@ print.dpsubset_bounds <- function(x, ...) {
       (is.null(screen$k) || whole(screen$k))) {
     return(invisible())
   }
-  stop("screen must be NULL, TRUE, a whole number k (columns kept), or ",
+  stop("method$screen must be NULL, TRUE, a whole number k (columns kept), or ",
        "list(k = , share = , gamma = ); see ?dp_best_subset", call. = FALSE)
 }
 
@@ -569,8 +592,7 @@ print.dpsubset_bounds <- function(x, ...) {
   if (is.null(v)) return(invisible())
   if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
     stop(sprintf("%s must be a single number%s", name,
-                 if (name %in% c("r", "lam", "r_select", "r_refit", "lam_select", "lam_refit", "R", "eps0", "delta", "eps_select", "eps_refit", "time_limit",
-                                 "memory_limit", "random_state", "eps_inference")) " or NULL" else ""),
+                 if (name == "random_state") " or NULL" else ""),
          call. = FALSE)
   }
   invisible()

@@ -10,6 +10,17 @@
 
 # Regular expression -> replacement, applied in order (perl = TRUE).
 .r_voice_rules <- list(
+  # the option objects (dpsubset/settings.py) are named lists in R: Ball.r -> ball$r,
+  # Refit(split=True) -> refit = list(split = TRUE), Logistic(levels=(-1, 1)) -> loss = list(...)
+  c("\\b(?:loss=)?(Logistic|Hinge)\\(levels=\\(([^()]*)\\)\\)",
+    "loss = list(name = \"\\L\\1\\E\", levels = c(\\2))"),
+  c("\\b(Hinge|Logistic)\\(levels=\\.\\.\\.\\)", "loss = list(name = \"\\L\\1\\E\", levels = ...)"),
+  c("\\b(?:(?:budget|ball|search|refit|inference)=)?(Budget|Ball|Search|Refit|Inference)\\((\\w+)=([^()]*)\\)",
+    "\\L\\1\\E = list(\\2 = \\3)"),
+  c("\\b(Budget|Ball|Search|Refit|Inference)\\.(\\w+)", "\\L\\1\\E$\\2"),
+  c("\\bMethod\\.(\\w+)", "method$\\1"),
+  c("\\bMethod\\('(\\w+)'\\)", "method = \"\\1\""),
+  c("\\b(Huber|Hinge|Logistic)\\.(\\w+)", "loss$\\2"),
   # pandas / numpy advice for missing or infinite values
   c("Remove or impute them first, e\\.g\\. [^;]*?\\.dropna\\([^)]*\\)",
     "Remove or impute them first, with public values (see na.action in ?dp_best_subset)"),

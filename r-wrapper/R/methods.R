@@ -181,14 +181,14 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
   cat(sprintf("  score sensitivity Delta = %s; exact search: %s\n",
               .sensitivity_text(x$privacy, 4), .search_words(x$privacy)))
   if (isTRUE(x$intervals)) {
-    where <- if (identical(x$inference_mode, "split")) "refit on rows the selection did not see (split = TRUE)" else
+    where <- if (identical(x$inference_mode, "split")) "refit on rows the selection did not see (refit = list(split = TRUE))" else
       "conditional on the released support"
     cat(strwrap(paste0("Std. errors and 95 % intervals: private, ", where, "; they account for the sampling ",
                        "and the privacy noise of the refit (the dpsubset documentation, page 'inference')."), exdent = 2),
         sep = "\n")
     if (isTRUE(x$ball_binds) && isTRUE(x$truth_in_ball)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
-                        "are shrunk towards 0; the intervals assume, as stated with truth_in_ball = TRUE, that the",
+                        "are shrunk towards 0; the intervals assume, as stated with inference = list(truth_in_ball = TRUE), that the",
                         "true coefficients lie inside the ball (the dpsubset documentation, page 'inference', \"When the",
                         "ball binds\")."), exdent = 2), sep = "\n")
     } else if (isTRUE(x$ball_binds)) {

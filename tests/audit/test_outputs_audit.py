@@ -60,7 +60,7 @@ def pair():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # diagnostics=True warns
             warnings.simplefilter("ignore", LowUtilityWarning)   # eps = 1 at n = 50, on purpose
-            fits.append(dps.dp_best_subset("y ~ .", data, diagnostics=True, **ARGS))
+            fits.append(dps.dp_best_subset("y ~ .", data, search=dps.Search(diagnostics=True), **ARGS))
     (a, diag_a), (b, diag_b) = fits
     return D, D2, a, b, diag_a, diag_b
 

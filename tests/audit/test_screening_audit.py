@@ -146,7 +146,7 @@ def test_api_spends_the_audited_budgets():
     eps_sel_total = EPS_SCREEN + EPS_SELECT
     res = dps.dp_best_subset("y ~ 0 + .", _frame(X, y), eps=eps_sel_total, s=S, bounds=(1.0, 1.0),
                              refit=False, random_state=1,
-                             screen=dict(k=K, share=EPS_SCREEN / eps_sel_total))
+                             method=dps.Method("top_r", screen=dict(k=K, share=EPS_SCREEN / eps_sel_total)))
     st = res.privacy.to_frame().set_index("stage")
     assert st.loc["screening", "eps"] == pytest.approx(EPS_SCREEN)
     assert st.loc["selection", "eps"] == pytest.approx(EPS_SELECT)

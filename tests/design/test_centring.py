@@ -127,7 +127,7 @@ def test_split_counts_the_centring_in_both_parts():
     data, bounds = survey(n=1200)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, split=True, inference=True,
+        res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, bounds=bounds, refit=dps.Refit(split=True), inference=True,
                                  random_state=0)
     assert res.privacy.eps <= 4.0 * (1 + 1e-12)
     assert "centring" in res.privacy.statement

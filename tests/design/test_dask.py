@@ -39,7 +39,7 @@ def _frame(n=2400, p=8, seed=3):
 def test_dask_release_equals_pandas_release(client, formula, method, bounds, keep):
     df = _frame()
     ddf = dd.from_pandas(df, npartitions=5)
-    kw = dict(eps=4.0, s=3, method=method, bounds=bounds, r=4.0, keep=keep, random_state=2024)
+    kw = dict(eps=4.0, s=3, method=method, bounds=bounds, ball=dict(r=4.0), keep=keep, random_state=2024)
     on_pandas = dp_best_subset(formula, df, centre=False, **kw)  # the Dask route is not centred
     on_dask = dp_best_subset(formula, ddf, **kw)
     assert on_dask.support == on_pandas.support

@@ -488,8 +488,8 @@ def test_without_a_context_the_direct_caller_scope_is_used(mixed):
 def test_dp_best_subset_takes_the_context_as_a_mapping(mixed):
     import dpsubset as dps
 
-    res = dps.dp_best_subset("y ~ double(x1) + x2", mixed, eps=1.0, s=1, bounds=(1.0, 3.0),
-                             random_state=0, context={"double": _twice})
+    res = dps.dp_best_subset(dps.Formula("y ~ double(x1) + x2", context={"double": _twice}), mixed, eps=1.0, s=1, bounds=(1.0, 3.0),
+                             random_state=0)
     assert set(res.candidates) == {"double(x1)", "x2"}
 
 

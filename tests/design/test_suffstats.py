@@ -123,7 +123,7 @@ def _frame(n=6000, p=10, seed=11):
 ])
 def test_release_is_the_same_on_both_routes(monkeypatch, formula, method, keep):
     df = _frame()
-    kw = dict(eps=4.0, s=3, method=method, bounds=(2.5, 5.0), r=4.0, keep=keep, random_state=123)
+    kw = dict(eps=4.0, s=3, method=method, bounds=(2.5, 5.0), ball=dict(r=4.0), keep=keep, random_state=123)
     calls = []
 
     def spy(n, p, k, **opts):

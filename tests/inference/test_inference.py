@@ -86,17 +86,17 @@ def test_inference_off_leaves_the_release_unchanged():
     df = _frame(800, seed=3)
     a = dps.dp_best_subset("y ~ .", df, eps=4.0, s=3, bounds=(1.0, 3.0), random_state=11)
     b = dps.dp_best_subset("y ~ .", df, eps=4.0, s=3, bounds=(1.0, 3.0), random_state=11,
-                           inference=False, split=False)
+                           inference=False, refit=dps.Refit(split=False))
     assert a.support == b.support
     pd.testing.assert_series_equal(a.params, b.params)
 
 
 def test_settings_are_checked_before_the_data():
     df = _frame(200)
-    with pytest.raises(ValueError, match="eps_inference was given but inference=False"):
-        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), eps_inference=0.5)
+    with pytest.raises(ValueError, match="Budget.inference was given but inference=False"):
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), budget=dps.Budget(inference=0.5))
     with pytest.raises(ValueError, match="eps_inference"):
-        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference=True, eps_inference=2.0)
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference=True, budget=dps.Budget(inference=2.0))
     with pytest.raises(TypeError, match="inference must be True or False"):
         dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1, 3), inference="yes")
     with pytest.raises(ValueError, match="no private inference is available"):
@@ -111,7 +111,7 @@ def test_settings_are_checked_before_the_data():
 
 def test_split_halves_the_rows_and_reports_the_larger_part():
     res = dps.dp_best_subset("y ~ .", _frame(1000), eps=4.0, s=3, bounds=(1.0, 3.0), inference=True,
-                             split=True, random_state=2)
+                             refit=dps.Refit(split=True), random_state=2)
     assert res.privacy.split == (500, 500)
     parts = {}
     for st in res.privacy.stages:
@@ -436,7 +436,7 @@ def test_logistic_intervals_by_parametric_bootstrap():
     with pytest.warns(dps.BallBindsWarning):
         small = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, loss="logistic",
                                    bounds=dps.Bounds(x={f"x{j}": (-1, 1) for j in range(5)}), inference=True,
-                                   r_refit=0.5, random_state=12, centre=False)  # the whole eps to the refit
+                                   ball=dps.Ball(r_refit=0.5), random_state=12, centre=False)  # the whole eps to the refit
     ci = small.conf_int().loc[["x0", "x1", "x2"]]
     assert small.inference.on_sphere and (np.isinf(ci[0]) ^ np.isinf(ci[1])).all(), ci
     truth = pd.Series([1.5, -1.5, 1.0], index=ci.index)
@@ -585,7 +585,7 @@ def test_ball_binds_is_flagged_where_the_release_lies_on_the_sphere(fit):
     # the refit's ball far smaller than the true coefficients (norm about 0.9 in mapped units)
     with pytest.warns(dps.BallBindsWarning, match="lie on the sphere of the refit's ball"):
         small = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
-                                   r_refit=0.1, random_state=5)
+                                   ball=dps.Ball(r_refit=0.1), random_state=5)
     est = small.inference.estimate_mapped
     assert np.linalg.norm(est) == pytest.approx(0.1, rel=1e-4)  # within the grid's output noise
     assert small.inference.on_sphere and small.glance().iloc[0]["ball_binds"]
@@ -662,7 +662,7 @@ def test_intervals_of_a_release_on_the_sphere_hold_a_truth_beyond_it():
     for loss, seed in (("squared", 5), ("squared", 6), ("squared", 8), ("huber", 6)):
         with pytest.warns(dps.BallBindsWarning):
             res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), loss=loss,
-                                     inference=True, r_refit=0.1, random_state=seed)
+                                     inference=True, ball=dps.Ball(r_refit=0.1), random_state=seed)
         assert res.inference.on_sphere
         ci = res.conf_int().loc[truth.index]
         assert ((ci[0] <= truth) & (truth <= ci[1])).all(), (loss, seed, ci)
@@ -710,21 +710,21 @@ def test_truth_in_ball_keeps_the_intervals_of_a_truth_inside_it():
 
     with _w.catch_warnings():
         _w.simplefilter("error", dps.BallBindsWarning)
-        res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
-                                 r_refit=0.1, truth_in_ball=True, random_state=5)
+        res = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=dps.Inference(truth_in_ball=True),
+                                 ball=dps.Ball(r_refit=0.1), random_state=5)
     inf = res.inference
     assert inf.on_sphere and inf.truth_in_ball and inf.beyond is None
     with pytest.warns(dps.BallBindsWarning):
         wide = dps.dp_best_subset("y ~ .", _frame(3000), eps=8.0, s=3, bounds=(1.0, 3.0), inference=True,
-                                  r_refit=0.1, random_state=5)
+                                  ball=dps.Ball(r_refit=0.1), random_state=5)
     width = lambda r: (r.conf_int()[1] - r.conf_int()[0]).dropna()
     assert (width(res) < width(wide)).all()
     assert np.isfinite(res.tvalues.dropna()).all()
     row = res.glance().iloc[0]
     assert row["ball_binds"] and row["truth_in_ball"] and not wide.glance().iloc[0]["truth_in_ball"]
     text = " ".join(str(res.summary()).split())
-    assert "as stated with truth_in_ball=True" in text and "may lie beyond" not in text
-    with pytest.raises(ValueError, match="truth_in_ball"):
+    assert "as stated with Inference(truth_in_ball=True)" in text and "may lie beyond" not in text
+    with pytest.raises(TypeError, match=r"truth_in_ball= moved: use inference=dpsubset.Inference"):
         dps.dp_best_subset("y ~ .", _frame(300), eps=8.0, s=3, bounds=(1.0, 3.0), truth_in_ball=True)
 
 
@@ -808,7 +808,7 @@ def test_summary_says_when_split_mode_should_be_used():
     flagged = close.inference.close_calls(close.support)
     assert flagged and all(abs(close.params[c]) < 6 * close.bse[c] for c in flagged)
     text = str(close.summary())
-    assert "close call" in text and "Use split=True" in text and flagged[0] in text
+    assert "close call" in text and "Use refit=Refit(split=True)" in text and flagged[0] in text
     clear = dps.dp_best_subset("y ~ .", _frame(3000, seed=2), eps=64.0, s=3, bounds=(1.0, 3.0), inference=True,
                                random_state=1)
     assert clear.inference.close_calls(clear.support) == [] and "close call" not in str(clear.summary())

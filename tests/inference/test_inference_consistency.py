@@ -118,7 +118,7 @@ def test_a_release_on_the_sphere_reports_one_construction(seed):
     X = rng.uniform(-1, 1, (3000, 6))
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)])
     df["y"] = X[:, :3] @ np.array([0.5, -0.5, 0.25]) + 0.5 * rng.standard_normal(3000)
-    res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, bounds=(1.0, 3.0), inference=True, r_refit=0.1,
+    res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=3, bounds=(1.0, 3.0), inference=True, ball=dps.Ball(r_refit=0.1),
                              random_state=seed)
     assert res.inference.on_sphere
     _assert_one_construction(res.inference)
@@ -154,7 +154,7 @@ def test_the_deadline_covers_the_inference_stage(monkeypatch):
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
     df["y"] = X[:, :2] @ np.array([0.5, -0.5]) + 0.5 * rng.standard_normal(400)
     with pytest.raises(dps.SearchTimeout) as info:
-        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, time_limit=30,
+        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, search=dps.Search(time_limit=30),
                            random_state=1)
     assert isinstance(info.value, InferenceTimeout) and info.value.problem == "inference"
     msg = str(info.value)
@@ -163,7 +163,7 @@ def test_the_deadline_covers_the_inference_stage(monkeypatch):
     # the message is the same whatever the data: only public settings in it
     df["y"] = -df["y"]
     with pytest.raises(InferenceTimeout) as again:
-        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, time_limit=30,
+        dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(1.0, 3.0), inference=True, search=dps.Search(time_limit=30),
                            random_state=1)
     assert str(again.value) == msg
 

@@ -37,7 +37,7 @@ def test_fit_formats(csv, capsys, fmt, marker):
 
 def test_fit_method_option_and_same_seed(csv, capsys):
     args = ["fit", csv, "--formula", "y ~ .", "--eps", "2", "--s", "2", "--bounds", "0.5", "0.5",
-            "--method", "samp_agg", "--option", "blocks=5", "--seed", "3", "--no-refit"]
+            "--method", "samp_agg,blocks=5", "--seed", "3", "--no-refit"]
     main(args)
     first = capsys.readouterr().out
     main(args)
@@ -49,7 +49,7 @@ def test_fit_search_choice_gives_the_same_release(csv, capsys):
             "--seed", "4", "--no-refit"]
     main(base)
     auto = capsys.readouterr().out
-    main(base + ["--search", "outer_approximation", "--time-limit", "60"])
+    main(base + ["--search", "outer_approximation,time_limit=60"])
     oa = capsys.readouterr().out
 
     def selected(out):
@@ -78,11 +78,12 @@ def test_fit_without_bounds_warns_in_command_line_terms(csv, capsys):
 @pytest.mark.parametrize("argv,msg", [
     (["fit", "{csv}", "--formula", "y ~ .", "--s", "2"], "--eps"),
     (["fit", "{csv}", "--formula", "y ~ .", "--eps", "-1", "--s", "2"], "eps"),
-    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--method", "nope"], "--method"),
-    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--option", "blocks"], "--option"),
+    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--method", "nope"], "method must be one of"),
+    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--method", "samp_agg,blocks"],
+     "--method"),
     (["fit", "missing.csv", "--formula", "y ~ .", "--eps", "1", "--s", "2"], "data"),
     (["study", "--trials", "0"], "trials"),
-    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--solver", "gurobi_direct"],
+    (["fit", "{csv}", "--formula", "y ~ .", "--eps", "1", "--s", "2", "--search", "solver=gurobi_direct"],
      "only used with search='pyomo'"),
 ])
 def test_errors_name_the_argument(csv, capsys, argv, msg):
@@ -95,7 +96,7 @@ def test_errors_name_the_argument(csv, capsys, argv, msg):
 def test_study_table_csv_and_plot(tmp_path, capsys):
     out, fig = tmp_path / "r.csv", tmp_path / "f.png"
     assert main(["study", "--p", "12", "--s", "3", "--n", "300", "600", "--methods", "dp_sis",
-                 "samp_agg", "--trials", "2", "--draws", "4", "--lam", "30", "--out", str(out),
+                 "samp_agg", "--trials", "2", "--draws", "4", "--ball", "lam=30", "--out", str(out),
                  "--plot", str(fig), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "n(50%)" in text and "dp_sis" in text and "samp_agg" in text
@@ -172,7 +173,7 @@ def test_markdown_output(clinic, capsys):
 
 def test_loss_keep_and_budget_split(clinic, capsys):
     main(_fit_args(clinic, "--codebook", str(clinic / "book.csv"), "--loss", "logistic",
-                   "--keep", "age", "--eps-select", "6", "--eps-refit", "2",
+                   "--keep", "age", "--budget", "select=6,refit=2",
                    "--out", str(clinic / "logit.json"),
                    formula="event ~ age + bmi + dose + noise"))
     out, err = capsys.readouterr()
@@ -224,8 +225,8 @@ def test_response_levels_for_a_plus_minus_one_response(tmp_path, capsys):
             "--bounds", "1", "1", "--loss", "logistic", "--seed", "2", "--no-refit"]
     with pytest.raises(SystemExit) as exc:  # the coding is not guessed from the values
         main(args)
-    assert exc.value.code == 2 and "response_levels" in capsys.readouterr().err
-    assert main(args + ["--response-levels", "-1", "1"]) == 0
+    assert exc.value.code == 2 and "--loss logistic,levels=-1|1" in capsys.readouterr().err
+    assert main(args[:-5] + ["--loss", "logistic,levels=-1|1", "--seed", "2", "--no-refit"]) == 0
     out = capsys.readouterr().out.replace("\n    ", " ")
     assert "Two classes: y = -1 coded -1, 1 coded +1" in out
 
@@ -329,12 +330,13 @@ def test_a_time_out_prints_a_clean_message_in_command_line_terms(tmp_path, capsy
     df.to_csv(tmp_path / "d.csv", index=False)
     with pytest.raises(SystemExit) as exc:
         main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ .", "--eps", "2", "--s", "5",
-              "--bounds", "0.5", "0.5", "--search", "enumeration", "--time-limit", "0.001"])
+              "--bounds", "0.5", "0.5", "--search", "enumeration,time_limit=0.001"])
     assert exc.value.code == 3
     out, err = capsys.readouterr()
     assert err.startswith("dpsubset fit: ") and "nothing was released" in err
-    assert "--time-limit 0.001 s" in err and "a larger --time-limit" in err and "--time-limit inf" in err
-    for python in ("Traceback", "time_limit", "math.inf", "SearchTimeout(", ".py"):
+    assert "--search time_limit=0.001 s" in err and "a larger --search time_limit=" in err
+    assert "--search time_limit=inf" in err
+    for python in ("Traceback", "time_limit =", "math.inf", "SearchTimeout(", ".py", "Search("):
         assert python not in err, python
     assert out == ""
 
@@ -355,7 +357,7 @@ def test_fit_with_inference_prints_intervals_and_the_stage(csv, capsys):
     """--inference (issue 26 in the CLI): the summary has the private std err and interval
     columns, and the report lists the inference stage with its eps."""
     assert main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
-                 "--inference", "--eps-inference", "4", "--seed", "1"]) == 0
+                 "--inference", "--budget", "inference=4", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "std err" in out and "0.975" in out
     assert "inference" in out.lower()
@@ -366,11 +368,11 @@ def test_fit_with_inference_prints_intervals_and_the_stage(csv, capsys):
 
 def test_fit_split_and_an_eps_inference_without_inference_is_refused(csv, capsys):
     assert main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
-                 "--split", "--seed", "1"]) == 0
+                 "--refit", "split=true", "--seed", "1"]) == 0
     assert "Privacy report" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["fit", csv, "--formula", "y ~ .", "--eps", "20", "--s", "2", "--bounds", "0.5", "0.5",
-              "--eps-inference", "4", "--seed", "1"])
+              "--budget", "inference=4", "--seed", "1"])
     assert "inference" in capsys.readouterr().err
 
 
@@ -380,7 +382,7 @@ def test_timeout_advice_in_the_command_line_spelling():
 
     text = cli_message(timeout_advice(12, 3, search="auto", r=1.0, lam=2.0, time_limit=5.0))
     assert "--search enumeration" in text and "search='" not in text
-    assert "--time-limit" in text and "--r (now 1)" in text and "--lam (now 2)" in text
+    assert "--search time_limit=" in text and "--ball r= (now 1)" in text and "--ball lam= (now 2)" in text
 
 
 # ---------------------------------------------------------------- issue 39: short errors, intervals

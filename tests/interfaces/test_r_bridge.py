@@ -53,12 +53,14 @@ CASES = [
      dict(eps=2.0, s=2, method="mistakes", bounds=dps.Bounds(x={"x4": (-1, 1)}, default=1.0, y=2.0),
           random_state=9)),
     ("no intercept, keep, refit split", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "y ~ 0 + x1 + x2 + x3 + x4 + x5", "sim",
-     "eps = 2, s = 2, keep = 'x5', eps_select = 1.5, bounds = c(1, 2), r = 2, lam = 3, random_state = 3",
-     dict(eps=2.0, s=2, keep="x5", eps_select=1.5, bounds=(1.0, 2.0), r=2.0, lam=3.0, random_state=3)),
+     "eps = 2, s = 2, keep = 'x5', budget = list(select = 1.5), bounds = c(1, 2), ball = list(r = 2, lam = 3), "
+     "random_state = 3",
+     dict(eps=2.0, s=2, keep="x5", budget=dps.Budget(select=1.5), bounds=(1.0, 2.0), ball=dps.Ball(r=2.0, lam=3.0),
+          random_state=3)),
     ("logistic, response coded -1/+1 with response_levels", "yc ~ x1 + x2 + x3 + x4", "yc ~ x1 + x2 + x3 + x4",
-     "simc", "eps = 4, s = 2, loss = 'logistic', response_levels = c(-1, 1), bounds = dpsubset_bounds(x = 1), "
+     "simc", "eps = 4, s = 2, loss = list(name = 'logistic', levels = c(-1, 1)), bounds = dpsubset_bounds(x = 1), "
      "random_state = 6",
-     dict(eps=4.0, s=2, loss="logistic", response_levels=(-1, 1), bounds=dps.Bounds(x=1.0), random_state=6)),
+     dict(eps=4.0, s=2, loss=dps.Logistic(levels=(-1, 1)), bounds=dps.Bounds(x=1.0), random_state=6)),
     # one codebook per data set (columns this formula does not use), keys in R's spelling (issue 28)
     ("whole codebook, R's names in bounds and keep", "mpg ~ wt + I(wt^2) + poly(hp, 2, raw = TRUE)",
      "mpg ~ wt + I(wt**2) + poly(hp, 2, raw=True)", "mt",

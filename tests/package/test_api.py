@@ -59,7 +59,7 @@ def test_high_eps_recovers_truth(sim):
 
 def test_mistakes_guarantees(sim):
     df, _ = sim
-    res = fit(df, method="mistakes", gap_check="assume", refit=False)
+    res = fit(df, method=dps.Method("mistakes", gap_check="assume"), refit=False)
     assert res.privacy.guarantee == "conditional" and "NOT checked" in res.privacy.statement
     res = fit(df, method="mistakes", refit=False, eps=4.0)
     assert res.privacy.guarantee == "approximate"
@@ -71,10 +71,10 @@ def test_mistakes_guarantees(sim):
 
 def test_budget_split(sim):
     df, _ = sim
-    res = fit(df, eps=3.0, eps_refit=1.0)
+    res = fit(df, eps=3.0, budget=dps.Budget(refit=1.0))
     assert [st["eps"] for st in res.privacy.stages] == pytest.approx([2.0, 1.0])
     with pytest.raises(ValueError, match="eps_select"):
-        fit(df, eps=1.0, eps_select=0.8, eps_refit=0.5)
+        fit(df, eps=1.0, budget=dps.Budget(select=0.8, refit=0.5))
 
 
 def test_missing_bounds_void(sim):
@@ -91,11 +91,11 @@ def test_missing_bounds_void(sim):
     (dict(s=0), ValueError, "s must be"),
     (dict(s=50), ValueError, "s = 50 is larger"),
     (dict(method="bogus"), ValueError, "method must be"),
-    (dict(r=0), ValueError, "r must be"),
-    (dict(lam=-1), ValueError, "lam must be"),
-    (dict(R=1), ValueError, "R must be"),
-    (dict(gap_check="x"), ValueError, "gap_check"),
-    (dict(delta=0.7), ValueError, "delta must be"),
+    (dict(ball=dict(r=0)), ValueError, "Ball.r must be"),
+    (dict(ball=dict(lam=-1)), ValueError, "Ball.lam must be"),
+    (dict(method=dict(name="top_r", R=1)), ValueError, "Method.R must be"),
+    (dict(method=dict(name="mistakes", gap_check="x")), ValueError, "gap_check"),
+    (dict(budget=dict(delta=0.7)), ValueError, "delta must be"),
     (dict(loss="absolute"), ValueError, "loss must be"),
 ])
 def test_input_errors(sim, kw, exc, msg):
@@ -120,7 +120,7 @@ def test_data_errors(sim):
 def test_diagnostics_are_separate_and_labelled(sim):
     df, _ = sim
     with pytest.warns(dps.PrivacyLeakWarning, match="NON-PRIVATE"):
-        res, diag = fit(df, diagnostics=True)
+        res, diag = fit(df, search=dps.Search(diagnostics=True))
     assert "NON-PRIVATE" in diag.label and len(diag.candidate_scores) > 0
     assert not hasattr(res, "candidate_scores")
 
@@ -218,7 +218,7 @@ def test_gaussian_refit_option_spends_delta_and_reports_it():
     rng = np.random.default_rng(3)
     df = pd.DataFrame(rng.uniform(-1, 1, size=(200, 6)), columns=list("abcdef"))
     df["y"] = np.clip(df.a - df.b + 0.3 * rng.normal(size=200), -2, 2)
-    res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit_delta=1e-6,
+    res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), budget=dps.Budget(refit_delta=1e-6),
                              random_state=1)
     assert res.privacy.guarantee == "approximate"
     refit = [st for st in res.privacy.stages if st["stage"] == "refit"][0]
@@ -226,6 +226,6 @@ def test_gaussian_refit_option_spends_delta_and_reports_it():
     assert res.privacy.delta == pytest.approx(1e-6)
     with pytest.raises(ValueError, match="refit_delta"):
         dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit=False,
-                           refit_delta=1e-6)
+                           budget=dps.Budget(refit_delta=1e-6))
     with pytest.raises(ValueError, match="refit_delta"):
-        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), refit_delta=0.7)
+        dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(1.0, 2.0), budget=dps.Budget(refit_delta=0.7))

@@ -56,7 +56,7 @@ def test_classification_losses_allow_a_log_odds_of_six():
 
 
 def test_explicit_values_win():
-    res = dps.dp_best_subset("y ~ .", _frame(), eps=2.0, s=2, bounds=(0.5, 0.5), r=1.1, lam=120,
+    res = dps.dp_best_subset("y ~ .", _frame(), eps=2.0, s=2, bounds=(0.5, 0.5), ball=dps.Ball(r=1.1, lam=120),
                              random_state=0)
     assert res.r == 1.1 and res.lam == 120
 

@@ -49,7 +49,7 @@ def test_binary_response_encodings():
 @pytest.mark.parametrize("bad,match", [
     (["a", "b", "a", "b"], "learned"),
     ([0, 1, 2, 1], "1 row outside its coding"),
-    ([-1, 1, 1, 1], "response_levels=\\(-1, 1\\)"),
+    ([-1, 1, 1, 1], "loss=Logistic\\(levels=\\(-1, 1\\)\\)"),
     (pd.Categorical(["a", "b", "c", "a"]), "3 declared levels"),
 ])
 def test_binary_response_errors(bad, match):
@@ -67,7 +67,7 @@ def test_classification_end_to_end(clf, loss, method):
     data = df.assign(y=pd.Categorical(np.where(df["y"] > 0, "case", "control"),
                                       categories=["control", "case"]))
     res = dps.dp_best_subset("y ~ .", data, eps=4.0, s=2, method=method, bounds=(0.5, 7.0),
-                             r=1.1, loss=loss, random_state=0)
+                             ball=dps.Ball(r=1.1), loss=loss, random_state=0)
     assert res.response_levels == ("control", "case")
     assert res.loss == loss and len(res.support) == 2
     assert res.privacy.all_certificates_closed and res.privacy.exact_search
@@ -83,13 +83,12 @@ def test_classification_end_to_end(clf, loss, method):
 
 def test_huber_end_to_end_and_its_threshold(reg):
     df, _ = reg
-    res = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(0.5, 0.8), r=1.1, loss="huber",
+    res = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(0.5, 0.8), ball=dps.Ball(r=1.1), loss="huber",
                              random_state=0)
     assert res.loss_params == {"huber_h": pytest.approx(0.4)}  # 0.5 b_y by default
     assert res.response_levels is None
     assert res.privacy.all_certificates_closed
-    res2 = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(0.5, 0.8), r=1.1, loss="huber",
-                              huber_h=0.1, random_state=0)
+    res2 = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(0.5, 0.8), ball=dps.Ball(r=1.1), loss=dps.Huber(h=0.1), random_state=0)
     assert res2.loss_params == {"huber_h": 0.1}
     # Delta of the Huber score: huber_h(b_y + r sqrt(B_s)) / n, smaller with a smaller h
     a = 1.1 * math.sqrt(2 * 0.25 + 1.0)
@@ -102,12 +101,15 @@ def test_huber_end_to_end_and_its_threshold(reg):
 
 def test_loss_option_validation(reg, clf):
     df, _ = reg
-    with pytest.raises(ValueError, match="huber_h is only used"):
+    # a loss's parameter goes with its loss: the old keywords name the loss option
+    with pytest.raises(TypeError, match=r"huber_h= moved: use loss=dpsubset.Huber\(h=...\)"):
         dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), huber_h=0.3)
-    with pytest.raises(ValueError, match="hinge_h is only used"):
+    with pytest.raises(TypeError, match=r"hinge_h= moved: use loss=dpsubset.Hinge\(h=...\)"):
         dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), loss="huber", hinge_h=0.3)
-    with pytest.raises(ValueError, match="huber_h must be"):
-        dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), loss="huber", huber_h=-1)
+    with pytest.raises(TypeError, match=r"unknown field\(s\) \['levels'\]; dpsubset.Huber takes h"):
+        dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), loss=dict(name="huber", levels=(0, 1)))
+    with pytest.raises(ValueError, match="Huber.h must be"):
+        dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), loss=dict(name="huber", h=-1))
     with pytest.raises(ValueError, match="rows outside its coding"):
         dps.dp_best_subset("y ~ .", df, eps=1.0, s=2, bounds=(0.5, 0.8), loss="logistic")
     with pytest.raises(ValueError, match="loss must be one of"):

@@ -43,8 +43,7 @@ def test_classification_defaults_are_the_chosen_rule(loss):
     """Selection: a = 2 and lam = max(1, 0.01 n, 5 B_s ln C(p, s) / (2 eps)) (by measured recovery);
     refit: a = 6, no extra ridge."""
     n, s = 400, 2
-    res = dps.dp_best_subset("y ~ .", _classes(n=n), eps=2.0, s=s, bounds=(0.5, 1.0), loss=loss,
-                             response_levels=(-1, 1), random_state=0)
+    res = dps.dp_best_subset("y ~ .", _classes(n=n), eps=2.0, s=s, bounds=(0.5, 1.0), loss=dict(name=loss, levels=(-1, 1)), random_state=0)
     row = largest_row_norm([0.5] * 6, s, [1.0])  # sqrt(2 * 0.25 + 1)
     assert CLASSIFICATION_SELECT_PREDICTION == 2.0 and CLASSIFICATION_MAX_PREDICTION == 6.0
     assert res.r == pytest.approx(2.0 / row)
@@ -84,10 +83,8 @@ def test_regression_defaults_are_the_same_rule_for_both_stages():
 
 def test_stage_defaults_read_public_numbers_only():
     """Two data sets of the same size, bounds and s get the same four settings."""
-    a = dps.dp_best_subset("y ~ .", _classes(0), eps=2.0, s=2, bounds=(0.5, 1.0), loss="hinge",
-                           response_levels=(-1, 1), random_state=0)
-    b = dps.dp_best_subset("y ~ .", _classes(7), eps=2.0, s=2, bounds=(0.5, 1.0), loss="hinge",
-                           response_levels=(-1, 1), random_state=0)
+    a = dps.dp_best_subset("y ~ .", _classes(0), eps=2.0, s=2, bounds=(0.5, 1.0), loss=dps.Hinge(levels=(-1, 1)), random_state=0)
+    b = dps.dp_best_subset("y ~ .", _classes(7), eps=2.0, s=2, bounds=(0.5, 1.0), loss=dps.Hinge(levels=(-1, 1)), random_state=0)
     assert (a.r, a.lam, a.r_refit) == (b.r, b.lam, b.r_refit)
 
 
@@ -111,8 +108,7 @@ def test_selection_delta_uses_r_select_and_the_refit_uses_r_refit(monkeypatch):
     monkeypatch.setattr(api, "objective_perturbation_exact", spy)
     df = _regression()
     r_select, r_refit = 0.2, 3.0
-    res = dps.dp_best_subset("y ~ 0 + .", df, eps=4.0, s=2, bounds=B, r_select=r_select, r_refit=r_refit,
-                             lam_refit=7.0, random_state=1)
+    res = dps.dp_best_subset("y ~ 0 + .", df, eps=4.0, s=2, bounds=B, ball=dps.Ball(r_select=r_select, r_refit=r_refit, lam_refit=7.0), random_state=1)
     assert (res.r, res.r_refit) == (r_select, r_refit)
     want = sensitivity([0.5] * 6, 0.5, r_select, 2, [], len(df))
     swapped = sensitivity([0.5] * 6, 0.5, r_refit, 2, [], len(df))
@@ -124,36 +120,33 @@ def test_selection_delta_uses_r_select_and_the_refit_uses_r_refit(monkeypatch):
 
 def test_the_refit_stays_in_its_own_ball():
     """The released (mapped) coefficients lie in the refit's ball, not the selection's."""
-    res = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, r_select=2.0,
-                             r_refit=0.05, random_state=2)
+    res = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, ball=dps.Ball(r_select=2.0, r_refit=0.05), random_state=2)
     assert np.linalg.norm(res._coef_mapped) <= 0.05 * (1 + 1e-9)
 
 
 def test_r_sets_both_stages_and_lam_the_selection():
-    res = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, r=0.7, lam=5.0,
+    res = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, ball=dps.Ball(r=0.7, lam=5.0),
                              random_state=0)
     assert res.r == res.r_refit == 0.7 and res.lam == 5.0
-    one = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, r_select=0.7,
-                             r_refit=0.7, lam_select=5.0, random_state=0)
+    one = dps.dp_best_subset("y ~ 0 + .", _regression(), eps=4.0, s=2, bounds=B, ball=dps.Ball(r_select=0.7, r_refit=0.7, lam_select=5.0), random_state=0)
     assert one.support == res.support and np.allclose(one.params, res.params)
 
 
 def test_one_stage_given_the_other_defaults():
     df = _classes()
-    res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(0.5, 1.0), loss="logistic",
-                             response_levels=(-1, 1), r_select=1.1, random_state=0)
+    res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, bounds=(0.5, 1.0), loss=dps.Logistic(levels=(-1, 1)), ball=dps.Ball(r_select=1.1), random_state=0)
     row = largest_row_norm([0.5] * 6, 2, [1.0])
     assert res.r == 1.1 and res.r_refit == pytest.approx(6.0 / row)
 
 
 # ---------------------------------------------------------------- refusals before the data
 @pytest.mark.parametrize("kwargs,names", [
-    (dict(r=1.0, r_select=1.0), ("r=", "r_select=")),
-    (dict(r=1.0, r_refit=2.0), ("r=", "r_refit=")),
-    (dict(lam=1.0, lam_select=2.0), ("lam=", "lam_select=")),
-    (dict(r_refit=1.0, refit=False), ("r_refit", "refit=False")),
-    (dict(lam_refit=1.0, refit=False), ("lam_refit", "refit=False")),
-    (dict(lam_refit=1.0, inference=True), ("lam_refit", "inference")),
+    (dict(ball=dict(r=1.0, r_select=1.0)), ("r=", "r_select=")),
+    (dict(ball=dict(r=1.0, r_refit=2.0)), ("r=", "r_refit=")),
+    (dict(ball=dict(lam=1.0, lam_select=2.0)), ("lam=", "lam_select=")),
+    (dict(ball=dict(r_refit=1.0), refit=False), ("r_refit", "refit=False")),
+    (dict(ball=dict(lam_refit=1.0), refit=False), ("lam_refit", "refit=False")),
+    (dict(ball=dict(lam_refit=1.0), inference=True), ("lam_refit", "inference")),
 ])
 def test_contradictory_settings_refused_naming_the_arguments(kwargs, names):
     # data that are no data frame at all: the refusal must come before the data are read
@@ -167,13 +160,12 @@ def test_contradictory_settings_refused_naming_the_arguments(kwargs, names):
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan])
 def test_stage_settings_must_be_positive(name, bad):
     with pytest.raises((ValueError, TypeError), match=name):
-        dps.dp_best_subset("y ~ .", _regression(), eps=2.0, s=2, bounds=B, **{name: bad})
+        dps.dp_best_subset("y ~ .", _regression(), eps=2.0, s=2, bounds=B, ball={name: bad})
 
 
 # ---------------------------------------------------------------- what the release shows
 def test_report_glance_and_summary_show_both_stages():
-    res = dps.dp_best_subset("y ~ .", _classes(), eps=2.0, s=2, bounds=(0.5, 1.0), loss="hinge",
-                             response_levels=(-1, 1), random_state=0)
+    res = dps.dp_best_subset("y ~ .", _classes(), eps=2.0, s=2, bounds=(0.5, 1.0), loss=dps.Hinge(levels=(-1, 1)), random_state=0)
     st = {d["stage"]: d for d in res.privacy.stage_settings}
     assert st["selection"]["r"] == res.r and st["selection"]["lam"] == res.lam
     assert st["refit"]["r"] == res.r_refit and st["refit"]["lam"] == res.lam_refit
@@ -185,8 +177,7 @@ def test_report_glance_and_summary_show_both_stages():
     summary = res.summary().as_text()
     assert "Select r, lam:" in summary and "Refit r, lam:" in summary
     # without a refit: the selection's only
-    sel = dps.dp_best_subset("y ~ .", _classes(), eps=2.0, s=2, bounds=(0.5, 1.0), loss="hinge",
-                             response_levels=(-1, 1), refit=False, random_state=0)
+    sel = dps.dp_best_subset("y ~ .", _classes(), eps=2.0, s=2, bounds=(0.5, 1.0), loss=dps.Hinge(levels=(-1, 1)), refit=False, random_state=0)
     assert [d["stage"] for d in sel.privacy.stage_settings] == ["selection"]
     assert sel.lam_refit is None and math.isnan(sel.glance().iloc[0]["lam_refit"])
 
@@ -195,11 +186,11 @@ def test_cli_takes_the_stage_arguments(tmp_path, capsys):
     path = tmp_path / "d.csv"
     _regression().to_csv(path, index=False)
     assert cli_main(["fit", str(path), "--formula", "y ~ 0 + .", "--eps", "2", "--s", "2", "--bounds",
-                     "0.5", "0.5", "--r-select", "0.3", "--r-refit", "0.9", "--lam-select", "2",
-                     "--lam-refit", "4", "--seed", "1"]) == 0
+                     "0.5", "0.5", "--ball", "r_select=0.3,r_refit=0.9,lam_select=2,lam_refit=4",
+                     "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "selection r = 0.3, lam = 2;" in out and "refit r = 0.9, lam = " in out
     with pytest.raises(SystemExit):
         cli_main(["fit", str(path), "--formula", "y ~ 0 + .", "--eps", "2", "--s", "2", "--bounds",
-                  "0.5", "0.5", "--r", "0.3", "--r-select", "0.3"])
+                  "0.5", "0.5", "--ball", "r=0.3,r_select=0.3"])
     assert "r_select" in capsys.readouterr().err

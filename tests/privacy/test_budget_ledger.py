@@ -66,8 +66,8 @@ def test_a_release_spends_its_plan_through_the_ledger():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 6))
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)]).assign(y=X[:, 0] + rng.normal(size=200))
-    res = dps.dp_best_subset("y ~ .", df, eps=3.0, s=2, bounds=(3, 5), method="mistakes",
-                             random_state=1, screen=dict(k=4))
+    res = dps.dp_best_subset("y ~ .", df, eps=3.0, s=2, bounds=(3, 5), method=dps.Method("mistakes", screen=dict(k=4)),
+                             random_state=1)
     rep = res.privacy
     assert [st["stage"] for st in rep.stages] == ["screening", "selection: gap test", "selection", "refit"]
     assert rep.eps == pytest.approx(3.0)

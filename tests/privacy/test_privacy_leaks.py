@@ -65,8 +65,8 @@ def test_item1_neighbours_get_the_same_coding():
     all_pos = _clf().assign(y=1)
     one_neg = all_pos.copy()
     one_neg.loc[0, "y"] = -1
-    a = _fit_clf(all_pos, response_levels=(-1, 1))
-    b = _fit_clf(one_neg, response_levels=(-1, 1))
+    a = _fit_clf(all_pos, loss=dps.Logistic(levels=(-1, 1)))
+    b = _fit_clf(one_neg, loss=dps.Logistic(levels=(-1, 1)))
     assert a.response_levels == b.response_levels == (-1, 1)
     note = [ln for ln in a.summary().as_text().splitlines() if "coded -1" in ln]
     assert note and note == [ln for ln in b.summary().as_text().splitlines() if "coded -1" in ln]
@@ -74,7 +74,7 @@ def test_item1_neighbours_get_the_same_coding():
     # every data set, and a -1 is an error naming the column and the count.
     assert encode_binary_response("y ~ .", all_pos)[1] == (0, 1)
     assert encode_binary_response("y ~ .", all_pos.assign(y=0))[1] == (0, 1)
-    with pytest.raises(ValueError, match=r"'y' has 1 row outside its coding.*response_levels=\(-1, 1\)"):
+    with pytest.raises(ValueError, match=r"'y' has 1 row outside its coding.*loss=Logistic\(levels=\(-1, 1\)\)"):
         encode_binary_response("y ~ .", one_neg)
 
 
@@ -90,7 +90,7 @@ def test_item1_coding_from_declared_levels_only():
     out, levels = encode_binary_response("y ~ .", txt, ("control", "case"))
     assert levels == ("control", "case")
     np.testing.assert_array_equal(out["y"], np.where(df["y"] > 0, 1.0, -1.0))
-    with pytest.raises(ValueError, match="response_levels is only used"):
+    with pytest.raises(TypeError, match=r"response_levels= moved: use loss=dpsubset.Logistic\(levels=...\)"):
         dps.dp_best_subset("y ~ .", df, eps=1.0, s=1, bounds=(1, 1), response_levels=(0, 1))
 
 
@@ -140,7 +140,7 @@ def test_item3_users_are_told_where_they_look():
         if re.search(r"random_state\s*=\s*\d", line):
             assert "reproducible" in line and "release" in line, line
     doc = inspect.getdoc(dps.dp_best_subset)
-    rs = doc[doc.index("random_state :"):doc.index("diagnostics :")]
+    rs = doc[doc.index("random_state :"):doc.index("verbose :")]
     assert "secret" in rs and "operating system" in rs
     from dpsubset.interfaces.cli import build_parser
     fit = build_parser()._subparsers._group_actions[0].choices["fit"]
@@ -299,8 +299,8 @@ def test_item6_eps_too_small_to_represent(reg):
 def test_item6_R_above_the_number_of_supports_is_refused(reg):
     # p = 6, s = 2: C(6, 2) = 15 supports. Old code: R = 16 was silently cut to 15.
     with pytest.raises(ValueError, match=r"R = 16 exceeds the number of supports C\(p, s\) = C\(6, 2\) = 15"):
-        dps.dp_best_subset("y ~ .", reg, eps=1.0, s=2, bounds=(0.5, 0.5), R=16)
-    res = dps.dp_best_subset("y ~ .", reg, eps=1.0, s=2, bounds=(0.5, 0.5), R=15, random_state=0)
+        dps.dp_best_subset("y ~ .", reg, eps=1.0, s=2, bounds=(0.5, 0.5), method=dps.Method("top_r", R=16))
+    res = dps.dp_best_subset("y ~ .", reg, eps=1.0, s=2, bounds=(0.5, 0.5), method=dps.Method("top_r", R=15), random_state=0)
     assert len(res.support) == 2
 
 
@@ -384,6 +384,6 @@ def test_item9_values_learned_from_the_data_stay_out_of_the_result(reg):
         assert not _in_pickle(v, blob)
     assert res.predict(df.head(4)).shape == (4,)   # still predicts (without clipping)
     # a public threshold given by the user is kept
-    res2 = _quiet(dps.dp_best_subset, "y ~ .", df, eps=2.0, s=2, loss="huber", huber_h=0.3,
+    res2 = _quiet(dps.dp_best_subset, "y ~ .", df, eps=2.0, s=2, loss=dps.Huber(h=0.3),
                   random_state=0)
     assert res2.loss_params == {"huber_h": 0.3}

@@ -176,9 +176,9 @@ def test_the_solves_are_in_the_diagnostics_and_on_the_verbose_terminal(capsys):
     """The per-solve list (routes, how many) moved to the non-private outputs, labelled."""
     df, _ = make_classification(300, 8, s=2, random_state=4, as_frame=True)
     with pytest.warns(dps.PrivacyLeakWarning, match="NON-PRIVATE"):
-        res, diag = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), r=1.1,
-                                       loss="logistic", response_levels=(-1, 1), random_state=0,
-                                       diagnostics=True, verbose=True)
+        res, diag = dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), ball=dps.Ball(r=1.1),
+                                       loss=dps.Logistic(levels=(-1, 1)), random_state=0,
+                                       search=dps.Search(diagnostics=True), verbose=True)
     assert diag.solves and all(set(c) == {"problem", "method", "closed"} for c in diag.solves)
     assert all(c["closed"] for c in diag.solves)
     # the accuracy of the iteratively computed scores is one of them
@@ -188,8 +188,7 @@ def test_the_solves_are_in_the_diagnostics_and_on_the_verbose_terminal(capsys):
     for c in diag.solves:
         assert c["problem"] in err and c["method"] in err
     # without verbose nothing is printed, and the release never holds the list
-    dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), r=1.1, loss="logistic",
-                       response_levels=(-1, 1), random_state=0)
+    dps.dp_best_subset("y ~ .", df, eps=4.0, s=2, bounds=(4.0, 1.0), ball=dps.Ball(r=1.1), loss=dps.Logistic(levels=(-1, 1)), random_state=0)
     assert capsys.readouterr().err == ""
     assert "score within" not in repr(res.privacy)
 
@@ -418,7 +417,7 @@ def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeyp
         return real(X, y, **kw)
 
     monkeypatch.setattr(api, "objective_perturbation_exact", spy)
-    res = dps.dp_best_subset("Salary ~ .", df, eps=3.0, eps_refit=1.0, s=4, bounds=bounds,
+    res = dps.dp_best_subset("Salary ~ .", df, eps=3.0, budget=dps.Budget(refit=1.0), s=4, bounds=bounds,
                              random_state=5)
     (X, y, kw), = calls
     assert kw["eps"] == pytest.approx(1.0) and kw.get("neighbour", "replace-one") == "replace-one"
@@ -429,7 +428,7 @@ def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeyp
     # b_y and row_bound are public: functions of the bounds and the released support only
     other = df.sample(frac=1.0, random_state=0).assign(Salary=lambda d: d["Salary"] * 0.5)
     calls.clear()
-    res2 = dps.dp_best_subset("Salary ~ .", other, eps=3.0, eps_refit=1.0, s=4, bounds=bounds,
+    res2 = dps.dp_best_subset("Salary ~ .", other, eps=3.0, budget=dps.Budget(refit=1.0), s=4, bounds=bounds,
                               random_state=5)
     (_, _, kw2), = calls
     assert kw2["b_y"] == kw["b_y"] == 1.0          # Salary mapped from [0, 3000] to [-1, 1]
@@ -744,8 +743,7 @@ def test_hinge_with_inference_has_the_confidence_but_no_interval_columns():
     df["y"] = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(2000) > 0, "a", "b")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dps.LowUtilityWarning)
-        res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=2, bounds=(0.5, None), loss="hinge", refit=False,
-                                 response_levels=("a", "b"), inference=True, random_state=1)
+        res = dps.dp_best_subset("y ~ .", df, eps=8.0, s=2, bounds=(0.5, None), loss=dps.Hinge(levels=("a", "b")), refit=False, inference=True, random_state=1)
     row = res.glance().iloc[0]
     assert row["eps_inference"] > 0 and row["inference_mode"] is None
     assert row["selection_verdict"] == res.selection_confidence.statement

@@ -27,7 +27,7 @@ def _utility_warnings(*args, **kwargs):
 
 def test_the_r_example_settings_warn_for_selection_and_refit():
     # ?dp_best_subset's example: bounds = c(500, 40), r = 50, eps = 1, s = 3 on mtcars
-    res, msgs = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), r=50,
+    res, msgs = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), ball=dps.Ball(r=50),
                                   random_state=1)
     assert res.privacy.sensitivity == pytest.approx(29351066, rel=1e-6)   # the issue's number
     assert len(msgs) == 2
@@ -41,16 +41,16 @@ def test_the_r_example_settings_warn_for_selection_and_refit():
 
 def test_the_warnings_are_public_functions_of_the_settings():
     # other data with the same public settings: the same words, number for number
-    a = _utility_warnings("mpg ~ .", _mtcars_sized(1), eps=1, s=3, bounds=(500, 40), r=50,
+    a = _utility_warnings("mpg ~ .", _mtcars_sized(1), eps=1, s=3, bounds=(500, 40), ball=dps.Ball(r=50),
                           random_state=1)[1]
-    b = _utility_warnings("mpg ~ .", _mtcars_sized(2), eps=1, s=3, bounds=(500, 40), r=50,
+    b = _utility_warnings("mpg ~ .", _mtcars_sized(2), eps=1, s=3, bounds=(500, 40), ball=dps.Ball(r=50),
                           random_state=2)[1]
     assert a == b and len(a) == 2
 
 
 def test_useful_settings_do_not_warn():
     df, _ = make_regression(1000, 20, s=5, random_state=0, as_frame=True)
-    _, msgs = _utility_warnings("y ~ .", df, eps=1, s=5, bounds=(0.5, 0.5), r=1.1, lam=120,
+    _, msgs = _utility_warnings("y ~ .", df, eps=1, s=5, bounds=(0.5, 0.5), ball=dps.Ball(r=1.1, lam=120),
                                 random_state=1)
     assert msgs == []
     hitters = dps.load_hitters().dropna(subset=["Salary"]).drop(columns="Player")
@@ -81,9 +81,9 @@ def test_selection_best_case_formula():
 def test_split_warns_with_each_parts_rows():
     """split=True: the selection sees half the rows and the refit the other half; the warnings
     say so (n = 16 of 32), as their sensitivities are those of the parts."""
-    _, whole = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), r=50,
+    _, whole = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), ball=dps.Ball(r=50),
                                  random_state=1)
-    _, parts = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), r=50,
-                                 random_state=1, split=True)
+    _, parts = _utility_warnings("mpg ~ .", _mtcars_sized(0), eps=1, s=3, bounds=(500, 40), ball=dps.Ball(r=50),
+                                 random_state=1, refit=dps.Refit(split=True))
     assert all("n = 32" in m for m in whole)
     assert len(parts) == 2 and all("n = 16" in m for m in parts)

@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpsubset import dp_best_subset
+from dpsubset import dp_best_subset, Ball, Logistic, Search
 from dpsubset.search import enumeration
 from dpsubset.search.enumeration import mistakes_by_enumeration, score_all, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
@@ -83,5 +83,4 @@ def test_a_slow_enumeration_call_stops_at_its_time_limit(search, p, s):
     df, _ = make_classification(400, p, random_state=0, as_frame=True)
     with warnings.catch_warnings(), pytest.raises(SearchTimeout):
         warnings.simplefilter("ignore")
-        dp_best_subset("y ~ .", df, eps=1.0, s=s, loss="logistic", lam=1.0, search=search,
-                       time_limit=1.0, bounds=(1.0, 1.0), response_levels=(-1, 1), random_state=0)
+        dp_best_subset("y ~ .", df, eps=1.0, s=s, loss=Logistic(levels=(-1, 1)), ball=Ball(lam=1.0), search=Search(route=search, time_limit=1.0), bounds=(1.0, 1.0), random_state=0)

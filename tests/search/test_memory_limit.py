@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import dpsubset.selection.exact as selection
-from dpsubset import LowUtilityWarning, SearchMemoryLimit, SearchTimeout, dp_best_subset
+from dpsubset import LowUtilityWarning, SearchMemoryLimit, SearchTimeout, dp_best_subset, Ball, Search
 from dpsubset.interfaces.cli import main
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search import branch_bound as bb
@@ -214,7 +214,7 @@ def test_memory_limit_is_checked_before_the_data_are_read():
     for bad in (0, -5, float("nan"), "2GB", True):
         with pytest.raises(ValueError, match="memory_limit"):
             dp_best_subset("y ~ 0 + .", "not even a data frame", eps=1.0, s=3,
-                           bounds=(0.5, 0.5), memory_limit=bad)
+                           bounds=(0.5, 0.5), search=Search(memory_limit=bad))
 
 
 def test_memory_limit_reaches_the_search(monkeypatch):
@@ -231,10 +231,10 @@ def test_memory_limit_reaches_the_search(monkeypatch):
     total = physical_memory()
     assert seen[-1] == (None if total is None else DEFAULT_MEMORY_SHARE * total)
     dp_best_subset("y ~ 0 + .", df, eps=1.0, s=3, bounds=(0.5, 0.5), random_state=0,
-                   memory_limit=math.inf)
+                   search=Search(memory_limit=math.inf))
     assert seen[-1] is None
     dp_best_subset("y ~ 0 + .", df, eps=1.0, s=3, bounds=(0.5, 0.5), random_state=0,
-                   memory_limit=3e9)
+                   search=Search(memory_limit=3e9))
     assert seen[-1] == 3e9
 
 
@@ -245,8 +245,8 @@ def test_a_call_past_its_memory_limit_releases_nothing(monkeypatch):
     monkeypatch.setattr(SubsetSearch, "_certify_local_optimum", lambda self, *a: None)
     df = _frame()
     with pytest.raises(SearchMemoryLimit) as info:
-        dp_best_subset("y ~ 0 + .", df, eps=1.0, s=4, bounds=(0.5, 0.5), r=10.0, lam=1.0,
-                       search="branch_and_bound", memory_limit=20_000, random_state=0)
+        dp_best_subset("y ~ 0 + .", df, eps=1.0, s=4, bounds=(0.5, 0.5), ball=Ball(r=10.0, lam=1.0),
+                       search=Search(route="branch_and_bound", memory_limit=20_000), random_state=0)
     err = info.value
     text = str(err)
     assert isinstance(err, SearchTimeout) and err.gap is None
@@ -274,10 +274,10 @@ def test_cli_memory_limit(tmp_path, capsys, monkeypatch):
     _frame().to_csv(path, index=False)
     with pytest.raises(SystemExit) as stop:
         main(["fit", str(path), "--formula", "y ~ 0 + .", "--eps", "1", "--s", "4",
-              "--bounds", "0.5", "0.5", "--r", "10", "--search", "branch_and_bound",
-              "--memory-limit", "20000", "--seed", "0"])
+              "--bounds", "0.5", "0.5", "--ball", "r=10", "--search", "branch_and_bound,memory_limit=20000",
+              "--seed", "0"])
     assert stop.value.code == 3
-    assert "--memory-limit" in capsys.readouterr().err  # the CLI names its own option
+    assert "--search memory_limit=" in capsys.readouterr().err  # the CLI names its own option
 
 
 def test_single_precision_copy_of_x_is_held_and_released():

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset import dp_best_subset
+from dpsubset import dp_best_subset, Search
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch, default_R
@@ -166,7 +166,7 @@ def test_dp_best_subset_shows_the_bar_on_a_terminal_by_default(verbose, shown, m
     term = _Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     res = dp_best_subset("y ~ .", _frame(), eps=1.0, s=2, bounds=(1, 3), random_state=0,
-                         verbose=verbose, time_limit=100)
+                         verbose=verbose, search=Search(time_limit=100))
     out = term.getvalue()
     assert ("dp_best_subset: " in out) is shown
     if shown:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset import dp_best_subset
+from dpsubset import Ball, Search, dp_best_subset
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch, default_R
@@ -135,11 +135,11 @@ def test_dp_best_subset_with_pyomo():
     X = rng.uniform(-1, 1, size=(n, p))
     y = np.clip(X[:, :3].sum(axis=1) + 0.3 * rng.normal(size=n), -3, 3)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)]).assign(y=y)
-    kw = dict(eps=1.0, s=3, bounds=(1, 3), r=1.0, random_state=3, diagnostics=True)
+    kw = dict(eps=1.0, s=3, bounds=(1, 3), ball=Ball(r=1.0), random_state=3)
     with pytest.warns(Warning):
-        res, diag = dp_best_subset("y ~ .", df, search="pyomo", solver=SOLVER, **kw)
+        res, diag = dp_best_subset("y ~ .", df, search=Search(route="pyomo", solver=SOLVER, diagnostics=True), **kw)
     with pytest.warns(Warning):
-        res0, diag0 = dp_best_subset("y ~ .", df, **kw)
+        res0, diag0 = dp_best_subset("y ~ .", df, search=Search(diagnostics=True), **kw)
     assert diag.candidate_supports == diag0.candidate_supports
     np.testing.assert_allclose(diag.candidate_scores, diag0.candidate_scores, rtol=1e-12)
     assert all(c["closed"] for c in diag.solves)
@@ -154,7 +154,7 @@ def test_nonprivate_best_subset_with_pyomo():
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
     df["y"] = X[:, [1, 4, 7]].sum(axis=1) + rng.normal(size=n)
     with pytest.warns(Warning):
-        a = best_subset_nonprivate("y ~ .", df, 3, search="pyomo", solver=SOLVER)
+        a = best_subset_nonprivate("y ~ .", df, 3, search=Search(route="pyomo", solver=SOLVER))
     with pytest.warns(Warning):
         b = best_subset_nonprivate("y ~ .", df, 3, search="outer_approximation")
     assert list(a.support) == list(b.support) == ["x1", "x4", "x7"]
@@ -170,17 +170,16 @@ class _Unreadable:
 
 def test_unavailable_solver_is_rejected_before_the_data():
     with pytest.raises(ValueError, match=r"solver='no_such_solver' is not available.*pip install"):
-        dp_best_subset("y ~ .", _Unreadable(), eps=1, s=2, bounds=(1, 1), search="pyomo",
-                       solver="no_such_solver")
+        dp_best_subset("y ~ .", _Unreadable(), eps=1, s=2, bounds=(1, 1), search=Search(route="pyomo", solver="no_such_solver"))
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(search="bogus"), "search must be one of"),
-    (dict(solver="gurobi_direct"), "only used with search='pyomo'"),
-    (dict(search="auto", solver_options={"TimeLimit": 1}), "only used with search='pyomo'"),
+    (dict(search="bogus"), "Search.route must be one of"),
+    (dict(search=dict(solver="gurobi_direct")), "only used with search='pyomo'"),
+    (dict(search=dict(route="auto", solver_options={"TimeLimit": 1})), "only used with search='pyomo'"),
     (dict(search="pyomo", loss="huber"), "loss='squared'"),
-    (dict(search="pyomo", solver=""), "Pyomo solver name"),
-    (dict(search="pyomo", solver=3), "Pyomo solver name"),
+    (dict(search=dict(route="pyomo", solver="")), "Pyomo solver name"),
+    (dict(search=dict(route="pyomo", solver=3)), "Pyomo solver name"),
 ])
 def test_search_arguments_are_checked_first(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -189,8 +188,7 @@ def test_search_arguments_are_checked_first(kwargs, match):
 
 def test_solver_options_must_be_a_mapping():
     with pytest.raises(TypeError, match="solver_options"):
-        dp_best_subset("y ~ .", _Unreadable(), eps=1, s=2, bounds=(1, 1), search="pyomo",
-                       solver_options=["MIPGap", 0])
+        dp_best_subset("y ~ .", _Unreadable(), eps=1, s=2, bounds=(1, 1), search=Search(route="pyomo", solver_options=["MIPGap", 0]))
 
 
 def test_missing_pyomo_gives_a_clear_error(monkeypatch):

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsubset import SearchTimeout, dp_best_subset
+from dpsubset import Search, SearchTimeout, dp_best_subset, Ball
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch, check_search, default_R
@@ -86,11 +86,11 @@ def test_dp_best_subset_with_scip_agrees_with_auto():
     X = np.clip(np.sqrt(0.7) * f + np.sqrt(0.3) * rng.normal(size=(n, p)), -2, 2) / 2
     y = np.clip(X[:, :3].sum(axis=1) + 0.3 * rng.normal(size=n), -2, 2)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)]).assign(y=y)
-    kw = dict(eps=1.0, s=3, bounds=(1, 2), r=0.5, lam=1.0, random_state=3, diagnostics=True)
+    kw = dict(eps=1.0, s=3, bounds=(1, 2), ball=dict(r=0.5, lam=1.0), random_state=3)
     with pytest.warns(Warning):  # diagnostics=True
-        res, diag = dp_best_subset("y ~ .", df, search="scip", **kw)
+        res, diag = dp_best_subset("y ~ .", df, search=Search(route="scip", diagnostics=True), **kw)
     with pytest.warns(Warning):
-        res0, diag0 = dp_best_subset("y ~ .", df, **kw)
+        res0, diag0 = dp_best_subset("y ~ .", df, search=Search(diagnostics=True), **kw)
     assert diag.candidate_supports == diag0.candidate_supports
     np.testing.assert_allclose(diag.candidate_scores, diag0.candidate_scores, rtol=1e-12)
     assert res.support == res0.support  # same candidates, same seed: the same release
@@ -106,14 +106,14 @@ def test_nonprivate_and_cli_take_scip(tmp_path, monkeypatch):
     df["y"] = df.x1 - df.x4 + 0.5 * rng.normal(size=80)
     with pytest.warns(Warning):
         # (a moderate r: with the default r = 1e6 the cones are badly scaled for SCIP)
-        a = best_subset_nonprivate("y ~ .", df, 2, search="scip", r=5.0, lam=0.01)
+        a = best_subset_nonprivate("y ~ .", df, 2, search="scip", ball=Ball(r=5.0, lam=0.01))
     with pytest.warns(Warning):
-        b = best_subset_nonprivate("y ~ .", df, 2, search="enumeration", r=5.0, lam=0.01)
+        b = best_subset_nonprivate("y ~ .", df, 2, search="enumeration", ball=Ball(r=5.0, lam=0.01))
     assert a.support == b.support == ["x1", "x4"]
     assert any(c.method.startswith("scip") for c in a.certificates)
     args = build_parser().parse_args(["fit", "d.csv", "--formula", "y ~ .", "--eps", "1",
                                       "--s", "2", "--search", "scip"])
-    assert args.search == "scip"
+    assert args.search == {"name": "scip"}  # the route, as the leading word of --search
 
 
 def test_scip_settings_are_checked_before_the_data():
@@ -124,7 +124,7 @@ def test_scip_settings_are_checked_before_the_data():
     with pytest.raises(ValueError, match="loss='squared'"):
         check_search("scip", None, None, "huber")
     with pytest.raises(ValueError, match="solver"):  # raised before the data are read
-        dp_best_subset("y ~ .", None, eps=1.0, s=2, search="scip", solver="gurobi_direct")
+        dp_best_subset("y ~ .", None, eps=1.0, s=2, search=Search(route="scip", solver="gurobi_direct"))
     # Unknown SCIP parameters and bad values: refused before the data are read, even
     # where the search would certify without calling SCIP (they were accepted silently).
     with pytest.raises(ValueError, match="'limits/nodez' is not a SCIP parameter.*limits/nodes"):
@@ -132,7 +132,7 @@ def test_scip_settings_are_checked_before_the_data():
     with pytest.raises(ValueError, match="'limits/nodes' does not accept 'many'"):
         check_search("scip", None, {"limits/nodes": "many"}, "squared")
     with pytest.raises(ValueError, match="not a SCIP parameter"):
-        dp_best_subset("y ~ .", None, eps=1.0, s=2, search="scip", solver_options={"gap": 0.1})
+        dp_best_subset("y ~ .", None, eps=1.0, s=2, search=Search(route="scip", solver_options={"gap": 0.1}))
 
 
 def test_scip_time_limit_fails_closed():

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import dpsubset.selection.exact as selection
-from dpsubset import SearchTimeout, dp_best_subset
+from dpsubset import SearchTimeout, dp_best_subset, Ball, Search
 from dpsubset.design.build import build_design
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import top_r_by_enumeration
@@ -76,8 +76,7 @@ def test_timeout_message_and_progress_show_no_scores(method, capsys, force_outer
     df = _data()
     scores = _all_scores(df)
     with pytest.raises(SearchTimeout) as info:
-        dp_best_subset(FORMULA, df, eps=1.0, s=S, method=method, bounds=BOUNDS, r=R_BALL,
-                       lam=LAM, search="outer_approximation", time_limit=1e-6, verbose=True,
+        dp_best_subset(FORMULA, df, eps=1.0, s=S, method=method, bounds=BOUNDS, ball=Ball(r=R_BALL, lam=LAM), search=Search(route="outer_approximation", time_limit=1e-6), verbose=True,
                        random_state=0)
     text = str(info.value)
     err = capsys.readouterr().err
@@ -106,7 +105,7 @@ def test_outer_approximation_rounds_show_the_gap_not_the_bounds(capsys, monkeypa
 
     monkeypatch.setattr(OuterApproximation, "_solve_master", stop_after_three)
     with pytest.raises(SearchTimeout) as info:
-        dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, r=R_BALL, lam=LAM,
+        dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, ball=Ball(r=R_BALL, lam=LAM),
                        search="outer_approximation", verbose=True, random_state=0)
     err = capsys.readouterr().err
     text = str(info.value)
@@ -132,7 +131,7 @@ def test_timeout_after_the_draw_began_says_so(monkeypatch):
     monkeypatch.setattr(SubsetSearch, "top_r", slow_top_r)
     with pytest.raises(SearchTimeout, match="random numbers had been drawn") as info:
         dp_best_subset(FORMULA, _data(), eps=1.0, s=S, method="mistakes", bounds=BOUNDS,
-                       r=R_BALL, lam=LAM, random_state=0)
+                       ball=Ball(r=R_BALL, lam=LAM), random_state=0)
     assert "Nothing was released" in str(info.value)
     assert "No random number" not in str(info.value)
 
@@ -150,11 +149,11 @@ def test_default_time_limit_reaches_the_search(monkeypatch):
     dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, random_state=0)
     assert seen and 0 < seen[-1] <= DEFAULT_TIME_LIMIT  # what is left of the whole call
     dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, random_state=0,
-                   time_limit=math.inf)
+                   search=Search(time_limit=math.inf))
     assert seen[-1] is None  # no limit
     for bad in (0, -1.0, float("nan"), "60", True):
         with pytest.raises(ValueError, match="time_limit"):
-            dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, time_limit=bad)
+            dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, search=Search(time_limit=bad))
 
 
 def test_resolve_time_limit():
@@ -191,7 +190,7 @@ def test_outer_approximation_prints_nothing_to_the_terminal(capfd, force_outer_a
     A silent call (verbose=False) must leave both empty (highspy's wrapper class once
     printed the solver's banner for every master problem)."""
     df = _data(seed=2)
-    res = dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, r=R_BALL, lam=LAM,
+    res = dp_best_subset(FORMULA, df, eps=1.0, s=S, bounds=BOUNDS, ball=Ball(r=R_BALL, lam=LAM),
                          search="outer_approximation", random_state=0)
     out, err = capfd.readouterr()
     assert len(res.support) == S
@@ -213,8 +212,7 @@ def test_memory_stop_shows_no_scores_and_no_counts(method, capsys, force_outer_a
     scores = _all_scores(df, r=10.0)
     with pytest.raises(SearchMemoryLimit) as info, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (LowUtilityWarning: r = 10 is not for a release)
-        dp_best_subset(FORMULA, df, eps=1.0, s=S, method=method, bounds=BOUNDS, r=10.0,
-                       lam=LAM, search="branch_and_bound", memory_limit=2000, verbose=True,
+        dp_best_subset(FORMULA, df, eps=1.0, s=S, method=method, bounds=BOUNDS, ball=Ball(r=10.0, lam=LAM), search=Search(route="branch_and_bound", memory_limit=2000), verbose=True,
                        random_state=0)
     text = str(info.value)
     err = capsys.readouterr().err

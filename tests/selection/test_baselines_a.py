@@ -102,20 +102,19 @@ def test_lei_validate_errors():
 def test_lei_through_the_api_chooses_the_size():
     df = frame()
     models = [["x0"], ["x0", "x1"], ["x2", "x3"]]
-    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1), r=1.0,
-                             random_state=0, method_options={"models": models, "phi": 0.0})
+    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method=dps.Method("lei_ic", models=models, phi=0.0), bounds=(1, 1), ball=dps.Ball(r=1.0),
+                             random_state=0)
     assert res.privacy.guarantee == "pure"
     assert res.support == ["x0", "x1"]
     assert res.privacy.sensitivity == pytest.approx(4.0)  # (b_y + R1 max(b_x, 1))^2
     assert "chooses the model size" in res.privacy.statement
     # a huge penalty per term makes the one-term model win: fewer than s columns
-    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method="lei_ic", bounds=(1, 1), r=1.0,
-                             random_state=0, method_options={"models": models, "phi": 1e4})
+    res = dps.dp_best_subset("y ~ .", df, eps=200, s=2, method=dps.Method("lei_ic", models=models, phi=1e4), bounds=(1, 1), ball=dps.Ball(r=1.0),
+                             random_state=0)
     assert res.support == ["x0"] and res.params[["x1", "x2"]].eq(0).all()
     assert np.isfinite(res.predict(df.head())).all()
     with pytest.raises(ValueError, match="not candidate columns: \\['z'\\]"):
-        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method="lei_ic", bounds=(1, 1),
-                           method_options={"models": [["z"]]})
+        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method=dps.Method("lei_ic", models=[["z"]]), bounds=(1, 1))
 
 
 def test_lei_refuses_too_many_models():
@@ -229,9 +228,8 @@ def test_mcmc_through_the_api():
     res, diag = None, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res, diag = dps.dp_best_subset("y ~ .", df, eps=2, s=2, method="mcmc", bounds=(1, 1),
-                                       random_state=0, diagnostics=True, verbose=True,
-                                       method_options={"n_iter": 200, "n_chains": 3})
+        res, diag = dps.dp_best_subset("y ~ .", df, eps=2, s=2, method=dps.Method("mcmc", n_iter=200, n_chains=3), bounds=(1, 1),
+                                       random_state=0, search=dps.Search(diagnostics=True), verbose=True)
     assert len(res.support) == 2
     # n = 120: the worst-case mixing bound is far from delta = 1e-6, so the guarantee is
     # conditional on mixing, and the report says so.
@@ -243,8 +241,8 @@ def test_mcmc_through_the_api():
     assert sorted(res.support) in [sorted(S) for S in diag.candidate_supports]
     # tiny n and many steps: the certified bound gives a real (eps, delta)
     small = frame(n=6, p=4)
-    res = dps.dp_best_subset("y ~ .", small, eps=1, s=2, method="mcmc", bounds=(1, 1),
-                             random_state=0, method_options={"n_iter": 400, "delta": 1e-3})
+    res = dps.dp_best_subset("y ~ .", small, eps=1, s=2, method=dps.Method("mcmc", n_iter=400), bounds=(1, 1),
+                             budget=dps.Budget(delta=1e-3), random_state=0)
     assert res.privacy.guarantee == "approximate"
     assert 0 < res.privacy.stages[0]["delta"] <= 1e-3
 
@@ -272,14 +270,14 @@ def test_exponential_through_the_api():
 def test_exponential_option_errors():
     df = frame()
     with pytest.raises(TypeError, match="unknown options"):
-        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method="exponential", bounds=(1, 1),
-                           method_options={"n_iter": 3})
-    for kw, msg in [(dict(R=3), "top-R"), (dict(delta=1e-6), "pure"), (dict(eps0=0.1), "gap")]:
+        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method=dps.Method("exponential", n_iter=3), bounds=(1, 1))
+    for kw, msg in [(dict(method=dict(name="exponential", R=3)), "top-R"),
+                    (dict(method="exponential", budget=dict(delta=1e-6)), "pure"),
+                    (dict(method="exponential", budget=dict(gap_test=0.1)), "gap")]:
         with pytest.raises(ValueError, match=msg):
-            dps.dp_best_subset("y ~ .", df, eps=1, s=2, method="exponential", bounds=(1, 1), **kw)
+            dps.dp_best_subset("y ~ .", df, eps=1, s=2, bounds=(1, 1), **kw)
     with pytest.raises(ValueError, match="gap_check"):
-        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method="exponential", bounds=(1, 1),
-                           gap_check="assume")
+        dps.dp_best_subset("y ~ .", df, eps=1, s=2, method=dps.Method("exponential", gap_check="assume"), bounds=(1, 1))
 
 
 def test_exponential_refuses_large_problems_before_scoring(monkeypatch):

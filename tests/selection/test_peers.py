@@ -139,10 +139,10 @@ def test_methods_run_from_python_with_their_guarantee_in_the_report(method):
 def test_peeling_spends_the_default_delta_and_a_given_one():
     df, _ = frame()
     ten = {"iterations": 10}
-    res = fit(df, "peeling", refit=False, eps=2.0, method_options=ten)
+    res = fit(df, dps.Method("peeling", **ten), refit=False, eps=2.0)
     assert res.privacy.guarantee == "approximate"
     assert res.privacy.delta == pytest.approx(1 / 4000 ** 2)
-    res = fit(df, "peeling", refit=False, eps=2.0, delta=1e-9, method_options=ten)
+    res = fit(df, dps.Method("peeling", **ten), refit=False, eps=2.0, budget=dps.Budget(delta=1e-9))
     assert res.privacy.delta == pytest.approx(1e-9)
     # a large eps: basic composition needs less noise, and the release is pure
     res = fit(df, "peeling", refit=False, eps=50.0)
@@ -152,7 +152,7 @@ def test_peeling_spends_the_default_delta_and_a_given_one():
 def test_frank_wolfe_default_is_pure_and_many_steps_make_it_approximate():
     df, _ = frame()
     assert fit(df, "frank_wolfe", refit=False).privacy.guarantee == "pure"
-    res = fit(df, "frank_wolfe", refit=False, method_options={"iterations": 200})
+    res = fit(df, dps.Method("frank_wolfe", iterations=200), refit=False)
     assert res.privacy.guarantee == "approximate" and "zCDP" in res.privacy.stages[0]["mechanism"]
 
 
@@ -178,8 +178,8 @@ def test_plans_use_public_numbers_only():
 ])
 def test_bad_options_are_refused_before_the_data_are_read(method, options, msg):
     with pytest.raises((ValueError, TypeError), match=msg):
-        dps.dp_best_subset("y ~ .", pd.DataFrame({"y": ["not", "numbers"]}), eps=1.0, s=1, method=method,
-                           bounds=(1, 1), method_options=options)
+        dps.dp_best_subset("y ~ .", pd.DataFrame({"y": ["not", "numbers"]}), eps=1.0, s=1, method=dps.Method(method, **(options or {})),
+                           bounds=(1, 1))
 
 
 def test_other_losses_are_refused():
@@ -196,7 +196,7 @@ def test_cli_runs_the_peers_with_their_options(tmp_path, capsys, method):
     df.to_csv(path, index=False)
     option = "iterations=12" if method == "peeling" else "radius=1.5"
     assert main(["fit", str(path), "--formula", "y ~ .", "--eps", "20", "--s", "3", "--bounds", "2", "3",
-                 "--method", method, "--option", option, "--seed", "1"]) == 0
+                 "--method", f"{method},{option}", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "Privacy report" in out
     assert ("12 iterations" in out) if method == "peeling" else ("radius 1.5" in out)

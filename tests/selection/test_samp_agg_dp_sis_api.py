@@ -47,7 +47,7 @@ def test_high_eps_recovers_truth(sim, method):
 
 def test_samp_agg_fixed_penalty_and_blocks(sim):
     df, _ = sim
-    res = fit(df, method="samp_agg", method_options={"penalty": 0.01, "blocks": 10})
+    res = fit(df, method=dps.Method("samp_agg", penalty=0.01, blocks=10))
     assert "10 blocks" in res.privacy.stages[0]["mechanism"]
     assert res.privacy.sensitivity == pytest.approx(2 * 3 / 10)
 
@@ -56,8 +56,8 @@ def test_diagnostics_hold_votes_and_scores(sim):
     df, true = sim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, diag = fit(df, method="samp_agg", diagnostics=True)
-        _, diag2 = fit(df, method="dp_sis", diagnostics=True)
+        _, diag = fit(df, method="samp_agg", search=dps.Search(diagnostics=True))
+        _, diag2 = fit(df, method="dp_sis", search=dps.Search(diagnostics=True))
     assert set(diag.best_support) == set(true) and set(diag2.best_support) == set(true)
 
 
@@ -73,21 +73,22 @@ def test_diagnostics_hold_votes_and_scores(sim):
 def test_option_errors_before_data(method, opts, exc, msg):
     # data=None: the options must be rejected before the data are looked at.
     with pytest.raises(exc, match=msg):
-        dps.dp_best_subset("y ~ .", None, eps=1.0, s=3, method=method, method_options=opts)
+        dps.dp_best_subset("y ~ .", None, eps=1.0, s=3, method=dps.Method(method, **(opts or {})))
 
 
 @pytest.mark.parametrize("method", ["samp_agg", "dp_sis"])
-@pytest.mark.parametrize("kw,name", [({"R": 5}, "R"), ({"eps0": 0.1}, "eps0"),
-                                     ({"delta": 1e-6}, "delta")])
+@pytest.mark.parametrize("kw,name", [({"method": {"R": 5}}, "R"), ({"budget": {"gap_test": 0.1}}, "eps0"),
+                                     ({"budget": {"delta": 1e-6}}, "delta")])
 def test_exact_method_options_rejected(method, kw, name):
+    kw = {k: (dict(v, name=method) if k == "method" else v) for k, v in kw.items()}
     with pytest.raises(ValueError, match=name):
-        dps.dp_best_subset("y ~ .", None, eps=1.0, s=3, method=method, **kw)
+        dps.dp_best_subset("y ~ .", None, eps=1.0, s=3, **{"method": method, **kw})
 
 
 def test_samp_agg_too_few_rows_per_block(sim):
     df, _ = sim
     with pytest.raises(ValueError, match="rows per block"):
-        fit(df.head(30), method="samp_agg", method_options={"blocks": 10})
+        fit(df.head(30), method=dps.Method("samp_agg", blocks=10))
 
 
 def test_blocks_partition_rows():

@@ -19,7 +19,7 @@ def data():
 
 def test_report_accounts_for_screen_selection_and_refit(data):
     res = dps.dp_best_subset("y ~ 0 + .", data, eps=2.0, s=3, bounds=(0.5, 0.5),
-                             random_state=1, screen=True)
+                             random_state=1, method=dps.Method("top_r", screen=True))
     frame = res.privacy.to_frame()
     assert list(frame.stage) == ["screening", "selection", "refit"]
     eps = frame.set_index("stage").eps
@@ -36,8 +36,8 @@ def test_report_accounts_for_screen_selection_and_refit(data):
 @pytest.mark.parametrize("method", ["top_r", "mistakes"])
 def test_support_within_screened_set(data, method):
     for seed in range(4):
-        res = dps.dp_best_subset("y ~ .", data, eps=1.0, s=3, bounds=(0.5, 0.5), method=method,
-                                 refit=False, random_state=seed, screen=dict(k=8, share=0.5))
+        res = dps.dp_best_subset("y ~ .", data, eps=1.0, s=3, bounds=(0.5, 0.5), method=dps.Method(method, screen=dict(k=8, share=0.5)),
+                                 refit=False, random_state=seed)
         assert len(res.screened) == 8 and set(res.support) <= set(res.screened)
         eps = res.privacy.to_frame().set_index("stage").eps
         assert eps["screening"] == pytest.approx(0.5)
@@ -48,7 +48,7 @@ def test_support_within_screened_set(data, method):
 def test_without_screen_nothing_changes(data):
     a = dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), random_state=3)
     b = dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), random_state=3,
-                           screen=None)
+                           method=dps.Method("top_r", screen=None))
     assert a.support == b.support and a.screened is None
     assert [st["stage"] for st in a.privacy.stages] == ["selection", "refit"]
 
@@ -64,18 +64,18 @@ def test_without_screen_nothing_changes(data):
 ])
 def test_bad_screen_arguments(data, screen, err, match):
     with pytest.raises(err, match=match):
-        dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), screen=screen)
+        dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), method=dps.Method("top_r", screen=screen))
 
 
 def test_screen_keeping_every_column_is_refused(data):
     with pytest.raises(ValueError, match="keeps all 60 candidate columns"):
-        dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), screen=60)
+        dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5), method=dps.Method("top_r", screen=60))
 
 
 def test_screen_needs_an_exact_method(data):
     with pytest.raises(ValueError, match="screen= works with method in"):
         dps.dp_best_subset("y ~ 0 + .", data, eps=1.0, s=3, bounds=(0.5, 0.5),
-                           method="dp_sis", screen=True)
+                           method=dps.Method("dp_sis", screen=True))
 
 
 def test_default_k_is_capped_below_p():

@@ -10,8 +10,10 @@ import pytest  # noqa: E402
 from dpsubset.studies.experiments import (COLUMNS, plot_recovery, recovery_study,  # noqa: E402
                                   summarize_recovery, threshold_n)
 from dpsubset.selection.base import METHODS, Selection, SelectionMethod, register_method  # noqa: E402
+from dpsubset.studies.simulate import Simulation  # noqa: E402
+from dpsubset import Ball, Method  # noqa: E402
 
-SMALL = dict(p=12, s=3, trials=2, draws=6, eps=1.0, lam=None, progress=False)
+SMALL = dict(p=12, s=3, trials=2, draws=6, eps=1.0, ball=Ball(r=1.1), progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def test_generic_path_runs_any_registered_method(toy_method):
 
 
 def test_labelled_method_with_its_own_options():
-    f = recovery_study(["samp_agg", "sa10=samp_agg"], [300], method_options={"sa10": {"blocks": 10}},
+    f = recovery_study({"samp_agg": "samp_agg", "sa10": Method("samp_agg", blocks=10)}, [300],
                        **{**SMALL, "trials": 1})
     assert sorted(f.method) == ["sa10", "samp_agg"] and (f.status == "ok").all()
 
@@ -98,10 +100,10 @@ def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
 
     import dpsubset.studies.experiments as ex
     kw = dict(p=12, s=3, trials=2, draws=10, random_state=3, progress=False,
-              method_options={"mcmc": {"n_iter": 200}})
+              )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast = ex.recovery_study(["mcmc"], [300], **kw)
+        fast = ex.recovery_study([Method("mcmc", n_iter=200)], [300], **kw)
         seen = []
         real = ex._fast_draws
 
@@ -112,7 +114,7 @@ def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
             return real(label, method, *args)
 
         monkeypatch.setattr(ex, "_fast_draws", generic_for_mcmc)
-        slow = ex.recovery_study(["mcmc"], [300], **kw)
+        slow = ex.recovery_study([Method("mcmc", n_iter=200)], [300], **kw)
     assert seen  # the generic route was taken
     cols = ["exact_recovery", "f1"]
     np.testing.assert_array_equal(fast[cols].to_numpy(), slow[cols].to_numpy())
@@ -122,9 +124,9 @@ def test_mcmc_fast_path_releases_what_dp_best_subset_releases(monkeypatch):
 @pytest.mark.parametrize("intercept", [False, True])
 def test_exact_probabilities_match_sampled_releases(intercept):
     """exact=True gives the probabilities whose sampled fractions exact=False estimates."""
-    kw = dict(p=12, s=3, trials=2, eps=1.0, r=None, lam=None, progress=False, random_state=8,
-              intercept=intercept, method_options={"ma": {"gap_check": "assume"}})
-    methods = ["top_r", "mistakes", "ma=mistakes"]
+    kw = dict(p=12, s=3, trials=2, eps=1.0, ball=None, progress=False, random_state=8,
+              intercept=intercept)
+    methods = {"top_r": "top_r", "mistakes": "mistakes", "ma": Method("mistakes", gap_check="assume")}
     ex = recovery_study(methods, [250, 500], exact=True, **kw)
     sa = recovery_study(methods, [250, 500], exact=False, draws=600, **kw)
     assert (ex.draws == 0).all() and (sa.draws == 600).all()
@@ -141,9 +143,9 @@ def test_exact_probabilities_match_sampled_releases(intercept):
 
 def test_intercept_and_defaults_change_the_scores():
     kw = dict(p=12, s=3, trials=2, eps=1.0, progress=False, random_state=8, exact=True)
-    a = recovery_study(["top_r"], [300], r=None, lam=None, intercept=False, **kw)
-    b = recovery_study(["top_r"], [300], r=None, lam=None, intercept=True, **kw)
-    c = recovery_study(["top_r"], [300], r=1.1, lam=120.0, intercept=False, **kw)
+    a = recovery_study(["top_r"], [300], ball=None, intercept=False, **kw)
+    b = recovery_study(["top_r"], [300], ball=None, intercept=True, **kw)
+    c = recovery_study(["top_r"], [300], ball=Ball(r=1.1, lam=120.0), intercept=False, **kw)
     # with an intercept Delta is larger: recovery drops; the paper's values are worse still here
     assert a.exact_recovery.mean() > b.exact_recovery.mean()
     assert a.exact_recovery.mean() > c.exact_recovery.mean()
@@ -154,9 +156,11 @@ def test_heavy_tailed_noise_and_custom_generator():
         X = rng.uniform(-0.5, 0.5, (n, p))
         return X, X[:, :s].sum(axis=1), np.arange(s)
 
-    kw = dict(p=12, s=3, trials=1, draws=5, progress=False, random_state=1, r=None, lam=None)
-    t3 = recovery_study(["top_r"], [300], noise="t3", **kw)
-    g = recovery_study(["top_r"], [300], generator=gen, **kw)
+    kw = dict(p=12, s=3, trials=1, draws=5, progress=False, random_state=1, ball=None)
+    t3 = recovery_study(["top_r"], [300], model=Simulation(noise="t3"), **kw)
+    g = recovery_study(["top_r"], [300], model=Simulation(generator=gen), **kw)
     assert (t3.status == "ok").all() and (g.status == "ok").all()
     with pytest.raises(ValueError, match="noise must be"):
-        recovery_study(["top_r"], [300], noise="cauchy", **kw)
+        recovery_study(["top_r"], [300], model=Simulation(noise="cauchy"), **kw)
+    with pytest.raises(TypeError, match=r"noise= moved: use model=Simulation\(noise=...\)"):
+        recovery_study(["top_r"], [300], noise="t3", **kw)

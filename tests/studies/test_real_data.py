@@ -89,7 +89,7 @@ def test_each_stage_has_its_own_radius():
     # an explicit r is used by both stages
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res2 = dps.dp_best_subset("y ~ .", d, eps=100, s=2, bounds=b, r=0.7, random_state=0)
+        res2 = dps.dp_best_subset("y ~ .", d, eps=100, s=2, bounds=b, ball=dps.Ball(r=0.7), random_state=0)
     assert res2.r == res2.r_refit == 0.7
 
 
@@ -145,7 +145,8 @@ def ols_excess(formula, d, b, s):
 def releases(formula, d, b, s, eps, draws=5, fixed=False, des=None):
     kw = {}
     if fixed:  # the rule before issue 25 (and before the centring of issue 36)
-        kw = dict(r=des.b_y / largest_row_norm(des.x_bounds, s, des.forced_bounds), lam=1.0, centre=False)
+        kw = dict(ball=dps.Ball(r=des.b_y / largest_row_norm(des.x_bounds, s, des.forced_bounds), lam=1.0),
+                  centre=False)
     out = []
     for k in range(draws):
         with warnings.catch_warnings():
@@ -234,7 +235,7 @@ def test_split_uses_each_parts_rows_for_its_defaults():
     d, b = skewed_count(n=4000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = dps.dp_best_subset("y ~ .", d, eps=100, s=2, bounds=b, split=True, random_state=0)
+        res = dps.dp_best_subset("y ~ .", d, eps=100, s=2, bounds=b, refit=dps.Refit(split=True), random_state=0)
     n_sel, n_ref = split_sizes(len(d))
     x_b = np.ones(6)
     assert res.r == pytest.approx(default_radius(x_b, 1.0, 2, [1.0], n=n_sel, eps=res.eps_select))

@@ -125,7 +125,7 @@ test_that("settings that cannot beat chance warn with class dpsubset_low_utility
   # the settings of the first version of ?dp_best_subset's example: scalar bounds and a
   # large r make the score sensitivity huge; the warning comes from public settings alone
   ws <- list()
-  withCallingHandlers(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = c(500, 40), r = 50),
+  withCallingHandlers(dp_best_subset(mpg ~ ., data = mtcars, eps = 1, s = 3, bounds = c(500, 40), ball = list(r = 50)),
                       warning = function(w) {
                         ws[[length(ws) + 1L]] <<- w
                         invokeRestart("muffleWarning")
@@ -224,7 +224,7 @@ test_that("response_levels fixes the coding of a two-class response in advance (
   d <- sim_data(160)
   d$y <- ifelse(d$y > 0, 1, -1)   # a numeric response coded -1/+1
   n_neg <- sum(d$y == -1)
-  # without response_levels a numeric response has the fixed coding c(0, 1), whatever
+  # without loss$levels a numeric response has the fixed coding c(0, 1), whatever
   # values occur: the -1 rows are outside it, and the error counts them, naming no value
   err <- expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic",
                                      bounds = dpsubset_bounds(x = 1)),
@@ -232,10 +232,10 @@ test_that("response_levels fixes the coding of a two-class response in advance (
   msg <- conditionMessage(err)
   expect_match(msg, "'y'", fixed = TRUE)
   expect_match(msg, sprintf("%d rows outside its coding", n_neg), fixed = TRUE)
-  expect_match(msg, "response_levels = c(-1, 1)", fixed = TRUE)
+  expect_match(msg, "loss = list(name = \"logistic\", levels = c(-1, 1))", fixed = TRUE)
   expect_false(grepl("pd\\.|Categorical|\\[", msg))
-  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
-                        response_levels = c(-1, 1), random_state = 6)
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = list(name = "logistic", levels = c(-1, 1)),
+                        bounds = dpsubset_bounds(x = 1), random_state = 6)
   expect_identical(fit$response_levels, c("-1", "1"))   # as written, not "-1.0"
   expect_equal(fit$privacy$guarantee, "pure")
   cl <- predict(fit, d[1:10, ], type = "class")
@@ -250,33 +250,36 @@ test_that("response_levels fixes the coding of a two-class response in advance (
   expect_identical(ff$coefficients, fit$coefficients)
   # a value that is neither class: the column and the count, never the value
   d$y[3] <- 0.424242
-  err <- expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic",
-                                     bounds = dpsubset_bounds(x = 1), response_levels = c(-1, 1)),
+  err <- expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2,
+                                     loss = list(name = "logistic", levels = c(-1, 1)),
+                                     bounds = dpsubset_bounds(x = 1)),
                       "'y' has 1 row outside its coding")
   expect_false(grepl("0.42", conditionMessage(err), fixed = TRUE))
   expect_match(conditionMessage(err), "factor(data$y, levels = c(", fixed = TRUE)
-  # a factor keeps working through its declared levels; response_levels may reorder them
+  # a factor keeps working through its declared levels; loss$levels may reorder them
   d$y <- factor(ifelse(d$y > 0, "up", "down"), levels = c("down", "up"))
   expect_equal(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
                               random_state = 6)$response_levels, c("down", "up"))
-  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", bounds = dpsubset_bounds(x = 1),
-                        response_levels = c("up", "down"), random_state = 6)
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = list(name = "logistic", levels = c("up", "down")),
+                        bounds = dpsubset_bounds(x = 1), random_state = 6)
   expect_equal(fit$response_levels, c("up", "down"))
   # a factor's classes are its level labels: c(0, 1) names the levels "0" and "1"
   d$y01 <- factor(as.integer(d$y == "up"), levels = c(0, 1))
-  fit <- dp_best_subset(y01 ~ x1 + x2 + x3, data = d, eps = 4, s = 2, loss = "hinge",
-                        bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
+  fit <- dp_best_subset(y01 ~ x1 + x2 + x3, data = d, eps = 4, s = 2, loss = list(name = "hinge", levels = c(0, 1)),
+                        bounds = dpsubset_bounds(x = 1), random_state = 6)
   expect_equal(fit$response_levels, c("0", "1"))
-  fit_s <- dp_best_subset("y01 ~ x1 + x2 + x3", data = d, eps = 4, s = 2, loss = "hinge",   # formula as a string
-                          bounds = dpsubset_bounds(x = 1), response_levels = c(0, 1), random_state = 6)
+  fit_s <- dp_best_subset("y01 ~ x1 + x2 + x3", data = d, eps = 4, s = 2,   # formula as a string
+                          loss = list(name = "hinge", levels = c(0, 1)), bounds = dpsubset_bounds(x = 1),
+                          random_state = 6)
   expect_identical(fit_s$coefficients, fit$coefficients)
   # bad values are refused in R, before any work
   for (bad in list(1, c(1, 2, 3), c(NA, 1), c(1, 1), list(0, 1))) {
-    expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = "logistic", response_levels = bad),
+    expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, loss = list(name = "logistic", levels = bad)),
                  "response_levels must")
   }
-  expect_error(dp_best_subset(y01 ~ x1, data = d, eps = 4, s = 1, bounds = c(1, 1), response_levels = c(0, 1)),
-               "only used with loss in c\\('logistic', 'hinge'\\)")
+  expect_error(dp_best_subset(y01 ~ x1, data = d, eps = 4, s = 1, bounds = c(1, 1),
+                              loss = list(name = "squared", levels = c(0, 1))),
+               "unknown field(s) c('levels'); dpsubset.Squared takes no fields", fixed = TRUE)
 })
 
 test_that("search = \"pyomo\" goes through with a solver, and releases what the default search does", {
@@ -286,7 +289,7 @@ test_that("search = \"pyomo\" goes through with a solver, and releases what the 
     TRUE
   }, error = function(e) FALSE)
   skip_if_not(ok, "no Pyomo MIQCP solver in this Python")
-  a <- fit_mtcars(search = "pyomo", solver = "gurobi_persistent")
+  a <- fit_mtcars(search = list(route = "pyomo", solver = "gurobi_persistent"))
   b <- fit_mtcars()
   expect_identical(a$support, b$support)
   expect_true(a$privacy$all_certificates_closed)
@@ -294,9 +297,10 @@ test_that("search = \"pyomo\" goes through with a solver, and releases what the 
 
 test_that("solver arguments are checked", {
   skip_if_no_python()
-  expect_error(fit_mtcars(search = "pyomo", solver = 1), "solver must be one string")
-  expect_error(fit_mtcars(search = "pyomo", solver_options = 3), "solver_options must be a named list")
-  expect_error(fit_mtcars(solver = "gurobi_persistent"), "only used with search = \"pyomo\"")
+  expect_error(fit_mtcars(search = list(route = "pyomo", solver = 1)), "Pyomo solver name")
+  expect_error(fit_mtcars(search = list(route = "pyomo", solver_options = 3)),
+               "search$solver_options must be a named list", fixed = TRUE)
+  expect_error(fit_mtcars(search = list(solver = "gurobi_persistent")), "only used with search = \"pyomo\"")
 })
 
 test_that("the result holds no data: not in its call, not in its formula's environment (issue 17)", {
@@ -322,20 +326,22 @@ test_that("screen= runs a private screen before top-R and the report counts both
   skip_if_no_python()
   d <- sim_data(400)
   b <- dpsubset_bounds(x = 1, y = 3)
-  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 4, random_state = 1)
+  fit <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, method = list(name = "top_r", screen = 4),
+                        random_state = 1)
   stages <- fit$privacy$stages
   expect_true(any(grepl("screen", stages$stage)))
   expect_equal(sum(stages$eps), 4)
   expect_length(fit$support, 2)
   fit2 <- dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b,
-                         screen = list(k = 4, share = 0.25), random_state = 1)
+                         method = list(name = "top_r", screen = list(k = 4, share = 0.25)), random_state = 1)
   st2 <- fit2$privacy$stages
   expect_equal(st2$eps[grepl("screen", st2$stage)], 0.25 * sum(st2$eps[grepl("select|screen", st2$stage)]))
-  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = "yes"),
-               "screen must be NULL, TRUE, a whole number k")
-  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 1.5),
-               "screen must be NULL, TRUE, a whole number k")
-  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, screen = 2),
+  scr <- function(v) list(name = "top_r", screen = v)
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, method = scr("yes")),
+               "method$screen must be NULL, TRUE, a whole number k", fixed = TRUE)
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, method = scr(1.5)),
+               "method$screen must be NULL, TRUE, a whole number k", fixed = TRUE)
+  expect_error(dp_best_subset(y ~ ., data = d, eps = 4, s = 2, bounds = b, method = scr(2)),
                "larger than s", class = "dpsubset_ValueError")
 })
 

@@ -151,7 +151,8 @@ test_that("the privacy report and print(fit) state the selection confidence wher
 
 test_that("a release on the refit's sphere says so and widens its intervals (ball_binds)", {
   skip_if_no_python()
-  expect_warning(small <- inference_fit(inference = TRUE, r_refit = 0.05), "lie on the sphere of the refit's ball",
+  expect_warning(small <- inference_fit(inference = TRUE, ball = list(r_refit = 0.05)),
+                 "lie on the sphere of the refit's ball",
                  fixed = TRUE)
   expect_true(glance(small)$ball_binds)
   out <- paste(capture.output(print(summary(small))), collapse = " ")
@@ -163,13 +164,14 @@ test_that("a release on the refit's sphere says so and widens its intervals (bal
   expect_true(all(is.finite(ci)))
   expect_equal(unname(sqrt(diag(v))), unname((ci[, 2] - ci[, 1]) / (2 * qnorm(0.975))), tolerance = 1e-8)
   expect_true(all(is.na(v[upper.tri(v)])))
-  # truth_in_ball = TRUE: the user's statement replaces the reach beyond the ball
-  trusted <- inference_fit(inference = TRUE, r_refit = 0.05, truth_in_ball = TRUE)
+  # inference$truth_in_ball = TRUE: the user's statement replaces the reach beyond the ball
+  trusted <- inference_fit(inference = list(truth_in_ball = TRUE), ball = list(r_refit = 0.05))
   expect_true(glance(trusted)$truth_in_ball)
   expect_false(glance(small)$truth_in_ball)
   flat <- gsub("\\s+", " ", paste(capture.output(print(summary(trusted))), collapse = " "))
-  expect_match(flat, "as stated with truth_in_ball = TRUE", fixed = TRUE)
-  expect_error(inference_fit(truth_in_ball = "yes"), "truth_in_ball must be TRUE or FALSE")
+  expect_match(flat, "as stated with inference = list(truth_in_ball = TRUE)", fixed = TRUE)
+  expect_error(inference_fit(inference = list(truth_in_ball = "yes")), "inference$truth_in_ball must be TRUE or FALSE",
+               fixed = TRUE)
   roomy <- inference_fit(inference = TRUE)
   expect_false(glance(roomy)$ball_binds)
   expect_false(grepl("lie on the sphere", gsub("\\s+", " ", paste(capture.output(print(summary(roomy))),

@@ -129,18 +129,19 @@ test_that("confint(parm = ) and s = 2.5 are R errors that say why", {
 test_that("warnings speak R: classes, dpsubset_plan(), no docs/*.md paths", {
   skip_if_no_python()
   v <- dpsubset:::.r_voice
-  w <- v(paste("choose r_refit= from what is known (docs/guide/inference.md, 'When the ball binds');",
+  w <- v(paste("choose Ball(r_refit=...) from what is known (docs/guide/inference.md, 'When the ball binds');",
                "more rows would help: dps.plan"))
   expect_false(grepl("docs/", w, fixed = TRUE))
   expect_false(grepl("dps.plan", w, fixed = TRUE))
-  expect_match(w, "r_refit = from", fixed = TRUE)
+  expect_match(w, "ball = list(r_refit = ...) from", fixed = TRUE)
   expect_match(w, "dpsubset_plan()", fixed = TRUE)
   # a release on the sphere of a small ball: the warning's class says its kind
   d <- sim_data(n = 400, p = 4)
   d$y <- 3 * d$y
   ws <- list()
   fit <- withCallingHandlers(
-    dp_best_subset(y ~ ., d, eps = 4, s = 2, bounds = c(1, 6), r_refit = 0.05, inference = TRUE, random_state = 1),
+    dp_best_subset(y ~ ., d, eps = 4, s = 2, bounds = c(1, 6), ball = list(r_refit = 0.05), inference = TRUE,
+                   random_state = 1),
     warning = function(w) { ws[[length(ws) + 1L]] <<- w; invokeRestart("muffleWarning") })
   ball <- Filter(function(w) inherits(w, "dpsubset_ball_binds"), ws)
   expect_length(ball, 1L)
