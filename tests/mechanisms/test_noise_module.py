@@ -116,7 +116,7 @@ def test_the_report_says_when_every_draw_is_exact(small):
         refit = dps.dp_best_subset("y ~ 0 + .", small, eps=4.0, s=2, bounds=(0.5, 0.5), random_state=0)
         # its Gaussian variant (refit_delta > 0) is drawn in floating point
         fl = dps.dp_best_subset("y ~ 0 + .", small, eps=4.0, s=2, bounds=(0.5, 0.5), random_state=0,
-                                refit_delta=1e-8)
+                                budget=dps.Budget(refit_delta=1e-8))
     assert exact.privacy.all_draws_exact and "exact sampler" in repr(exact.privacy)
     assert refit.privacy.all_draws_exact and "exact grid" in repr(refit.privacy)
     assert not fl.privacy.all_draws_exact and "floating-point" in repr(fl.privacy)
