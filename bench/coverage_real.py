@@ -54,7 +54,7 @@ class RealDesignModel:
             self.design = build_design(self.ds.formula, self.ds.data, self.ds.bounds)
             best = best_subset_nonprivate(self.ds.formula, self.ds.data, s, bounds=self.ds.bounds)
         d = self.design
-        self.names = list(d.candidate_names)
+        self.names = list(d.spec.candidate_names)
         self.true = sorted(best.support, key=self.names.index)
         A = self._columns(self.true)
         beta, *_ = np.linalg.lstsq(A, d.y, rcond=None)
@@ -82,7 +82,7 @@ class RealDesignModel:
         """User-unit coefficients of the projection of E[clipped response] on the support, and
         the norm of the mapped ones (the intercept included)."""
         coef, *_ = np.linalg.lstsq(self._columns(support), self.mean_y, rcond=None)
-        names = list(self.design.forced_names) + list(support)
+        names = list(self.design.spec.forced_names) + list(support)
         return self.design.spec.to_original_scale(coef, names)[list(support)], float(np.linalg.norm(coef))
 
 

@@ -33,11 +33,13 @@ import time
 
 import numpy as np
 
-from dpsubset.defaults import default_lam, default_radius, largest_row_norm
+from dpsubset.defaults import default_lam, default_radius
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.studies.experiments import top_r_recovery
 from dpsubset.losses import make_loss
 from dpsubset.mechanisms import sample_gap_checked, sample_mistakes
-from dpsubset.scores.convex import ConvexLossScorer, convex_sensitivity
+from dpsubset.scores.convex import ConvexLossScorer
+from dpsubset.privacy.sensitivity import convex_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.search.limits import SearchTimeout
 from dpsubset.studies.simulate import make_classification, make_regression

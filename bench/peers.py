@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 import dpsubset as dps
-from dpsubset.defaults import default_radius, largest_row_norm
+from dpsubset.defaults import default_radius
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.refit.adassp import adassp
 from dpsubset.refit.objective import objective_perturbation
 from dpsubset.refit.ssp import sufficient_statistics_perturbation
@@ -436,7 +437,8 @@ def fw_screen_top_r(X, y, true, s, eps, rng, k, share=0.5):
     """
     from dpsubset.defaults import default_lam
     from dpsubset.losses import SquaredLoss
-    from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+    from dpsubset.scores.least_squares import LeastSquaresScorer
+    from dpsubset.privacy.sensitivity import score_sensitivity
     from dpsubset.search.exact import SubsetSearch, default_R
     from dpsubset.selection.base import require_closed, search_slack
     from dpsubset.studies.experiments import top_r_recovery
@@ -452,7 +454,7 @@ def fw_screen_top_r(X, y, true, s, eps, rng, k, share=0.5):
         return 0.0
     lam = default_lam(n, eps_sel, "squared", stage="select", x_bounds=pub.x_bounds, s=s, forced_bounds=())
     sc = LeastSquaresScorer(X[:, kept], y, lam, r, np.zeros((n, 0)))
-    Delta = sensitivity(np.full(k, B_X), B_Y, r, s, (), n) + 2.0 * search_slack(SquaredLoss(), B_Y)
+    Delta = score_sensitivity(np.full(k, B_X), B_Y, r, s, (), n) + 2.0 * search_slack(SquaredLoss(), B_Y)
     cands = SubsetSearch(sc, s).top_r(default_R(k, s))
     require_closed(cands.certificates)
     return float(top_r_recovery(cands, eps_sel, Delta, local_true)[0])

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 import dpsubset as dps
-from dpsubset.defaults import largest_row_norm
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.design.build import build_design
 from dpsubset.studies.real_data import load_real_data, real_data_names
 

@@ -17,7 +17,8 @@ import time
 import numpy as np
 
 from dpsubset.mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.studies.simulate import make_regression
 
@@ -39,7 +40,7 @@ def main():
         X, y, true = make_regression(n, args.p, s, random_state=args.seed)
         X, y = np.clip(X, -b, b), np.clip(y, -b, b)
         sc = LeastSquaresScorer(X, y, args.lam, r, np.ones((n, 1)))
-        Delta = sensitivity(np.full(args.p, b), b, r, s, [1.0], n)
+        Delta = score_sensitivity(np.full(args.p, b), b, r, s, [1.0], n)
         search = SubsetSearch(sc, s)
         rng = np.random.default_rng(args.seed)
         t0 = time.perf_counter()

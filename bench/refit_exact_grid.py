@@ -20,7 +20,8 @@ import warnings
 import numpy as np
 
 import dpsubset as dps
-from dpsubset.defaults import default_radius, largest_row_norm
+from dpsubset.defaults import default_radius
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.design import build_design
 from dpsubset.refit.exact_grid import objective_perturbation_exact
 from dpsubset.refit.objective import calibrate, _solve_closed_form, objective_perturbation
@@ -57,7 +58,7 @@ def run(reps, eps_grid):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             design = build_design(formula, data, bounds)
-        idx = [design.candidate_names.index(c) for c in support]
+        idx = [design.spec.candidate_names.index(c) for c in support]
         A = np.hstack([design.forced, design.X[:, idx]])
         y = design.y
         rb = largest_row_norm(design.x_bounds[idx], len(idx), design.forced_bounds)

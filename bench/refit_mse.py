@@ -55,8 +55,8 @@ def split(frame, frac, seed):
 
 def non_private_fits(design, support, r, eps_refit, test):
     """Zero-noise refit (same Delta and ball) and OLS on the support; test predictions."""
-    idx = [design.candidate_names.index(c) for c in support]
-    cols = design.forced_names + list(support)
+    idx = [design.spec.candidate_names.index(c) for c in support]
+    cols = design.spec.forced_names + list(support)
     A = np.hstack([design.forced, design.X[:, idx]])
     row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                           + float(np.sum(design.x_bounds[idx] ** 2)))
@@ -66,10 +66,10 @@ def non_private_fits(design, support, r, eps_refit, test):
                                      b_y=design.b_y, r=r, rng=np.random.default_rng(0),
                                      _force_zero_noise=True)
     ols = np.linalg.lstsq(A, design.y, rcond=None)[0]
-    M = design.transform_new(test)
-    names = design.forced_names + design.candidate_names
+    M = design.spec.transform_new(test)
+    names = design.spec.forced_names + design.spec.candidate_names
     Mt = M[:, [names.index(c) for c in cols]]
-    c_y, h_y = design.column_maps[design.response_name]
+    c_y, h_y = design.spec.column_maps[design.spec.response_name]
     return c_y + h_y * (Mt @ fit.coef), c_y + h_y * (Mt @ ols)
 
 
@@ -84,22 +84,22 @@ def best_subset_ols(design, s):
         rss = float(np.sum((design.y - A @ coef) ** 2))
         if rss < best_rss:
             best, best_rss = S, rss
-    return [design.candidate_names[j] for j in best]
+    return [design.spec.candidate_names[j] for j in best]
 
 
 def dp_refit_predict(design, support, r, eps_refit, test, rng):
     """The API's refit (objective_perturbation, same arguments) on a given support."""
-    idx = [design.candidate_names.index(c) for c in support]
-    cols = design.forced_names + list(support)
+    idx = [design.spec.candidate_names.index(c) for c in support]
+    cols = design.spec.forced_names + list(support)
     A = np.hstack([design.forced, design.X[:, idx]])
     row_bound = math.sqrt(float(np.sum(design.forced_bounds ** 2))
                           + float(np.sum(design.x_bounds[idx] ** 2)))
     fit = objective_perturbation(A, design.y, loss="squared", eps=eps_refit, row_bound=row_bound,
                                  b_y=design.b_y, r=r, rng=rng)
-    M = design.transform_new(test)
-    names = design.forced_names + design.candidate_names
+    M = design.spec.transform_new(test)
+    names = design.spec.forced_names + design.spec.candidate_names
     Mt = M[:, [names.index(c) for c in cols]]
-    c_y, h_y = design.column_maps[design.response_name]
+    c_y, h_y = design.spec.column_maps[design.spec.response_name]
     return c_y + h_y * (Mt @ fit.coef)
 
 

@@ -20,7 +20,8 @@ import pandas as pd
 
 from dpsubset.defaults import DEFAULT_LAM, default_radius
 from dpsubset.studies.experiments import top_r_recovery
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
 from dpsubset.studies.simulate import make_regression
 
@@ -46,7 +47,7 @@ def main(argv=None):
             X, y, true = make_regression(n, args.p, args.s, random_state=args.seed + 1000 * t + n)
             X, y = np.clip(X, -b, b), np.clip(y, -b, b)
             sc = LeastSquaresScorer(X, y, DEFAULT_LAM, r, np.zeros((n, 0)))
-            Delta = sensitivity(np.full(args.p, b), b, r, args.s, [], n)
+            Delta = score_sensitivity(np.full(args.p, b), b, r, args.s, [], n)
             try:
                 cands = SubsetSearch(sc, args.s, time_limit=args.time_limit).top_r(
                     default_R(args.p, args.s))

@@ -23,7 +23,8 @@ from tqdm.auto import tqdm
 
 from .interfaces.r_frames import maybe_from_r
 from .design.dask import dask_design, is_dask_frame
-from .defaults import default_lam, default_radius, largest_row_norm
+from .defaults import default_lam, default_radius
+from .privacy.sensitivity import largest_row_norm, support_row_bound
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.centring import CentreRequest
 from .design.frames import as_frame
@@ -253,22 +254,25 @@ def _release(formula, data, settings, context):
         bar.close()
         raise
     support_idx = [int(kept[j]) for j in sel.support]
-    support = [design.candidate_names[j] for j in support_idx]
+    support = [design.spec.candidate_names[j] for j in support_idx]
     if settings.verbose and sel.certificates:
         # the solves depend on the data: on the data owner's terminal only, labelled
         tqdm.write(describe_solves(sel.certificates), file=sys.stderr)
     bar.update()
 
-    # Step 5: refit on the released support
-    used_cols = design.forced_names + support
+    # Step 5: refit on the released support, whose row bound (public once the support is)
+    # the refit and the intervals share
+    used_cols = design.spec.forced_names + support
+    row_bound = support_row_bound(design.x_bounds, support_idx, design.forced_bounds)
     params = coef_mapped = refit_ridge = None
     if settings.refit is not None:
         bar.set_description("refit")
         params, coef_mapped, refit_ridge = _refit(settings, plan, ledger, rng, refit_design, support_idx,
-                                                  used_cols)
+                                                  used_cols, row_bound)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
     try:  # the call's deadline covers the inference stage too: a time-out there releases nothing
-        conf, coef_inf = _inference(settings, plan, ledger, rng, sel, kept, refit_design, coef_mapped, clock)
+        conf, coef_inf = _inference(settings, plan, ledger, rng, sel, kept, refit_design, coef_mapped, clock,
+                                    row_bound)
     except BaseException:
         bar.close()
         raise
@@ -277,21 +281,21 @@ def _release(formula, data, settings, context):
 
     # Step 6: the report (a view of the ledger) and the results (public values only)
     st = settings.stages
-    report = build_report(ledger, sel, bounds_public=design.bounds_public, leaks=design.leaks,
+    report = build_report(ledger, sel, bounds_public=design.spec.bounds_public, leaks=design.spec.leaks,
                           seeded=settings.random_state is not None,
                           split=_split_sizes(select_design, refit_design), selection_confidence=conf,
                           stage_settings=_stage_report(st, refit_ridge))
     res = DPSubsetResults(
-        support=support, params=params, forced=list(design.forced_names),
-        candidates=list(design.candidate_names), method=settings.method.name, nobs=st.n, formula=formula,
-        response=design.response_name, privacy=report, loss=settings.loss, s=settings.s,
+        support=support, params=params, forced=list(design.spec.forced_names),
+        candidates=list(design.spec.candidate_names), method=settings.method.name, nobs=st.n, formula=formula,
+        response=design.spec.response_name, privacy=report, loss=settings.loss, s=settings.s,
         eps_select=plan.eps_select, eps_refit=plan.eps_refit, r=st.r, lam=st.lam,
         r_refit=st.r_refit if settings.refit is not None else None,
         response_levels=response_levels,
         # the screened columns are the screen's private release
-        screened=None if settings.screen is None else [design.candidate_names[j] for j in kept],
+        screened=None if settings.screen is None else [design.spec.candidate_names[j] for j in kept],
         loss_params=_public_loss_params(st.loss_options, settings, design),
-        _predictor=_public_predictor(design), _coef_mapped=coef_mapped, _used_columns=used_cols,
+        _predictor=design.spec, _coef_mapped=coef_mapped, _used_columns=used_cols,
         inference=coef_inf, _selection_confidence=conf)
     if not settings.search.diagnostics:
         return res
@@ -396,10 +400,10 @@ def _check_design(settings, plan, design):
     check_budget_representable(eps_select=plan.eps_select, selection_parts=[settings.options.get("eps0")])
     refit_delta = settings.budget.refit_delta
     check_refit_representable(
-        eps_refit=plan.eps_refit, refit=refit, loss=settings.loss, dim=len(design.forced_names) + s,
+        eps_refit=plan.eps_refit, refit=refit, loss=settings.loss, dim=len(design.spec.forced_names) + s,
         row_bound=largest_row_norm(design.x_bounds, s, design.forced_bounds),
         b_y=design.b_y, r=r_refit, refit_delta=refit_delta or 0.0, loss_options=loss_options,
-        bounds_public=design.bounds_public)
+        bounds_public=design.spec.bounds_public)
     # settings under which no data could make the release useful (public inputs only)
     for msg in release_warnings(design, s=s, loss=settings.loss, loss_options=loss_options, r=r,
                                 method=settings.method.name, eps_select=plan.eps_select,
@@ -438,7 +442,7 @@ def _select(settings, plan, ledger, rng, design, clock, bar):
     return sel, kept
 
 
-def _refit(settings, plan, ledger, rng, design, support_idx, used_cols):
+def _refit(settings, plan, ledger, rng, design, support_idx, used_cols, row_bound):
     """Step 5: DP coefficients on the released support (objective perturbation).
 
     Returns
@@ -449,8 +453,6 @@ def _refit(settings, plan, ledger, rng, design, support_idx, used_cols):
         In the mapped units, over ``used_cols`` (for predictions).
     """
     st, refit_delta = settings.stages, settings.budget.refit_delta
-    # the released columns' own row bound: sqrt(B_s) over the support alone
-    row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
     if design.gram is not None:
         # (a lam_refit call never takes the Gram route: see the route in _design)
         fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
@@ -464,8 +466,8 @@ def _refit(settings, plan, ledger, rng, design, support_idx, used_cols):
                else objective_perturbation_exact(A, design.y, **common))
     ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
-    orig = design.to_original_scale(coef_mapped, used_cols)
-    params = orig.reindex(design.forced_names + design.candidate_names).fillna(0.0)
+    orig = design.spec.to_original_scale(coef_mapped, used_cols)
+    params = orig.reindex(design.spec.forced_names + design.spec.candidate_names).fillna(0.0)
     # the ridge the refit used, max(lam_refit, 2 lambda / eps): public, for the report
     return params, coef_mapped, float(fit.regularization)
 
@@ -491,7 +493,7 @@ def _split_sizes(select_design, refit_design):
     return None if select_design is refit_design else (select_design.n, refit_design.n)
 
 
-def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, clock):
+def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, clock, row_bound):
     """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
 
     Returns
@@ -501,14 +503,13 @@ def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, cloc
     conf = coef_inf = None
     st, truth_in_ball = settings.stages, settings.truth_in_ball
     support_idx = [int(kept[j]) for j in sel.support]
-    used_cols = design.forced_names + [design.candidate_names[j] for j in support_idx]
+    used_cols = design.spec.forced_names + [design.spec.candidate_names[j] for j in support_idx]
     if plan.eps_confidence > 0:
         conf = confidence_of_selection(sel, eps=plan.eps_confidence, eps_mech=plan.eps_select,
                                        p=len(kept), s=settings.s, rng=rng, ledger=ledger,
                                        method=settings.method.name,
-                                       released_names=[design.candidate_names[kept[j]] for j in sel.support])
+                                       released_names=[design.spec.candidate_names[kept[j]] for j in sel.support])
     if plan.eps_moments > 0:
-        row_bound = largest_row_norm(design.x_bounds[support_idx], len(support_idx), design.forced_bounds)
         coef_inf = coefficient_inference(
             design, support_idx, used_cols, coef_mapped=coef_mapped, loss=settings.loss,
             loss_options=st.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
@@ -529,7 +530,7 @@ def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, cloc
 def _public_loss_params(loss_options, settings, design):
     """The loss's parameters as the result shows them (public facts of the loss)."""
     out = dict(loss_options)
-    if settings.huber_h is None and "huber_h" in out and design.bounds_from_data:
+    if settings.huber_h is None and "huber_h" in out and design.spec.bounds_from_data:
         # the default threshold is 0.5 b_y, a statistic of the data when b_y was learned
         out["huber_h"] = None
     return out
@@ -544,18 +545,3 @@ def _diagnostics(sel):
         certificates=sel.diagnostics.get("certificates", []),
         score_gap=sel.diagnostics.get("score_gap"),
         solves=[dict(c) for c in sel.certificates])
-
-
-def _public_predictor(design):
-    """What the result keeps of the design to predict: its public :class:`DesignSpec` (no
-    rows, no Gram matrix), less any bound that was taken from the data (such a column is
-    not clipped when predicting, and the learned value is not kept)."""
-    derived = set(design.bounds_from_data)
-    clip = {c: ((-math.inf, math.inf) if c in derived else lim)
-            for c, lim in design.clip_limits.items()}
-    x_b = np.array([math.nan if c in derived else b
-                    for c, b in zip(design.candidate_names, design.x_bounds)])
-    f_b = np.array([math.nan if c in derived else b
-                    for c, b in zip(design.forced_names, design.forced_bounds)])
-    return replace(design.spec, clip_limits=clip, x_bounds=x_b, forced_bounds=f_b,
-                   b_y=math.nan if design.response_name in derived else design.b_y)

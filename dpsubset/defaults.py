@@ -147,12 +147,12 @@ import math
 import numpy as np
 
 from .losses import CLASSIFICATION_LOSSES
+from .privacy.sensitivity import largest_row_norm
 
 __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELECT_PREDICTION",
            "CLASSIFICATION_SELECT_LAM_SHARE", "CLASSIFICATION_RIDGE_RESOLUTION",
            "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
-           "LAM_FLOOR", "default_radius", "default_lam", "classification_select_lam", "budget_growth",
-           "largest_row_norm"]
+           "LAM_FLOOR", "default_radius", "default_lam", "classification_select_lam", "budget_growth"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
@@ -238,23 +238,6 @@ def default_lam(n=None, eps=None, loss="squared", stage="select", x_bounds=None,
     if loss in CLASSIFICATION_LOSSES:
         return classification_select_lam(n, eps, x_bounds, s, forced_bounds)
     return max(LAM_FLOOR, DEFAULT_LAM / budget_growth(n, eps))
-
-
-def largest_row_norm(x_bounds, s, forced_bounds=()) -> float:
-    """sqrt(B_s): the largest norm of one row restricted to s candidates plus the always-in columns.
-
-    Parameters
-    ----------
-    x_bounds : array_like, shape (p,)
-        Public bounds of the (mapped) candidate columns.
-    s : int
-        Support size.
-    forced_bounds : array_like
-        Public bounds of the always-in columns (1 for the intercept).
-    """
-    b = np.sort(np.asarray(x_bounds, dtype=float) ** 2)[::-1]
-    B_s = float(np.sum(b[:s])) + float(np.sum(np.asarray(forced_bounds, dtype=float) ** 2))
-    return math.sqrt(B_s)
 
 
 def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, eps=None,

@@ -151,11 +151,11 @@ def best_subset_nonprivate(formula, data, s, *, bounds=None, keep=None, ball=Non
         value, certs = float(value), list(searcher.certificates)
     S = np.sort(np.asarray(S, dtype=np.intp))
     _, beta = scorer.fit(S[None, :])
-    support = [design.candidate_names[j] for j in S]
-    coef = design.to_original_scale(beta[0], design.forced_names + support)
+    support = [design.spec.candidate_names[j] for j in S]
+    coef = design.spec.to_original_scale(beta[0], design.spec.forced_names + support)
     warnings.warn("best_subset_nonprivate() is NOT differentially private: its support and coefficients are "
                   "the exact best subset of the data", PrivacyLeakWarning, stacklevel=2)
-    return NonPrivateBestSubset(support=support, score=value, coef=coef, forced=list(design.forced_names),
-                                candidates=list(design.candidate_names), s=int(s), lam=float(lam), r=float(r),
-                                certificates=certs, response=str(design.response_name),
+    return NonPrivateBestSubset(support=support, score=value, coef=coef, forced=list(design.spec.forced_names),
+                                candidates=list(design.spec.candidate_names), s=int(s), lam=float(lam), r=float(r),
+                                certificates=certs, response=str(design.spec.response_name),
                                 nobs=int(design.X.shape[0]))

@@ -24,7 +24,7 @@ import pandas as pd
 import statsmodels.formula.api as smf
 
 import dpsubset as dps
-from dpsubset.defaults import largest_row_norm
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.design.build import build_design
 from dpsubset.nonprivate import best_subset_nonprivate
 from dpsubset.studies.real_data import load_real_data

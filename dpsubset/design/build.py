@@ -40,8 +40,10 @@ Which bounds are public
     response is taken as 0/1 with the public bound 1. Every other column (and
     a numeric response) without a bound gets one **from the data** (max |value|,
     or 1 for a column of zeros; no mapping): a :class:`~dpsubset.privacy.leaks.PrivacyLeakWarning` is issued,
-    ``Design.bounds_public`` is False and the reason is listed in
-    ``Design.leaks``.
+    ``design.spec.bounds_public`` is False and the reason is listed in
+    ``design.spec.leaks``. The learned bound is kept in the private half only
+    (``design.data.learned_bounds``): the spec holds NaN in its place and an open
+    clip interval, so that nothing learned can reach a result.
 
 Scalar and interval bounds
     A scalar ``b`` clips a column to [-b, b] and does **not** rescale it (the
@@ -195,7 +197,7 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
     stacklevel : int, keyword-only, default=2
         Stack level of the warnings only (2: the caller of ``build_design``).
     gram : bool or callable, keyword-only, default=False
-        Return the sufficient statistics of least squares (``Design.gram``, a
+        Return the sufficient statistics of least squares (``design.data.gram``, a
         :class:`dpsubset.design.suffstats.SufficientStats`) computed in one blocked pass
         instead of the n x p matrices (``X``, ``forced`` and ``y`` then have no
         rows). For tall data: memory p^2 instead of n p. A callable
@@ -212,7 +214,9 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
     -------
     Design
         ``design.spec`` (public, a :class:`DesignSpec`) and ``design.data``
-        (private, a :class:`DesignData`); attribute reads are forwarded to both.
+        (private, a :class:`DesignData`, which alone holds the bounds taken from the
+        data); ``design.X``, ``design.x_bounds``, ... are the few reads of every stage
+        (see :class:`Design`).
 
     Raises
     ------
@@ -263,19 +267,28 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
     for msg, _ in pending:
         if msg:   # one warning per kind (the learned levels name all their variables at once)
             warnings.warn(msg, PrivacyLeakWarning, stacklevel=stacklevel)
+    # Step 10: the public spec and the private data. A bound taken from the data is a
+    # statistic of the data: it goes to the data half (labelled), never to the spec, which
+    # keeps NaN in its place and an open interval (a predictor does not clip that column).
+    learned = {c: float(settled.mapped_bound[c]) for c in settled.from_data}
+
+    def public_bound(c):
+        return math.nan if c in learned else settled.mapped_bound[c]
+
     spec = DesignSpec(
         candidate_names=candidate_names,
         forced_names=forced_names,
         response_name=settled.response_name,
-        x_bounds=np.array([settled.mapped_bound[c] for c in candidate_names], dtype=float),
-        forced_bounds=np.array([settled.mapped_bound[c] for c in forced_names], dtype=float),
-        b_y=float(settled.mapped_bound[settled.response_name]),
+        x_bounds=np.array([public_bound(c) for c in candidate_names], dtype=float),
+        forced_bounds=np.array([public_bound(c) for c in forced_names], dtype=float),
+        b_y=float(public_bound(settled.response_name)),
         column_maps=settled.column_maps,
         has_intercept=settled.has_intercept,
         bounds_public=not settled.from_data,
         leaks=[leak for _, leak in pending],
         model_spec=settled.model_spec,
-        clip_limits=settled.clip_limits,
+        clip_limits={c: ((-math.inf, math.inf) if c in learned else lim)
+                     for c, lim in settled.clip_limits.items()},
         eval_context=names.eval_ctx,
         rhs_variables=names.rhs_vars,
         bounds_derived=dict(settled.book.derived),
@@ -285,7 +298,7 @@ def build_design(formula, data, bounds=None, keep=None, *, context=None, stackle
         raw_limits=prepared.raw_limits,
         centring=centring,
     )
-    return Design(spec=spec, data=arrays)
+    return Design(spec=spec, data=replace(arrays, learned_bounds=learned) if learned else arrays)
 
 
 def _centre(settled, mat, columns, centre, n):

@@ -94,17 +94,17 @@ def dask_design(formula, ddf, bounds, keep, *, context, stacklevel=2):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         template = build_design(formula, meta, bounds, keep, context=context, stacklevel=stacklevel + 1)
-    if template.leaks:
+    if template.spec.leaks:
         raise ValueError(
             "data: with a Dask DataFrame the model must be fixed in advance, but "
-            + "; ".join(template.leaks)
+            + "; ".join(template.spec.leaks)
             + ". Nothing is learned from a Dask DataFrame: give bounds for every column and the response "
             "(bounds=(b_x, b_y) or Bounds(...)), categorical levels through a Categorical dtype with known "
             "categories or C(x, levels=[...]), and only transforms with public constants")
     for w in caught:
         if not issubclass(w.category, PrivacyLeakWarning):
             warnings.warn(w.message, w.category, stacklevel=stacklevel)
-    k, p = len(template.forced_names), len(template.candidate_names)
+    k, p = len(template.spec.forced_names), len(template.spec.candidate_names)
     if k + p > GRAM_MAX_COLUMNS:
         raise ValueError(f"formula: {k + p} model columns; a Dask DataFrame is supported up to "
                          f"{GRAM_MAX_COLUMNS} (the p x p Gram matrix is formed)")

@@ -1,8 +1,11 @@
 """The public half of a design: what the model is, and how to rebuild it on new data.
 
-A :class:`DesignSpec` holds no row of the data: the formula's spec, the column names, the
-public clip intervals and maps, the bounds of the mapped columns, the levels (in
-formulaic's model spec) and the names of the evaluation context. It rematerialises new
+A :class:`DesignSpec` holds no row of the data and no bound learned from it: the formula's
+spec, the column names, the public clip intervals and maps, the public bounds of the mapped
+columns (a bound taken from the data is NaN here and lives in the private half), the levels (in
+formulaic's model spec) and the names of the evaluation context. (What a formula itself learns,
+levels or a stateful transform's state, stays in the model spec, which a predictor needs; it is
+warned about and listed in ``leaks``.) It rematerialises new
 data with the same choices (:meth:`DesignSpec.transform_new`, as formulaic's
 ``ModelSpec.get_model_matrix``) and maps coefficients back to the user's units
 (:meth:`DesignSpec.to_original_scale`). Its private counterpart is
@@ -48,12 +51,14 @@ class DesignSpec:
     response_name : str
         Name of the response (the left-hand side as formulaic writes it).
     x_bounds : ndarray, shape (p,)
-        Bounds b_j of the mapped candidate columns (b for a scalar bound, 1.0 for
-        an interval-mapped column).
+        Public bounds b_j of the mapped candidate columns (b for a scalar bound, 1.0 for
+        an interval-mapped column); NaN for a column whose bound was taken from the
+        data (the learned value is in ``DesignData.learned_bounds`` only).
     forced_bounds : ndarray, shape (k,)
-        Bounds of the mapped forced columns (1.0 for the intercept).
+        Public bounds of the mapped forced columns (1.0 for the intercept; NaN as in
+        ``x_bounds``).
     b_y : float
-        Bound of the mapped response.
+        Public bound of the mapped response (NaN when taken from the data).
     column_maps : dict
         name -> (centre, half_width) of the public map x' = (x - centre) / half_width,
         for every column and for the response ((0, 1) when not mapped).
@@ -66,7 +71,9 @@ class DesignSpec:
         To build the same columns on new data (:meth:`transform_new`); None when
         the formula names plain numeric columns only (they are read directly).
     clip_limits : dict
-        name -> (lo, hi), the clipping interval in the model-matrix units.
+        name -> (lo, hi), the public clipping interval in the model-matrix units;
+        (-inf, inf) for a column whose bound was taken from the data (new data are
+        not clipped there).
     eval_context : dict
         Names from the evaluation context that the formula uses (functions,
         modules, constants), so that new data are transformed the same way.
@@ -78,9 +85,9 @@ class DesignSpec:
     bounds_unused : list of str
         Entries of the codebook (``Bounds.x``) this formula does not use.
     bounds_from_data : list of str
-        Columns (and the response) whose bounds were taken from the data: their
-        entries in ``clip_limits``, ``x_bounds`` and ``b_y`` are statistics of the
-        data, which the API keeps out of a result.
+        Columns (and the response) whose bounds were taken from the data: which
+        ones, never the values (those are statistics of the data, kept in
+        ``DesignData.learned_bounds`` for the fit only).
     float_columns : list of str
         Integer data columns used inside transforms, converted to float64 before
         the formula is evaluated (on new data too), so that ``I(x * x)`` cannot

@@ -20,13 +20,15 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_positive, is_integer, is_real
-from ..defaults import default_lam, default_radius, largest_row_norm
+from ..defaults import default_lam, default_radius
+from ..privacy.sensitivity import largest_row_norm
 from ..mechanisms import log_softmax, top_r_log_weights
 from ..mechanisms import noise as noise_mod
 from ..privacy.budget import DEFAULT_REFIT_SHARE
 from ..design.codebook import as_bounds
 from .fast_refit import BootstrapRefit
-from ..scores import LeastSquaresScorer, sensitivity
+from ..scores import LeastSquaresScorer
+from ..privacy.sensitivity import score_sensitivity
 from ..search.exact import SubsetSearch, default_R
 from .bootstrap import bootstrap_refits
 from .budget import DEFAULT_INFERENCE_SHARE
@@ -97,7 +99,7 @@ def _p_true(X, y, *, s, eps_select, col_bounds, b_y, time_limit):
     r = default_radius(bounds, b_y, s, [1.0], "squared", n=n, eps=eps_select)
     lam = default_lam(n, eps_select, "squared")
     scorer = LeastSquaresScorer(X, y, lam, r, forced=np.ones((n, 1)))
-    Delta = sensitivity(bounds, b_y, r, s, [1.0], n)
+    Delta = score_sensitivity(bounds, b_y, r, s, [1.0], n)
     cands = SubsetSearch(scorer, s, time_limit=time_limit).top_r(min(default_R(p, s), math.comb(p, s)))
     logp = log_softmax(top_r_log_weights(cands, eps_select, Delta))
     for k, S in enumerate(np.asarray(cands.supports).tolist()):

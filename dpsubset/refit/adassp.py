@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..defaults import largest_row_norm
+from ..privacy.sensitivity import largest_row_norm
 from ..mechanisms.noise import gaussian_release
 
 __all__ = ["adassp", "AdaSSPResult", "adassp_noise"]

@@ -88,13 +88,13 @@ WITHHELD = {
 PREDICT_WHICH = ("mean", "linear", "class")
 
 
-def describe_bounds(design):
+def describe_bounds(spec):
     """The public description of the bounds of a design, for the results object.
 
     Parameters
     ----------
-    design : dpsubset.design.spec.DesignSpec or dpsubset.design.build.Design
-        Only its public part is read.
+    spec : dpsubset.design.spec.DesignSpec
+        The design's public half (a result holds nothing else).
 
     Returns
     -------
@@ -105,11 +105,11 @@ def describe_bounds(design):
         :data:`BOUNDS_FROM_DATA` (the learned values are not private and are
         not copied into the result).
     """
-    if not design.bounds_public:
+    if not spec.bounds_public:
         return BOUNDS_FROM_DATA
-    names = [c for c in design.forced_names if c != "Intercept"] + list(design.candidate_names)
-    names.append(design.response_name)
-    return {c: tuple(float(v) for v in design.clip_limits[c]) for c in names}
+    names = [c for c in spec.forced_names if c != "Intercept"] + list(spec.candidate_names)
+    names.append(spec.response_name)
+    return {c: tuple(float(v) for v in spec.clip_limits[c]) for c in names}
 
 
 @dataclass(frozen=True)

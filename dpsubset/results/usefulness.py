@@ -166,12 +166,12 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
         Empty when nothing is wrong, or when the bounds are not public (then the
         sensitivity is a statistic of the data and nothing is said about it).
     """
-    if not design.bounds_public:
+    if not design.spec.bounds_public:
         return []
-    from ..defaults import largest_row_norm
+    from ..privacy.sensitivity import convex_sensitivity, largest_row_norm
     from ..losses import REGRESSION_LOSSES, make_loss
 
-    p = len(design.candidate_names)
+    p = len(design.spec.candidate_names)
     n = int(design.n if n_select is None else n_select)
     r_refit = r if r_refit is None else r_refit
     R = largest_row_norm(design.x_bounds, s, design.forced_bounds)
@@ -183,7 +183,7 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
                     "a scalar bound above 1" if scalar_x else "tighter public bounds")
     out = []
     if method in ("top_r", "mistakes"):
-        Delta = lossobj.row_range(b_y, a) / n
+        Delta = convex_sensitivity(lossobj, design.x_bounds, b_y, r, s, design.forced_bounds, n)
         y_ends = np.array([-b_y, b_y]) if loss in REGRESSION_LOSSES else np.array([-1.0, 1.0])
         gap = float(np.max(lossobj.value(np.zeros(2), y_ends))) - lossobj.row_min(b_y, a)
         P, t, needed = selection_best_case(eps_select, Delta, gap, p, s)
@@ -199,17 +199,18 @@ def release_warnings(design, *, s, loss, loss_options, r, method, eps_select, ep
                 f"the rows), a smaller r, {helps_bounds}, or a smaller s. To plan the rows or eps a release "
                 f"needs, from an assumed effect size: dps.plan (docs/guide/sample-size.md)")
     if refit and loss in REGRESSION_LOSSES:
-        dim = len(design.forced_names) + s
+        dim = len(design.spec.forced_names) + s
         r, n = r_refit, int(design.n if n_refit is None else n_refit)
         noise = refit_noise_floor(loss, dim, eps_refit=eps_refit, row_bound=R, b_y=b_y, r=r, n=n,
                                   delta=refit_delta or 0.0, loss_options=loss_options)
         if noise > b_y:
-            _, half = design.column_maps.get(design.response_name, (0.0, 1.0))
+            _, half = design.spec.column_maps.get(design.spec.response_name, (0.0, 1.0))
             out.append(
                 f"these settings make the refit noise: with eps_refit = {_fmt(eps_refit)}, n = {n}, "
                 f"r = {_fmt(r)} and the row bound {_fmt(R)} (from the public bounds), objective perturbation "
                 f"moves a typical prediction by at least about {_fmt(noise * half)} (in the units of "
-                f"{design.response_name!r}), more than the response's public half-range {_fmt(b_y * half)}. What would "
+                f"{design.spec.response_name!r}), more than the response's public half-range "
+                f"{_fmt(b_y * half)}. What would "
                 f"help: a larger eps_refit, more rows, a smaller r (about {_fmt(b_y / R)} lets no prediction "
                 f"leave the response's bound), {helps_bounds}, or refit=False to release the support only")
     return out

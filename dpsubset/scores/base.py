@@ -1,4 +1,4 @@
-"""What every scorer shares: the ball-constrained ridge solve, the sensitivity, the one-swap neighbourhood.
+"""What every scorer shares: the ball-constrained ridge solve and the one-swap neighbourhood.
 
 A scorer (dpsubset/scores/least_squares.py, dpsubset/scores/convex.py) computes the
 scores
@@ -7,14 +7,12 @@ scores
 
 of supports S (K: the always-in columns) on clipped, private data, for the search
 (dpsubset/search/), which receives it as an argument and checks it against the
-protocols of dpsubset/search/protocols.py. This module holds
+protocols of dpsubset/search/protocols.py. Their sensitivity Delta is computed in
+:mod:`dpsubset.privacy.sensitivity` (public numbers only). This module holds
 
 - :func:`solve_ball_ridge`: the exact ridge solve over the ball for a stack of
   quadratic problems (the least-squares scores, and the Newton steps of the convex
   scorer);
-- :func:`sensitivity` and :func:`convex_sensitivity`: how much one row moves every
-  score, from public bounds only (with the largest row norm sqrt(B_s) of
-  :func:`dpsubset.defaults.largest_row_norm`);
 - :func:`one_swap_neighbours`: the supports S - {i} + {j} both scorers score;
 - :func:`check_scorer_inputs`.
 
@@ -24,11 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..defaults import largest_row_norm
-from ..losses import make_loss
 
-__all__ = ["solve_ball_ridge", "sensitivity", "convex_sensitivity", "one_swap_neighbours",
-           "check_scorer_inputs"]
+__all__ = ["solve_ball_ridge", "one_swap_neighbours", "check_scorer_inputs"]
 
 
 def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
@@ -92,59 +87,6 @@ def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
     value = 0.5 * yy - np.sum(bt * gt, axis=1) + 0.5 * np.sum(d * bt * bt, axis=1)
     beta = np.einsum("mik,mk->mi", V, bt)
     return value, beta, mu
-
-def sensitivity(bounds, b_y, r, s, forced_bounds=(), n=1):
-    """Sensitivity Delta of every score c(S) with |S| = s under row replacement.
-
-    One row's loss lies in [0, (|y_i| + ||x_{i,K+S}|| r)^2] / (2n) on the ball, so
-    replacing a row moves every c(S) (and every order statistic of the scores,
-    Lemma A.2 of the paper) by at most
-
-        Delta = (b_y + r sqrt(B_s))^2 / (2n),
-
-    with B_s the sum of the s largest squared candidate bounds plus the squared
-    bounds of the always-in columns (1 for the intercept).
-
-    Parameters
-    ----------
-    bounds : array_like, shape (p,)
-        Public bounds b_j of the candidate columns (after any public rescaling).
-    b_y : float
-        Public bound of the response.
-    r : float
-        Radius of the coefficient ball.
-    s : int
-        Support size.
-    forced_bounds : array_like
-        Bounds of the always-in columns.
-    n : int
-        Number of rows (public under row replacement).
-    """
-    return (b_y + r * largest_row_norm(bounds, s, forced_bounds)) ** 2 / (2.0 * n)
-
-def convex_sensitivity(loss, x_bounds, b_y, r, s, forced_bounds=(), n=1):
-    """Sensitivity Delta of every exact score c(S) with |S| = s under row replacement.
-
-    Delta = (row_max - row_min) / n for the loss on |eta| <= a = r sqrt(B_s), with
-    B_s the sum of the s largest squared candidate bounds plus the squared bounds of
-    the always-in columns (docs/methods/selection.md). For the squared loss this
-    is :func:`sensitivity`.
-
-    Parameters
-    ----------
-    loss : Loss or str
-    x_bounds : array_like, shape (p,)
-    b_y : float
-        Response bound (1 for the classification losses, whose y is +-1).
-    r : float
-    s : int
-    forced_bounds : array_like
-    n : int
-    """
-    loss = make_loss(loss, b_y=b_y)
-    a = r * largest_row_norm(x_bounds, s, forced_bounds)
-    return float(loss.row_range(b_y, a)) / n
-
 
 def one_swap_neighbours(support, p):
     """Every support S - {i} + {j} (one element of S swapped for one outside column).

@@ -69,7 +69,8 @@ import math
 import numpy as np
 
 from ..losses import Loss, make_loss
-from .base import check_scorer_inputs, convex_sensitivity, one_swap_neighbours, solve_ball_ridge
+from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
+from ..privacy.sensitivity import convex_sensitivity
 
 __all__ = ["ConvexLossScorer", "convex_sensitivity", "ScoreAccuracyError", "SCORE_TOL"]
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import check_scorer_inputs, one_swap_neighbours, sensitivity, solve_ball_ridge
+from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
+from ..privacy.sensitivity import score_sensitivity
 from .class_bounds import ClassBoundsMixin
 from .two_swap import TwoSwapMixin
 

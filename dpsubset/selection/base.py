@@ -207,18 +207,20 @@ def make_scorer(request: SelectionRequest):
     d = request.design
     if request.loss == "squared":
         from ..losses import SquaredLoss
-        from ..scores.least_squares import LeastSquaresScorer, sensitivity
+        from ..scores.least_squares import LeastSquaresScorer
+        from ..privacy.sensitivity import score_sensitivity
         stats = getattr(d, "gram", None)
         if stats is not None:  # tall data: the sufficient statistics only (dpsubset/design/suffstats.py)
             scorer = LeastSquaresScorer.from_gram(stats.G, stats.Zty, stats.yty, d.n, request.lam, request.r,
                                                   k_forced=stats.k_forced)
         else:
             scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
-        Delta = sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
+        Delta = score_sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
         return scorer, Delta + 2.0 * search_slack(SquaredLoss(), d.b_y)
     if request.loss in ("huber", "logistic", "hinge"):
         from ..losses import make_loss
-        from ..scores.convex import ConvexLossScorer, convex_sensitivity
+        from ..scores.convex import ConvexLossScorer
+        from ..privacy.sensitivity import convex_sensitivity
         loss = make_loss(request.loss, b_y=d.b_y, **request.loss_options)
         scorer = ConvexLossScorer(d.X, d.y, request.lam, request.r, d.forced, loss=loss)
         Delta = convex_sensitivity(loss, d.x_bounds, d.b_y, request.r, request.s,

@@ -65,7 +65,7 @@ def _names(design, supports):
     S = np.asarray(supports, dtype=np.intp)
     if S.size == 0:
         return [list() for _ in range(len(S))]
-    return np.asarray(design.candidate_names, dtype=object)[S].tolist()
+    return np.asarray(design.spec.candidate_names, dtype=object)[S].tolist()
 
 
 def _select_top_r(req: SelectionRequest) -> Selection:

@@ -121,7 +121,7 @@ def restrict_design(design, kept):
     """The design with only the candidate columns ``kept`` (indices, sorted)."""
     kept = np.asarray(kept, dtype=np.intp)
     return design.replace(X=design.X[:, kept], x_bounds=np.asarray(design.x_bounds)[kept],
-                          candidate_names=[design.candidate_names[j] for j in kept])
+                          candidate_names=[design.spec.candidate_names[j] for j in kept])
 
 
 def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng, ledger):

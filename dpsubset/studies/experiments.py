@@ -241,7 +241,8 @@ def _exact_candidates(method, opts, X, y, st: _Setting, eps, true, rng):
     Returns ("draws", list of supports) or ("exact", (p_true, E F1)); indices local to X.
     """
     from ..losses import SquaredLoss
-    from ..scores.least_squares import LeastSquaresScorer, sensitivity
+    from ..scores.least_squares import LeastSquaresScorer
+    from ..privacy.sensitivity import score_sensitivity
     from ..search.exact import SubsetSearch, default_R
     from ..selection.base import require_closed, search_slack
     n, p = X.shape
@@ -250,7 +251,7 @@ def _exact_candidates(method, opts, X, y, st: _Setting, eps, true, rng):
     r = st.radius(n, eps)
     sc = LeastSquaresScorer(X, y, st.ridge(n, eps), r, forced)
     # as dp_best_subset (selection.make_scorer): the search's tolerance is in Delta
-    Delta = sensitivity(np.full(p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
+    Delta = score_sensitivity(np.full(p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
         + 2.0 * search_slack(SquaredLoss(), st.b_y)
     search = SubsetSearch(sc, st.s, time_limit=st.time_limit)
     R = opts.get("R") or default_R(p, st.s)
@@ -328,12 +329,13 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
         # the scorer, the Gram matrix included, fifty times per dataset).
         from ..selection.baselines.mcmc import DEFAULT_N_ITER, run_chains
         from ..losses import SquaredLoss
-        from ..scores.least_squares import LeastSquaresScorer, sensitivity
+        from ..scores.least_squares import LeastSquaresScorer
+        from ..privacy.sensitivity import score_sensitivity
         from ..selection.base import search_slack
         forced = np.ones((n, 1)) if st.intercept else np.zeros((n, 0))
         r = st.radius(n)
         sc = LeastSquaresScorer(X, y, st.ridge(n), r, forced)
-        Delta = sensitivity(np.full(st.p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
+        Delta = score_sensitivity(np.full(st.p, st.b_x), st.b_y, r, st.s, st.forced_bounds, n) \
             + 2.0 * search_slack(SquaredLoss(), st.b_y)  # as dp_best_subset (make_scorer)
         chains = run_chains(sc.score, st.p, st.s, st.eps, Delta,
                             opts.get("n_iter", DEFAULT_N_ITER), st.draws, rng)

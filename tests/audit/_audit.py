@@ -20,7 +20,8 @@ import numpy as np
 
 from dpsubset.mechanisms import (mistakes_distribution, ptr_distribution, ptr_pass_probability,
                                  top_r_distribution)
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.candidates import TopRCandidates
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 
@@ -61,7 +62,7 @@ class Setting:
 
     @property
     def Delta(self) -> float:
-        return sensitivity([self.b_x] * self.p, self.b_y, self.r, self.s,
+        return score_sensitivity([self.b_x] * self.p, self.b_y, self.r, self.s,
                            forced_bounds=(1.0,), n=self.n)
 
     @property

@@ -27,7 +27,8 @@ from dpsubset import Bounds, dp_best_subset
 from dpsubset.defaults import DEFAULT_LAM, default_radius
 from dpsubset.design.build import build_design
 from dpsubset.privacy.leaks import PrivacyLeakWarning
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.results.usefulness import LowUtilityWarning
 
 TOL = 1e-9
@@ -168,7 +169,7 @@ def test_item3_audit_detects_the_old_map(monkeypatch):
     assert D.X[:, 0].max() == 2.0
     # the Delta and radius the call would use (its release would stop at the refit's row check)
     r = default_radius(D.x_bounds, D.b_y, S3, D.forced_bounds)
-    Delta = sensitivity(D.x_bounds, D.b_y, r, S3, D.forced_bounds, D.n)
+    Delta = score_sensitivity(D.x_bounds, D.b_y, r, S3, D.forced_bounds, D.n)
     c0 = _scores(D, S3, r, DEFAULT_LAM)
     worst = max(float(np.max(np.abs(_scores(build_design(FORMULA3, nb, F3), S3, r, DEFAULT_LAM) - c0)))
                 for _, nb in _item3_neighbours(base)) / Delta

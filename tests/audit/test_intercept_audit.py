@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from dpsubset.defaults import default_lam, default_radius
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 
 from ._audit import Evaluated, Setting, adversarial_search, max_abs_log_ratio, random_neighbours
 
@@ -125,7 +126,7 @@ def test_the_fixed_rules_delta_is_exceeded_by_the_grown_ball():
     X2[0], y2[0] = 1.0, -1.0
     worst = float(np.max(np.abs(all_scores(st, X2, y2) - base_scores)))
     fixed_r = default_radius([1.0] * P, 1.0, S, forced_bounds=[1.0])
-    too_small = sensitivity([1.0] * P, 1.0, fixed_r, S, forced_bounds=(1.0,), n=n)
+    too_small = score_sensitivity([1.0] * P, 1.0, fixed_r, S, forced_bounds=(1.0,), n=n)
     assert worst > too_small * (1 + 1e-6), (worst, too_small)
     assert worst <= st.Delta * (1 + 1e-9)           # and the right Delta still holds
     assert math.isfinite(worst)

@@ -15,7 +15,8 @@ import pytest
 
 from dpsubset.losses import HingeLoss, HuberLoss, LogisticLoss
 from dpsubset.mechanisms import mistakes_distribution, ptr_distribution, top_r_distribution
-from dpsubset.scores.convex import SCORE_TOL, ConvexLossScorer, convex_sensitivity
+from dpsubset.scores.convex import SCORE_TOL, ConvexLossScorer
+from dpsubset.privacy.sensitivity import convex_sensitivity
 from dpsubset.search.candidates import TopRCandidates
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 

@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpsubset.defaults import largest_row_norm
+from dpsubset.privacy.sensitivity import largest_row_norm
 from dpsubset.selection.baselines.composition import calibrate_steps, composed_privacy
 from dpsubset.selection.baselines.lei_ic import noisy_min_distribution
 from dpsubset.selection.baselines.peeling import peel, peeling_plan, peeling_sensitivity, peeling_weights

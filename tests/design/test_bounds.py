@@ -107,8 +107,8 @@ def test_derived_response_bound():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.uniform(0, 1, 50), "z": rng.uniform(0, 1, 50), "w": rng.uniform(1, 10, 50)})
     D = build_design("np.log(w) ~ x + z", df, bounds={"x": (0, 1), "z": (0, 1), "w": (1, 10)})
-    assert D.bounds_public and D.clip_limits["np.log(w)"] == pytest.approx((0.0, np.log(10)))
-    assert D.bounds_derived["np.log(w)"] == pytest.approx((0.0, np.log(10)))
+    assert D.spec.bounds_public and D.spec.clip_limits["np.log(w)"] == pytest.approx((0.0, np.log(10)))
+    assert D.spec.bounds_derived["np.log(w)"] == pytest.approx((0.0, np.log(10)))
 
 
 def test_no_derivation_without_a_public_enclosure():
@@ -120,7 +120,7 @@ def test_no_derivation_without_a_public_enclosure():
         formula = f"y ~ {rhs}"
         if rhs == "np.log(1 / (x + 1.5))":   # this one does follow: 1/(x + 1.5) in [0.4, 2]
             D = build_design(formula, df, bounds=dps.Bounds(x={"x": (-1, 1)}, y=(-3, 3)))
-            assert D.bounds_derived[rhs] == pytest.approx((np.log(0.4), np.log(2)))
+            assert D.spec.bounds_derived[rhs] == pytest.approx((np.log(0.4), np.log(2)))
             continue
         if rhs == "np.log(x + 1)":
             with pytest.raises(ValueError, match="has no public bound"):
@@ -129,7 +129,7 @@ def test_no_derivation_without_a_public_enclosure():
         with pytest.warns(PrivacyLeakWarning, match="taken from the data"):
             D = build_design(formula, df.assign(x=df["x"].clip(-0.9, 0.9)),
                              bounds=dps.Bounds(x={"x": (-1, 1)}, y=(-3, 3)))
-        assert D.bounds_derived == {} and D.bounds_unused == ["x"]
+        assert D.spec.bounds_derived == {} and D.spec.bounds_unused == ["x"]
 
 
 # ---------------------------------------------------------------- property: enclosures contain the values
@@ -180,9 +180,9 @@ def test_design_clips_nothing_when_data_lie_within_the_codebook():
                        "y": rng.uniform(-10, 10, 500)})
     formula = "y ~ I(a ** 2) + a:b + np.log(b) + I(a / b) + poly(a, 3, raw=True)"
     D = build_design(formula, df, bounds=book)
-    assert D.bounds_public and len(D.bounds_derived) == 7
-    raw = D.model_spec.rhs.get_model_matrix(df)
-    for c, (lo, hi) in D.bounds_derived.items():
+    assert D.spec.bounds_public and len(D.spec.bounds_derived) == 7
+    raw = D.spec.model_spec.rhs.get_model_matrix(df)
+    for c, (lo, hi) in D.spec.bounds_derived.items():
         col = raw[c].to_numpy()
         assert col.min() >= lo and col.max() <= hi, c
 

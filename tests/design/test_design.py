@@ -56,10 +56,10 @@ def leak_messages(record):
 def test_dot_expands_to_all_other_columns_with_intercept_forced(mixed):
     with pytest.warns(PrivacyLeakWarning):
         D = build_design("y ~ .", mixed, bounds=(0.5, 3.0))
-    assert D.candidate_names == ["x1", "x2", "b[T.v]", "b[T.w]", "c", "d[T.q]", "d[T.r]"]
-    assert D.forced_names == ["Intercept"]
-    assert D.has_intercept
-    assert D.response_name == "y"
+    assert D.spec.candidate_names == ["x1", "x2", "b[T.v]", "b[T.w]", "c", "d[T.q]", "d[T.r]"]
+    assert D.spec.forced_names == ["Intercept"]
+    assert D.spec.has_intercept
+    assert D.spec.response_name == "y"
     assert D.X.shape == (40, 7) and D.forced.shape == (40, 1) and D.y.shape == (40,)
     np.testing.assert_array_equal(D.forced[:, 0], 1.0)
     np.testing.assert_array_equal(D.forced_bounds, [1.0])
@@ -70,16 +70,16 @@ def test_dot_expands_to_all_other_columns_with_intercept_forced(mixed):
 @pytest.mark.parametrize("formula", ["y ~ 0 + .", "y ~ x1 + x2 - 1"])
 def test_formulas_without_intercept(mixed, formula):
     D = quiet_build(formula, mixed[["y", "x1", "x2"]], bounds=(0.5, 3.0))
-    assert not D.has_intercept
-    assert D.forced_names == [] and D.forced.shape == (40, 0)
-    assert D.candidate_names == ["x1", "x2"]
+    assert not D.spec.has_intercept
+    assert D.spec.forced_names == [] and D.forced.shape == (40, 0)
+    assert D.spec.candidate_names == ["x1", "x2"]
 
 
 def test_no_intercept_interval_is_scaled_not_shifted(linear):
     D = quiet_build("y ~ 0 + x1 + x2", linear, bounds=LINEAR_BOUNDS)
-    assert D.column_maps["x1"] == (0.0, 30.0)
-    assert D.column_maps["x2"] == (0.0, 10.0)
-    assert D.column_maps["y"] == (0.0, 100.0)
+    assert D.spec.column_maps["x1"] == (0.0, 30.0)
+    assert D.spec.column_maps["x2"] == (0.0, 10.0)
+    assert D.spec.column_maps["y"] == (0.0, 100.0)
     np.testing.assert_allclose(D.X[:, 0], linear.x1 / 30.0)
     np.testing.assert_array_equal(D.x_bounds, [1.0, 1.0])
 
@@ -91,20 +91,20 @@ def test_string_variable_expands_to_dummies_and_warns_naming_it(mixed):
     with pytest.warns(PrivacyLeakWarning, match=r"categorical variable 'b'.*levels.*C\(b, levels=") as rec:
         D = build_design("y ~ x1 + b", mixed, bounds=(0.5, 3.0))
     assert len(leak_messages(rec)) == 1
-    assert D.candidate_names == ["x1", "b[T.v]", "b[T.w]"]
+    assert D.spec.candidate_names == ["x1", "b[T.v]", "b[T.w]"]
     np.testing.assert_array_equal(D.X[:, 1], (mixed.b == "v").astype(float))
     np.testing.assert_array_equal(D.X[:, 2], (mixed.b == "w").astype(float))
-    assert any("'b'" in leak for leak in D.leaks)
-    assert D.bounds_public  # a formula leak, not a bound taken from the data
+    assert any("'b'" in leak for leak in D.spec.leaks)
+    assert D.spec.bounds_public  # a formula leak, not a bound taken from the data
 
 
 def test_levels_in_formula_or_categorical_dtype_do_not_warn(mixed):
     D = quiet_build(f"y ~ x1 + C(b, levels={LEVELS}) + d + C(d)", mixed,
                     bounds=Bounds(x={"x1": 0.5}, y=3.0))
-    assert D.leaks == [] and D.bounds_public
-    assert "d[T.r]" in D.candidate_names  # an unused category is still a column: it is public
+    assert D.spec.leaks == [] and D.spec.bounds_public
+    assert "d[T.r]" in D.spec.candidate_names  # an unused category is still a column: it is public
     # dummies get their public bound 1 without the user naming them
-    bounds = dict(zip(D.candidate_names, D.x_bounds))
+    bounds = dict(zip(D.spec.candidate_names, D.x_bounds))
     assert bounds["d[T.q]"] == 1.0 and bounds["C(d)[T.r]"] == 1.0
     assert bounds["x1"] == 0.5
 
@@ -112,7 +112,7 @@ def test_levels_in_formula_or_categorical_dtype_do_not_warn(mixed):
 def test_bool_column_is_a_public_dummy(mixed):
     D = quiet_build("y ~ x1 + c", mixed, bounds=Bounds(x={"x1": 0.5}, y=3.0))
     np.testing.assert_array_equal(D.X[:, 1], mixed.c.astype(float))
-    assert D.x_bounds[1] == 1.0 and D.bounds_public
+    assert D.x_bounds[1] == 1.0 and D.spec.bounds_public
 
 
 def test_C_of_a_bool_learns_its_levels(mixed):
@@ -133,14 +133,14 @@ def test_value_outside_declared_levels_is_an_error(mixed):
 def test_stateful_transforms_warn_naming_the_term(mixed, term):
     with pytest.warns(PrivacyLeakWarning, match=r"term '" + term.replace("(", r"\(").replace(")", r"\)")):
         D = build_design(f"y ~ x2 + {term}", mixed, bounds=(0.5, 3.0))
-    assert any(term in leak for leak in D.leaks)
+    assert any(term in leak for leak in D.spec.leaks)
 
 
 @pytest.mark.parametrize("term", ["poly(x1, 2, raw=True)", "bs(x1, knots=[0.0], lower_bound=-1, upper_bound=1)",
                                   "np.log(np.abs(x1) + 1)", "I(x1 ** 2)"])
 def test_row_wise_transforms_with_public_constants_do_not_warn(mixed, term):
     D = quiet_build(f"y ~ x2 + {term}", mixed, bounds=(0.5, 3.0))
-    assert D.leaks == []
+    assert D.spec.leaks == []
 
 
 @pytest.mark.parametrize("term", ["np.cumsum(x1)", "x1.rank()"])
@@ -165,26 +165,26 @@ def test_scalar_bounds_clip_without_rescaling(mixed):
     np.testing.assert_array_equal(D.y, df.y.clip(-3, 3).to_numpy())
     np.testing.assert_array_equal(D.x_bounds, [0.5, 0.5])
     assert D.b_y == 3.0
-    assert D.column_maps["x1"] == (0.0, 1.0) and D.column_maps["y"] == (0.0, 1.0)
+    assert D.spec.column_maps["x1"] == (0.0, 1.0) and D.spec.column_maps["y"] == (0.0, 1.0)
 
 
 def test_scalar_bound_leaves_dummies_at_their_coding_bound(mixed):
     D = quiet_build("y ~ x1 + d + c", mixed, bounds=(0.5, 3.0))
-    assert D.candidate_names == ["x1", "d[T.q]", "d[T.r]", "c"]
+    assert D.spec.candidate_names == ["x1", "d[T.q]", "d[T.r]", "c"]
     np.testing.assert_array_equal(D.x_bounds, [0.5, 1.0, 1.0, 1.0])
     np.testing.assert_array_equal(D.X[:, 1], (mixed.d == "q").astype(float))  # not clipped to 0.5
     # naming a dummy overrides its coding bound
     D = quiet_build("y ~ x1 + d", mixed, bounds=Bounds(x={"x1": 0.5, "d[T.q]": (0, 1)}, y=3.0))
     np.testing.assert_array_equal(D.x_bounds, [0.5, 1.0, 1.0])
-    assert D.column_maps["d[T.q]"] == (0.5, 0.5)
+    assert D.spec.column_maps["d[T.q]"] == (0.5, 0.5)
     assert set(np.unique(D.X[:, 1])) == {-1.0, 1.0}
 
 
 def test_interval_bounds_map_to_unit_interval(linear):
     D = quiet_build('y ~ x1 + x2 + C(g, levels=["a", "b"])', linear, bounds=LINEAR_BOUNDS)
-    assert D.column_maps["x1"] == (15.0, 15.0)
-    assert D.column_maps["x2"] == (-4.0, 6.0)
-    assert D.column_maps["y"] == (0.0, 100.0)
+    assert D.spec.column_maps["x1"] == (15.0, 15.0)
+    assert D.spec.column_maps["x2"] == (-4.0, 6.0)
+    assert D.spec.column_maps["y"] == (0.0, 100.0)
     np.testing.assert_allclose(D.X[:, 0], (linear.x1 - 15) / 15)
     np.testing.assert_allclose(D.y, linear.y / 100)
     assert np.abs(D.X).max() <= 1 and np.abs(D.y).max() <= 1
@@ -192,7 +192,7 @@ def test_interval_bounds_map_to_unit_interval(linear):
     assert D.b_y == 1.0
     # the endpoints of an interval map to -1 and +1
     new = pd.DataFrame({"x1": [0.0, 30.0], "x2": [-10.0, 2.0], "g": ["a", "b"]})
-    np.testing.assert_allclose(D.transform_new(new)[:, 1:3], [[-1, -1], [1, 1]])
+    np.testing.assert_allclose(D.spec.transform_new(new)[:, 1:3], [[-1, -1], [1, 1]])
 
 
 @pytest.mark.parametrize("formula", ['y ~ x1 + x2 + C(g, levels=["a", "b"])', "y ~ 0 + x1 + x2"])
@@ -201,9 +201,9 @@ def test_to_original_scale_recovers_least_squares_on_raw_data(linear, formula):
 
     D = quiet_build(formula, linear, bounds=LINEAR_BOUNDS)
     A = np.column_stack([D.forced, D.X])
-    names = D.forced_names + D.candidate_names
+    names = D.spec.forced_names + D.spec.candidate_names
     coef_mapped = np.linalg.lstsq(A, D.y, rcond=None)[0]
-    coef = D.to_original_scale(coef_mapped, names)
+    coef = D.spec.to_original_scale(coef_mapped, names)
     raw = formulaic.model_matrix(formula, linear)
     coef_raw = np.linalg.lstsq(raw.rhs.to_numpy(dtype=float), linear.y.to_numpy(), rcond=None)[0]
     assert list(coef.index) == names == list(raw.rhs.columns)
@@ -215,14 +215,14 @@ def test_to_original_scale_recovers_least_squares_on_raw_data(linear, formula):
 def test_to_original_scale_needs_the_intercept(linear):
     D = quiet_build("y ~ x1 + x2", linear, bounds=LINEAR_BOUNDS)
     with pytest.raises(ValueError, match="Intercept"):
-        D.to_original_scale([1.0], ["x1"])
+        D.spec.to_original_scale([1.0], ["x1"])
 
 
 def test_missing_bounds_warn_and_are_not_public(mixed):
     with pytest.warns(PrivacyLeakWarning, match=r"bounds for .*'x1'.*taken from the data.*bounds=") as rec:
         D = build_design("y ~ x1 + x2", mixed)
-    assert not D.bounds_public
-    assert any("taken from the data" in leak for leak in D.leaks)
+    assert not D.spec.bounds_public
+    assert any("taken from the data" in leak for leak in D.spec.leaks)
     assert "'y'" in leak_messages(rec)[0]
     np.testing.assert_allclose(D.x_bounds, [np.abs(mixed.x1).max(), np.abs(mixed.x2).max()])
     assert D.b_y == pytest.approx(np.abs(mixed.y).max())
@@ -233,22 +233,22 @@ def test_a_column_left_without_bound_warns_naming_only_it(mixed):
         D = build_design("y ~ x1 + x2", mixed, bounds=Bounds(x={"x1": 0.5}, y=3.0))
     msgs = leak_messages(rec)
     assert len(msgs) == 1 and "'x2'" in msgs[0] and "'x1'" not in msgs[0] and "response" not in msgs[0]
-    assert not D.bounds_public
+    assert not D.spec.bounds_public
 
 
 def test_default_bound_covers_unnamed_columns(mixed):
     D = quiet_build("y ~ x1 + x2 + d", mixed,
                     bounds=Bounds(x={"x1": (-1, 1)}, y=3.0, default=0.25))
-    b = dict(zip(D.candidate_names, D.x_bounds))
+    b = dict(zip(D.spec.candidate_names, D.x_bounds))
     # the dummies keep their public bound 1; the default is for the other columns
     assert b == {"x1": 1.0, "x2": 0.25, "d[T.q]": 1.0, "d[T.r]": 1.0}
-    assert D.bounds_public
+    assert D.spec.bounds_public
 
 
 def test_bool_response_is_zero_one_with_public_bound(mixed):
     D = quiet_build("c ~ x1", mixed, bounds=Bounds(x=0.5))
     np.testing.assert_array_equal(D.y, mixed.c.astype(float))
-    assert D.b_y == 1.0 and D.bounds_public
+    assert D.b_y == 1.0 and D.spec.bounds_public
 
 
 # ----------------------------------------------------------------------------- keep=
@@ -256,8 +256,8 @@ def test_bool_response_is_zero_one_with_public_bound(mixed):
 
 def test_keep_forces_columns_after_the_intercept(mixed):
     D = quiet_build(f"y ~ x1 + x2 + C(b, levels={LEVELS})", mixed, bounds=(0.5, 3.0), keep=["x2"])
-    assert D.forced_names == ["Intercept", "x2"]
-    assert "x2" not in D.candidate_names
+    assert D.spec.forced_names == ["Intercept", "x2"]
+    assert "x2" not in D.spec.candidate_names
     np.testing.assert_array_equal(D.forced[:, 1], mixed.x2.to_numpy())
     np.testing.assert_array_equal(D.forced_bounds, [1.0, 0.5])
 
@@ -265,8 +265,8 @@ def test_keep_forces_columns_after_the_intercept(mixed):
 def test_keep_a_variable_forces_all_its_columns(mixed):
     with pytest.warns(PrivacyLeakWarning):
         D = build_design("y ~ x1 + b", mixed, bounds=(0.5, 3.0), keep="b")
-    assert D.forced_names == ["Intercept", "b[T.v]", "b[T.w]"]
-    assert D.candidate_names == ["x1"]
+    assert D.spec.forced_names == ["Intercept", "b[T.v]", "b[T.w]"]
+    assert D.spec.candidate_names == ["x1"]
 
 
 def test_keep_unknown_name_lists_valid_names(mixed):
@@ -316,7 +316,7 @@ def test_nan_in_unused_columns_is_fine(mixed):
     df.loc[0, "x2"] = np.nan
     df.loc[1, "b"] = None
     D = quiet_build("y ~ x1", df, bounds=(0.5, 3.0))
-    assert D.candidate_names == ["x1"]
+    assert D.spec.candidate_names == ["x1"]
 
 
 def test_errors_come_before_any_warning(mixed):
@@ -329,7 +329,7 @@ def test_errors_come_before_any_warning(mixed):
 def test_data_as_dict_of_columns(mixed):
     cols = {k: mixed[k].to_numpy() for k in ["y", "x1", "x2"]}
     D = quiet_build("y ~ .", cols, bounds=(0.5, 3.0))
-    assert D.candidate_names == ["x1", "x2"]
+    assert D.spec.candidate_names == ["x1", "x2"]
 
 
 def test_warnings_point_at_the_caller(mixed):
@@ -359,10 +359,10 @@ def test_as_bounds_forms():
 
 def test_transform_new_matches_training_rows_and_clips(linear):
     D = quiet_build('y ~ x1 + x2 + C(g, levels=["a", "b"])', linear, bounds=LINEAR_BOUNDS)
-    again = D.transform_new(linear.drop(columns="y").iloc[:25])
+    again = D.spec.transform_new(linear.drop(columns="y").iloc[:25])
     np.testing.assert_array_equal(again, np.column_stack([D.forced, D.X])[:25])
     far = pd.DataFrame({"x1": [1e6, -1e6, 15.0], "x2": [50.0, -50.0, -4.0], "g": ["b", "a", "a"]})
-    M = D.transform_new(far)
+    M = D.spec.transform_new(far)
     np.testing.assert_array_equal(M, [[1, 1, 1, 1], [1, -1, -1, 0], [1, 0, 0, 0]])
 
 
@@ -370,12 +370,12 @@ def test_transform_new_scalar_bounds_and_errors(mixed):
     # np.log(x2 + 1) is undefined for x2 <= -1: under a scalar bound it needs a bound of its own
     D = quiet_build("y ~ x1 + np.log(x2 + 1)", mixed,
                     bounds=Bounds(x={"np.log(x2 + 1)": 0.5}, default=0.5, y=3.0))
-    M = D.transform_new(pd.DataFrame({"x1": [9.0, -0.1], "x2": [100.0, 0.0]}))
+    M = D.spec.transform_new(pd.DataFrame({"x1": [9.0, -0.1], "x2": [100.0, 0.0]}))
     np.testing.assert_allclose(M, [[1.0, 0.5, 0.5], [1.0, -0.1, 0.0]])
     with pytest.raises(ValueError, match="newdata: missing columns"):
-        D.transform_new(pd.DataFrame({"x1": [1.0]}))
+        D.spec.transform_new(pd.DataFrame({"x1": [1.0]}))
     with pytest.raises(ValueError, match="newdata: missing or infinite"):
-        D.transform_new(pd.DataFrame({"x1": [np.nan], "x2": [0.0]}))
+        D.spec.transform_new(pd.DataFrame({"x1": [np.nan], "x2": [0.0]}))
 
 
 def test_design_keeps_no_data_frame(mixed):
@@ -394,7 +394,7 @@ def test_functions_from_the_callers_scope_work_and_survive_pickling(mixed):
     D = quiet_build("y ~ x1 + _halve(x2)", mixed, bounds=(0.5, 3.0))
     np.testing.assert_allclose(D.X[:, 1], mixed.x2 / 2)
     D2 = pickle.loads(pickle.dumps(D))
-    np.testing.assert_array_equal(D2.transform_new(mixed), np.column_stack([D.forced, D.X]))
+    np.testing.assert_array_equal(D2.spec.transform_new(mixed), np.column_stack([D.forced, D.X]))
 
 
 def test_arrays_from_the_session_are_refused(mixed):
@@ -413,7 +413,7 @@ def test_design_is_a_public_spec_and_private_data(linear):
     assert isinstance(D.spec, DesignSpec) and isinstance(D.data, DesignData)
     # reads are forwarded to the half that holds them
     assert D.X is D.data.X and D.n == D.data.n == len(linear)
-    assert D.candidate_names is D.spec.candidate_names and D.column_maps is D.spec.column_maps
+    assert D.spec.candidate_names is D.spec.candidate_names and D.spec.column_maps is D.spec.column_maps
     # the spec holds nothing computed from the rows
     for name in ("X", "y", "forced", "gram", "n"):
         assert not hasattr(D.spec, name), name
@@ -440,9 +440,9 @@ def test_spec_alone_rebuilds_new_data_and_pickles_without_rows(linear):
 
 def test_design_replace_routes_each_attribute_to_its_half(linear):
     D = quiet_build("y ~ x1 + x2", linear, LINEAR_BOUNDS)
-    D2 = D.replace(X=D.X[:, :1], x_bounds=D.x_bounds[:1], candidate_names=D.candidate_names[:1])
-    assert D2.X.shape == (len(linear), 1) and D2.candidate_names == ["x1"]
-    assert D2.y is D.y and D2.column_maps is D.column_maps  # the rest is shared
+    D2 = D.replace(X=D.X[:, :1], x_bounds=D.x_bounds[:1], candidate_names=D.spec.candidate_names[:1])
+    assert D2.X.shape == (len(linear), 1) and D2.spec.candidate_names == ["x1"]
+    assert D2.y is D.y and D2.spec.column_maps is D.spec.column_maps  # the rest is shared
     assert D.X.shape[1] == 2  # the original is unchanged
     with pytest.raises(TypeError, match="nope"):
         D.replace(nope=1)
@@ -464,7 +464,7 @@ def test_context_is_a_mapping_passed_down_not_the_call_stack(mixed, monkeypatch)
     monkeypatch.setattr(build_mod, "capture_context", no_stack)
     # `double` is in no scope of this test: only in the mapping
     D = build_design("y ~ double(x1) + x2", mixed, bounds=(1.0, 3.0), context={"double": _twice})
-    assert D.candidate_names == ["double(x1)", "x2"]
+    assert D.spec.candidate_names == ["double(x1)", "x2"]
     assert D.spec.eval_context == {"double": _twice}
     with pytest.raises(ValueError, match="unknown variable"):
         build_design("y ~ _twice(x1) + x2", mixed, bounds=(1.0, 3.0), context={})

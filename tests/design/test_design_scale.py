@@ -50,9 +50,10 @@ def _assert_same(d1, w1, d2, w2):
         assert a.shape == b.shape, name
         assert np.array_equal(a, b), name
         assert a.flags["C_CONTIGUOUS"] and b.flags["C_CONTIGUOUS"]
-    for name in ("candidate_names", "forced_names", "response_name", "b_y", "column_maps", "clip_limits",
-                 "has_intercept", "bounds_public", "leaks", "n", "rhs_variables"):
-        assert getattr(d1, name) == getattr(d2, name), name
+    for name in ("candidate_names", "forced_names", "response_name", "column_maps", "clip_limits",
+                 "has_intercept", "bounds_public", "leaks", "rhs_variables"):
+        assert getattr(d1.spec, name) == getattr(d2.spec, name), name
+    assert d1.b_y == d2.b_y and d1.n == d2.n and d1.data.learned_bounds == d2.data.learned_bounds
     assert w1 == w2
 
 
@@ -86,16 +87,16 @@ def test_direct_route_equals_formulaic_route(monkeypatch, formula, bounds, keep,
             bounds = Bounds(x={{"a": "x0", "k": "x1"}[k]: v for k, v in bounds.x.items()},
                             y=bounds.y, default=bounds.default)
     d_direct, w_direct = _build(formula, data, bounds, keep)
-    assert d_direct.model_spec is None  # the direct route was taken
+    assert d_direct.spec.model_spec is None  # the direct route was taken
     with monkeypatch.context() as m:
         _formulaic_only(m)
         d_form, w_form = _build(formula, data, bounds, keep)
-    assert d_form.model_spec is not None
+    assert d_form.spec.model_spec is not None
     _assert_same(d_direct, w_direct, d_form, w_form)
     # predictions go through the same public maps
     new = data.iloc[:9].copy()
     new[new.columns[1]] *= 10  # beyond the bounds: clipped the same way
-    assert np.array_equal(d_direct.transform_new(new), d_form.transform_new(new))
+    assert np.array_equal(d_direct.spec.transform_new(new), d_form.spec.transform_new(new))
 
 
 def test_direct_route_gram_matches_matrices():
@@ -118,7 +119,7 @@ def test_formulas_outside_the_direct_route_still_use_formulaic():
             # np.log needs a bound of its own under a scalar bound (its variable's domain is not known)
             d = build_design(formula, data, Bounds(x={"np.log(u + 1)": 5.0}, default=5.0, y=5.0)
                              if "log" in formula else (5.0, 5.0))
-        assert d.model_spec is not None, formula
+        assert d.spec.model_spec is not None, formula
 
 
 def test_plain_dot_parse_matches_formulaic():
@@ -144,4 +145,4 @@ def test_arrow_and_polars_tables_give_the_pandas_design(library):
         d_tab, w_tab = _build(formula, table, bounds, None)
         d_pd, w_pd = _build(formula, df, bounds, None)
         _assert_same(d_tab, w_tab, d_pd, w_pd)
-        assert d_tab.model_spec is None  # numeric columns stay numpy dtypes: the direct route
+        assert d_tab.spec.model_spec is None  # numeric columns stay numpy dtypes: the direct route

@@ -101,10 +101,10 @@ def test_an_own_interval_maps_infinities_to_its_ends_and_nan_to_its_midpoint():
     # x has no interval of its own: np.sqrt(-1) is nan, np.log(0) is -inf
     bad = _replace(_replace(D, "x", -1.0, row=0), "x", 0.0, row=1)
     Dm = build_design("y ~ a + np.sqrt(x) + np.log(x)", bad, bounds=book)
-    j_sqrt, j_log = Dm.candidate_names.index("np.sqrt(x)"), Dm.candidate_names.index("np.log(x)")
+    j_sqrt, j_log = Dm.spec.candidate_names.index("np.sqrt(x)"), Dm.spec.candidate_names.index("np.log(x)")
     assert Dm.X[0, j_sqrt] == 0.0           # nan -> the midpoint of [0, 2], mapped to 0
     assert Dm.X[1, j_log] == -1.0           # -inf -> the lower end, mapped to -1
-    assert np.all(np.isfinite(Dm.X)) and Dm.bounds_public
+    assert np.all(np.isfinite(Dm.X)) and Dm.spec.bounds_public
 
 
 def test_a_scalar_bound_of_the_term_is_its_own_bound():
@@ -112,7 +112,7 @@ def test_a_scalar_bound_of_the_term_is_its_own_bound():
     # given to the term itself: its fixed rule (-inf to the lower end) applies
     Dm = build_design("y ~ a + np.log(b)", _replace(D, "b", 0.0),
                       bounds=Bounds(x={"np.log(b)": 1.0}, default=1.0, y=2.0))
-    assert Dm.X[0, Dm.candidate_names.index("np.log(b)")] == -1.0 and Dm.bounds_public
+    assert Dm.X[0, Dm.spec.candidate_names.index("np.log(b)")] == -1.0 and Dm.spec.bounds_public
     # the scalar bound of every column says nothing of b's domain: refused (issue 39),
     # whatever the data, before they are read
     for value in (0.0, -1.0, 2.0):
@@ -165,7 +165,7 @@ def test_unknown_functions_still_take_their_bound_from_the_data():
     D = _data()
     with pytest.warns(PrivacyLeakWarning, match="taken from the data"):
         Dm = build_design("y ~ a + np.tanh(b)", D, bounds=BOOK)
-    assert not Dm.bounds_public
+    assert not Dm.spec.bounds_public
 
 
 def test_a_learned_bound_with_non_finite_values_says_one_row():
@@ -187,17 +187,17 @@ def test_a_map_near_the_end_of_float_precision_stays_in_the_unit_interval():
                        "y": rng.uniform(-1, 1, 30)})
     D = build_design("y ~ x + z", df, Bounds(x={"x": (lo, lo + 2), "z": (-1, 1)}, y=(-1, 1)))
     assert np.abs(D.X).max() <= 1.0 and D.X[:, 0].max() == 1.0
-    c, h = D.column_maps["x"]
+    c, h = D.spec.column_maps["x"]
     assert (lo + 2 - c) / h <= 1.0 and (lo - c) / h >= -1.0
     new = pd.DataFrame({"x": [lo - 1e6, lo, lo + 2, lo + 1e6], "z": [0.0] * 4})
-    assert np.abs(D.transform_new(new)).max() <= 1.0
+    assert np.abs(D.spec.transform_new(new)).max() <= 1.0
 
 
 def test_ordinary_intervals_keep_their_maps():
     D = build_design("y ~ x + z", pd.DataFrame({"x": [1.0, 2.0, 3.0], "z": [0.0, 1.0, 0.5], "y": [0.0, 1.0, 2.0]}),
                      Bounds(x={"x": (0, 250), "z": (-10, 2)}, y=(0.1, 0.7)))
-    assert D.column_maps["x"] == (125.0, 125.0) and D.column_maps["z"] == (-4.0, 6.0)
-    assert D.column_maps["y"] == ((0.1 + 0.7) / 2, (0.7 - 0.1) / 2)
+    assert D.spec.column_maps["x"] == (125.0, 125.0) and D.spec.column_maps["z"] == (-4.0, 6.0)
+    assert D.spec.column_maps["y"] == ((0.1 + 0.7) / 2, (0.7 - 0.1) / 2)
 
 
 # ---------------------------------------------------------------- item 4: absurd codebooks and budgets
@@ -247,7 +247,7 @@ def test_a_text_column_with_a_string_dtype_is_categorical_not_a_crash():
     D["t"] = pd.Series(np.where(D.index % 2, "secret_u", "secret_v")).astype("string")
     with pytest.warns(PrivacyLeakWarning, match="categorical variable 't'"):
         Dm = build_design("y ~ a + t", D, bounds=BOOK)
-    assert Dm.candidate_names == ["a", "t[T.secret_v]"]
+    assert Dm.spec.candidate_names == ["a", "t[T.secret_v]"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         res = dp_best_subset("y ~ a + t", D, eps=1, s=1, bounds=BOOK, random_state=0)

@@ -549,7 +549,8 @@ def test_planned_width_matches_fresh_data_sets():
     """dps.plan's interval width (a bootstrap from the assumed model) against the spread of
     the refit over fresh data sets drawn from the truth: within 7 %. Without matching the
     simulated columns' moments after clipping the planned width was 13 % too wide here."""
-    from dpsubset.defaults import default_radius, largest_row_norm
+    from dpsubset.defaults import default_radius
+    from dpsubset.privacy.sensitivity import largest_row_norm
     from dpsubset.inference import plan as planning
     from dpsubset.refit import objective_perturbation_gram_exact
 

@@ -19,7 +19,8 @@ from dpsubset.mechanisms import (as_generator, gumbel_max, log_multiplicity, log
                                  sample_mistakes, sample_top_r, top_r_distribution,
                                  top_r_log_weights, uniform_member_of_class,
                                  uniform_support_outside)
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.candidates import MistakeCandidates, TopRCandidates
 from dpsubset.search.enumeration import (all_supports, mistakes_by_enumeration,
                                          top_r_by_enumeration)
@@ -110,7 +111,7 @@ def _tiny_problem(seed=0, n=20, p=6, s=2, R=4):
     X = rng.uniform(-1, 1, (n, p))
     y = np.clip(0.4 * X[:, 0] + 0.3 * X[:, 1] + 0.2 * rng.normal(size=n), -1, 1)
     scorer = LeastSquaresScorer(X, y, lam=1.0, r=1.0, forced=np.ones((n, 1)))
-    Delta = sensitivity([1.0] * p, 1.0, 1.0, s, forced_bounds=(1.0,), n=n)
+    Delta = score_sensitivity([1.0] * p, 1.0, 1.0, s, forced_bounds=(1.0,), n=n)
     return top_r_by_enumeration(scorer, s, R), mistakes_by_enumeration(scorer, s), Delta
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.defaults import DEFAULT_LAM, default_radius
-from dpsubset.scores.least_squares import sensitivity
+from dpsubset.privacy.sensitivity import score_sensitivity
 
 
 def _frame(seed=0, n=200, p=6, scale=1.0):
@@ -27,7 +27,7 @@ def test_default_radius_makes_the_largest_prediction_the_response_bound(formula,
     assert res.r == pytest.approx(expected)
     assert res.lam == DEFAULT_LAM == 1.0
     # so Delta = (b_y + b_y)^2 / (2 n) whatever s and the bounds
-    Delta = sensitivity([0.5] * 6, 0.5, res.r, 2, forced, 200)
+    Delta = score_sensitivity([0.5] * 6, 0.5, res.r, 2, forced, 200)
     assert Delta == pytest.approx(2 * 0.5 ** 2 / 200)
     assert res.privacy.sensitivity == pytest.approx(Delta)
 

@@ -8,7 +8,8 @@ import pytest
 
 import dpsubset as dps
 from dpsubset.losses import HingeLoss, HuberLoss, LogisticLoss, encode_binary_response
-from dpsubset.scores.convex import SCORE_TOL, convex_sensitivity
+from dpsubset.scores.convex import SCORE_TOL
+from dpsubset.privacy.sensitivity import convex_sensitivity
 from dpsubset.selection.base import search_slack
 from dpsubset.studies.simulate import make_classification, make_regression
 

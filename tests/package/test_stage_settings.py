@@ -17,7 +17,7 @@ from dpsubset.defaults import (CLASSIFICATION_MAX_PREDICTION, CLASSIFICATION_SEL
                                classification_select_lam, default_lam, default_radius, largest_row_norm)
 from dpsubset.interfaces.cli import main as cli_main
 from dpsubset.refit.objective import DEFAULT_EPS_OUT_FRAC
-from dpsubset.scores.least_squares import sensitivity
+from dpsubset.privacy.sensitivity import score_sensitivity
 
 
 def _regression(seed=0, n=300, p=6):
@@ -110,8 +110,8 @@ def test_selection_delta_uses_r_select_and_the_refit_uses_r_refit(monkeypatch):
     r_select, r_refit = 0.2, 3.0
     res = dps.dp_best_subset("y ~ 0 + .", df, eps=4.0, s=2, bounds=B, ball=dps.Ball(r_select=r_select, r_refit=r_refit, lam_refit=7.0), random_state=1)
     assert (res.r, res.r_refit) == (r_select, r_refit)
-    want = sensitivity([0.5] * 6, 0.5, r_select, 2, [], len(df))
-    swapped = sensitivity([0.5] * 6, 0.5, r_refit, 2, [], len(df))
+    want = score_sensitivity([0.5] * 6, 0.5, r_select, 2, [], len(df))
+    swapped = score_sensitivity([0.5] * 6, 0.5, r_refit, 2, [], len(df))
     assert res.privacy.sensitivity == pytest.approx(want, rel=1e-4)  # plus the certified slack
     assert abs(res.privacy.sensitivity - swapped) > 0.5 * swapped
     assert seen == dict(r=r_refit, ridge=7.0)

@@ -264,10 +264,10 @@ def test_item6_integer_transforms_do_not_wrap_around():
     D = build_design("y ~ I(x1 * x1) + x2", df, bounds)
     expect = (x1.astype(float) ** 2 - 5e19) / 5e19  # mapped by the public interval
     np.testing.assert_allclose(D.X[:, 0], expect, rtol=1e-12)
-    np.testing.assert_allclose(D.transform_new(df)[:, 1], expect, rtol=1e-12)
+    np.testing.assert_allclose(D.spec.transform_new(df)[:, 1], expect, rtol=1e-12)
     # levels of an integer column inside C() stay integers
     D2 = build_design("y ~ C(k, levels=[1, 2]) + x2", df.assign(k=[1, 2] * 5), bounds=(1.0, 1.0))
-    assert D2.candidate_names[0] == "C(k, levels=[1, 2])[T.2]"
+    assert D2.spec.candidate_names[0] == "C(k, levels=[1, 2])[T.2]"
 
 
 def test_item6_a_column_named_intercept_is_refused(reg):
@@ -315,7 +315,7 @@ def test_item6_too_few_rows(reg):
 def test_item7_search_slack_is_in_delta_at_n_1e8():
     # The paper's setting: b_x = b_y = 0.5, r = 1.1, s = 5, an intercept; n = 10^8.
     from dpsubset.design.build import build_design
-    from dpsubset.scores.least_squares import sensitivity
+    from dpsubset.privacy.sensitivity import score_sensitivity
     from dpsubset.search.candidates import GAP_TOL
     from dpsubset.selection.base import SelectionRequest, make_scorer, search_slack
 
@@ -325,7 +325,7 @@ def test_item7_search_slack_is_in_delta_at_n_1e8():
     req = SelectionRequest(design=D, s=5, eps=1.0, lam=120.0, r=1.1, loss="squared",
                            rng=np.random.default_rng(0), options={})
     _, Delta = make_scorer(req)
-    plain = sensitivity(D.x_bounds, 0.5, 1.1, 5, D.forced_bounds, 10 ** 8)
+    plain = score_sensitivity(D.x_bounds, 0.5, 1.1, 5, D.forced_bounds, 10 ** 8)
     tau = search_slack(SquaredLoss(), 0.5)
     assert tau >= GAP_TOL                       # max(1, largest score 0.125) = 1
     assert Delta == pytest.approx(plain + 2 * tau, rel=1e-12)
@@ -350,11 +350,11 @@ def test_item7_slack_covers_scores_off_by_the_tolerance():
 
 
 def test_item7_reported_delta_includes_the_slack(reg):
-    from dpsubset.scores.least_squares import sensitivity
+    from dpsubset.privacy.sensitivity import score_sensitivity
     from dpsubset.selection.base import search_slack
 
     res = dps.dp_best_subset("y ~ .", reg, eps=2.0, s=2, bounds=(0.5, 0.5), random_state=0)
-    plain = sensitivity(np.full(6, 0.5), 0.5, res.r, 2, [1.0], len(reg))
+    plain = score_sensitivity(np.full(6, 0.5), 0.5, res.r, 2, [1.0], len(reg))
     assert res.privacy.sensitivity == pytest.approx(plain + 2 * search_slack(SquaredLoss(), 0.5),
                                                     rel=1e-12)
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.enumeration import rank_supports
 
 
@@ -63,7 +64,7 @@ def test_sensitivity_bounds_one_row_change():
     rng = np.random.default_rng(2)
     n, p, s, bx, by, r = 30, 6, 2, 0.5, 0.5, 1.1
     X, y = rng.uniform(-bx, bx, (n, p)), rng.uniform(-by, by, n)
-    Delta = sensitivity(np.full(p, bx), by, r, s, [1.0], n)
+    Delta = score_sensitivity(np.full(p, bx), by, r, s, [1.0], n)
     assert Delta == pytest.approx((by + r * np.sqrt(s * bx**2 + 1)) ** 2 / (2 * n))
     from dpsubset.search.enumeration import score_all
     _, c = score_all(LeastSquaresScorer(X, y, 1.0, r, np.ones((n, 1))), s)

@@ -9,7 +9,8 @@ import pytest
 from scipy.optimize import minimize
 
 from dpsubset.losses import (HingeLoss, HuberLoss, LogisticLoss, SquaredLoss, make_loss)
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.scores.convex import (SCORE_TOL, ConvexLossScorer, ScoreAccuracyError,
                                     convex_sensitivity)
 from dpsubset.search.enumeration import score_all
@@ -145,7 +146,7 @@ def test_squared_loss_reproduces_the_least_squares_scorer():
         assert vb - 1e-12 <= va <= vb  # ours is the certified lower bound
         np.testing.assert_allclose(ga, gb, atol=1e-12)
     assert convex_sensitivity("squared", [0.5] * 10, 0.7, 1.1, 3, [1.0], 50) == \
-        pytest.approx(sensitivity([0.5] * 10, 0.7, 1.1, 3, [1.0], 50), rel=1e-14)
+        pytest.approx(score_sensitivity([0.5] * 10, 0.7, 1.1, 3, [1.0], 50), rel=1e-14)
 
 
 @pytest.mark.parametrize("name", ["huber", "logistic", "hinge"])

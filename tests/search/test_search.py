@@ -102,7 +102,7 @@ def test_lazy_mistakes_draw_equals_exact_draw(seed, route, monkeypatch):
     # Classes left open (bracketed) must give exactly the draws of the exact classes
     # for the same random stream: the lazy sampler is exact, not approximate.
     from dpsubset.mechanisms import sample_mistakes
-    from dpsubset.scores.least_squares import sensitivity
+    from dpsubset.privacy.sensitivity import score_sensitivity
     import dpsubset.search.mistake_classes as mistake_mod
     sc, s = _problem(seed)
     s = 3
@@ -112,7 +112,7 @@ def test_lazy_mistakes_draw_equals_exact_draw(seed, route, monkeypatch):
         monkeypatch.setattr(SubsetSearch, "_class_by_subproblems",
                             lambda self, S1, k, problem: None)
     exact = mistakes_by_enumeration(sc, s)
-    Delta = sensitivity(np.ones(sc.p), 3.0, sc.r, s, [1.0], sc.n)
+    Delta = score_sensitivity(np.ones(sc.p), 3.0, sc.r, s, [1.0], sc.n)
     n_open = 0
     for eps in (0.5, 5.0, 50.0):
         search = SubsetSearch(sc, s, search="outer_approximation")

@@ -11,7 +11,8 @@ from scipy.optimize import minimize
 import dpsubset as dps
 from dpsubset.selection.baselines import exponential as expo
 from dpsubset.selection.baselines import lei_ic, mcmc
-from dpsubset.scores.least_squares import LeastSquaresScorer, sensitivity
+from dpsubset.scores.least_squares import LeastSquaresScorer
+from dpsubset.privacy.sensitivity import score_sensitivity
 from dpsubset.search.enumeration import all_supports, score_all
 
 
@@ -38,7 +39,7 @@ def chi2_p(counts, probs):
 def test_exponential_sampler_matches_exact_distribution():
     _, _, scorer = tiny_problem()
     S, c = score_all(scorer, 2)
-    Delta = sensitivity([1.0] * 5, 1.0, 1.0, 2, (1.0,), 8)
+    Delta = score_sensitivity([1.0] * 5, 1.0, 1.0, 2, (1.0,), 8)
     eps = 8.0  # far from uniform, so that a wrong sampler shows
     probs = expo.exponential_distribution(c, eps, Delta)
     assert abs(probs.sum() - 1) < 1e-12
@@ -127,7 +128,7 @@ def test_lei_refuses_too_many_models():
 def test_mcmc_stationary_law_is_the_exponential_mechanism():
     _, _, scorer = tiny_problem(seed=2)
     p, s, eps = 5, 2, 8.0
-    Delta = sensitivity([1.0] * p, 1.0, 1.0, s, (1.0,), 8)
+    Delta = score_sensitivity([1.0] * p, 1.0, 1.0, s, (1.0,), 8)
     S, c = score_all(scorer, s)
     exact = expo.exponential_distribution(c, eps, Delta)
     res = mcmc.run_chains(scorer.score, p, s, eps, Delta, n_iter=40, n_chains=4000,
@@ -165,7 +166,7 @@ def test_mcmc_certified_bound_holds_on_the_exact_chain():
     the target is <= the certified TV bound."""
     n, p, s, eps, n_iter = 8, 4, 2, 1.0, 100
     X, y, _ = tiny_problem(n=n, p=p, seed=6, lam=0.5)
-    Delta = sensitivity([1.0] * p, 1.0, 1.0, s, (1.0,), n)
+    Delta = score_sensitivity([1.0] * p, 1.0, 1.0, s, (1.0,), n)
     eta = mcmc.mcmc_tv_bound(n_iter, p, s, eps, Delta, 1.0)
     delta = mcmc.mcmc_delta(eta, eps)
     assert 0 < eta < 1e-2 and delta < 1
@@ -197,7 +198,7 @@ def test_mcmc_certified_bound_holds_on_the_exact_chain():
 
 def test_mcmc_chains_do_not_depend_on_grouping():
     _, _, scorer = tiny_problem(seed=2)
-    Delta = sensitivity([1.0] * 5, 1.0, 1.0, 2, (1.0,), 8)
+    Delta = score_sensitivity([1.0] * 5, 1.0, 1.0, 2, (1.0,), 8)
     a = mcmc.run_chains(scorer.score, 5, 2, 1.0, Delta, 30, 4, np.random.default_rng(1))
     joblib = pytest.importorskip("joblib")
     with joblib.parallel_config(backend="threading"):  # no process start-up in the test

@@ -219,7 +219,7 @@ def test_every_real_data_set_loads_with_an_intercept_and_a_public_codebook():
         with warnings.catch_warnings():
             warnings.simplefilter("error", dps.PrivacyLeakWarning)  # no bound taken from the data
             des = build_design(ds.formula, ds.data, ds.bounds)
-        assert des.forced_names[:1] == ["Intercept"]
+        assert des.spec.forced_names[:1] == ["Intercept"]
         assert math.isfinite(des.b_y)
 
 

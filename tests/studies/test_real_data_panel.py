@@ -37,7 +37,7 @@ def test_each_new_data_set_loads_with_an_intercept_and_a_public_codebook(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", dps.PrivacyLeakWarning)  # a bound taken from the data would warn
         des = build_design(ds.formula, ds.data, ds.bounds)
-    assert des.forced_names == ["Intercept"]
+    assert des.spec.forced_names == ["Intercept"]
     assert des.spec.bounds_public and not des.spec.bounds_from_data
     assert math.isfinite(des.b_y)
     # 5 to 23 candidate terms, none an exact function of the others and the intercept (the

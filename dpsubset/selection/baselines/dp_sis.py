@@ -224,7 +224,7 @@ def _select(req) -> Selection:
         support=tuple(int(j) for j in support),
         guarantee="pure", sensitivity=1.0, certificates=[],
         diagnostics=dict(normalised_scores=x.copy(),
-                         best_support=[d.candidate_names[j] for j in np.argsort(-x, kind="stable")[:req.s]]))
+                         best_support=[d.spec.candidate_names[j] for j in np.argsort(-x, kind="stable")[:req.s]]))
 
 
 register_method(SelectionMethod(

@@ -93,7 +93,7 @@ def select_exponential(req) -> Selection:
     supports, scores = score_all(scorer, req.s)
     k = sample_exponential(scores, req.eps, Delta, req.rng)
     order = rank_supports(supports, scores)[:_DIAGNOSTIC_SUPPORTS]
-    names = req.design.candidate_names
+    names = req.design.spec.candidate_names
     req.ledger.spend("selection", "exponential mechanism (all supports)", req.eps, 0.0)
     return Selection(
         support=tuple(sorted(int(j) for j in supports[k])),

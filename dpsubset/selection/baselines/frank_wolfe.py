@@ -52,7 +52,7 @@ import math
 import numpy as np
 
 from ..._validation import is_integer, is_real
-from ...defaults import largest_row_norm
+from ...privacy.sensitivity import largest_row_norm
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release, permutation
 from .composition import calibrate_steps, resolve_delta
@@ -180,7 +180,7 @@ def select_frank_wolfe(req) -> Selection:
     best = np.argsort(-np.abs(plain[k:]), kind="stable")[:req.s]
     return Selection(support=tuple(int(j) for j in support), guarantee=noise.guarantee,
                      sensitivity=Delta, certificates=[],
-                     diagnostics=dict(best_support=[d.candidate_names[j] for j in np.sort(best)]))
+                     diagnostics=dict(best_support=[d.spec.candidate_names[j] for j in np.sort(best)]))
 
 
 register_method(SelectionMethod(

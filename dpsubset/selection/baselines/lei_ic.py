@@ -367,7 +367,7 @@ def validate_lei(options, *, s, eps, loss):
 
 
 def _model_indices(req):
-    names = req.design.candidate_names
+    names = req.design.spec.candidate_names
     p, s = req.p, req.s
     if req.options["models"] is None:
         total = n_all_models(p, s)
@@ -408,7 +408,7 @@ def select_lei(req) -> Selection:
     ic = lei_scores(Q, [len(M) for M in models], phi)
     k = sample_noisy_min(ic, lei_noise_scale(Delta, req.eps), req.rng)
     order = np.lexsort((np.arange(len(ic)), ic))[:100]
-    names = d.candidate_names
+    names = d.spec.candidate_names
     req.ledger.spend("selection", "information criterion + Laplace report-noisy-min (Lei et al. 2018)",
                      req.eps, 0.0)
     return Selection(

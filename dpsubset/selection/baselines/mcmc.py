@@ -274,7 +274,7 @@ def select_mcmc(req) -> Selection:
                      f"mechanism after {opts['n_iter']} steps (Roy and Tewari 2023 show this "
                      f"with high probability under model assumptions); this was NOT checked. "
                      f"The worst-case bound would need {need}.")
-    names = d.candidate_names
+    names = d.spec.candidate_names
     # Non-private: the chains' final states and their scores, best first.
     final = scorer.score(chains.states)
     order = np.argsort(final, kind="stable")

@@ -55,7 +55,7 @@ import math
 import numpy as np
 
 from ..._validation import is_integer, is_real
-from ...defaults import largest_row_norm
+from ...privacy.sensitivity import largest_row_norm
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release
 from .composition import calibrate_steps, resolve_delta
@@ -214,7 +214,7 @@ def select_peeling(req) -> Selection:
                          rng=req.rng)
     return Selection(support=tuple(int(j) for j in support), guarantee=noise.guarantee,
                      sensitivity=lam, certificates=[],
-                     diagnostics=dict(best_support=[d.candidate_names[j] for j in plain]))
+                     diagnostics=dict(best_support=[d.spec.candidate_names[j] for j in plain]))
 
 
 register_method(SelectionMethod(

@@ -357,7 +357,7 @@ def _select(req) -> Selection:
         support=tuple(int(j) for j in support),
         guarantee="pure", sensitivity=2.0 * s / m, certificates=[],
         diagnostics=dict(vote_counts=counts.copy(), blocks=m,
-                         best_support=[d.candidate_names[j] for j in np.argsort(-counts, kind="stable")[:s]]))
+                         best_support=[d.spec.candidate_names[j] for j in np.argsort(-counts, kind="stable")[:s]]))
 
 
 register_method(SelectionMethod(
