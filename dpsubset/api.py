@@ -31,7 +31,7 @@ from .design.frames import as_frame
 from ._validation import FLOAT_LIMIT, check_budget_representable, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
 from .mechanisms import as_generator
-from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan
+from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan, Stage
 from .privacy.leaks import PrivacyLeakWarning
 from .privacy.report import build_report
 from .refit import check_refit_representable, objective_perturbation, objective_perturbation_exact
@@ -43,8 +43,8 @@ from .results.usefulness import BALL_BINDS_NOTE, BallBindsWarning, LowUtilityWar
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import screen_design
 from .settings import Formula, StageSettings, build_settings, moved_arguments
-from .inference import (coefficient_inference, confidence_of_selection, inference_parts, rows_of,
-                        split_rows, split_sizes)
+from .inference import (coefficient_inference, confidence_of_selection, inference_parts, residual_part,
+                        rows_of, split_rows, split_sizes)
 
 __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
 
@@ -314,6 +314,7 @@ def _plan_budget(settings, *, eps_centre):
                                     eps_select=settings.budget.select, eps_refit=settings.budget.refit,
                                     screen_share=None if settings.screen is None else settings.screen.share,
                                     eps_moments=eps_moments, eps_confidence=eps_confidence,
+                                    eps_residual=residual_part(eps_moments, settings.loss),
                                     eps_centre=eps_centre, split=settings.split)
     given = settings.method.selection_options()
     given.update({k: v for k, v in (("eps0", settings.budget.gap_test), ("delta", settings.budget.delta))
@@ -438,7 +439,8 @@ def _select(settings, plan, ledger, rng, design, clock, bar):
         solver_options=settings.solver_options, ledger=ledger)
     sel = METHODS[settings.method.name].select(request)
     for stage in sel.stages:  # a method registered from outside that does its own accounting
-        ledger.spend(stage["stage"], stage["mechanism"], stage["eps"], stage["delta"])
+        ledger.spend(stage["stage"], stage["mechanism"], stage["eps"], stage["delta"],
+                     guarantee=stage.get("guarantee"))
     return sel, kept
 
 
@@ -464,7 +466,7 @@ def _refit(settings, plan, ledger, rng, design, support_idx, used_cols, row_boun
         # pure: the exact-grid refit (refit/exact_grid.py); refit_delta: the Gaussian one, in floating point
         fit = (objective_perturbation(A, design.y, delta=refit_delta, **common) if refit_delta
                else objective_perturbation_exact(A, design.y, **common))
-    ledger.spend("refit", f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
+    ledger.spend(Stage.REFIT, f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
     orig = design.spec.to_original_scale(coef_mapped, used_cols)
     params = orig.reindex(design.spec.forced_names + design.spec.candidate_names).fillna(0.0)
@@ -515,7 +517,7 @@ def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, cloc
             loss_options=st.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
             refit_delta=settings.budget.refit_delta or 0.0, row_bound=row_bound, r=st.r_refit, rng=rng,
             ledger=ledger, mode="split" if settings.split else "conditional", truth_in_ball=truth_in_ball,
-            deadline=clock)
+            deadline=clock, eps_residual=plan.eps_residual)
         # a fact of the release and the public radius: no data value
         if coef_inf.on_sphere and not truth_in_ball:
             warnings.warn(

@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_positive
+from ..privacy.budget import Stage
 from .clip import _apply_limits, _interval_map, _limits, _row_blocks
 
 __all__ = ["CentreSettings", "CentreRequest", "ColumnCentre", "DEFAULT_CENTRE_SHARE", "check_centre",
@@ -290,8 +291,8 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     m = laplace_release(sums / n, b_mean, request.rng)
     v = np.full(len(all_cols), np.nan)  # released for the columns that may be tightened only
     v[is_tight] = laplace_release(interior[is_tight] / n, b_interior[is_tight], request.rng)
-    request.ledger.spend("centring", "Laplace: column means" + (" and spreads" if tight else ""),
-                         float(np.sum(eps_mean)) + float(np.sum(eps_spread[is_tight])))
+    request.ledger.spend(Stage.CENTRING, "Laplace: column means" + (" and spreads" if tight else ""),
+                         float(np.sum(eps_mean)) + float(np.sum(eps_spread[is_tight])), guarantee="pure")
     clip_limits, column_maps = dict(clip_limits), dict(column_maps)
     record = []
     for j, c in enumerate(all_cols):

@@ -12,12 +12,12 @@
 The stage runs after the refit and before the results; it imports the refit, never the
 results.
 """
-from .budget import DEFAULT_INFERENCE_SHARE, inference_parts
+from .budget import DEFAULT_INFERENCE_SHARE, inference_parts, residual_part
 from .confidence import SelectionConfidence
 from .intervals import CoefficientInference
 from .release import coefficient_inference, confidence_of_selection
 from .split import DEFAULT_SPLIT_FRACTION, rows_of, split_rows, split_sizes
 
-__all__ = ["DEFAULT_INFERENCE_SHARE", "DEFAULT_SPLIT_FRACTION", "inference_parts",
+__all__ = ["DEFAULT_INFERENCE_SHARE", "DEFAULT_SPLIT_FRACTION", "inference_parts", "residual_part",
            "SelectionConfidence", "CoefficientInference", "coefficient_inference",
            "confidence_of_selection", "rows_of", "split_rows", "split_sizes"]

@@ -3,14 +3,16 @@
 ``eps_inference`` (default :data:`DEFAULT_INFERENCE_SHARE` of eps) is shared between the
 two inference stages that apply: the second moments of the intervals (least squares,
 Huber and logistic) and the selection confidence (top-R and the exponential mechanism); when both apply
-the confidence takes :data:`CONFIDENCE_SHARE` of it.
+the confidence takes :data:`CONFIDENCE_SHARE` of it. Of the second moments' part, the
+residual variance of the prediction intervals takes :data:`RESIDUAL_SHARE`
+(:func:`residual_part`; least squares and Huber).
 """
 from __future__ import annotations
 
 from .._validation import check_positive
 
-__all__ = ["DEFAULT_INFERENCE_SHARE", "CONFIDENCE_SHARE", "INTERVAL_LOSSES", "CONFIDENCE_METHODS",
-           "inference_parts"]
+__all__ = ["DEFAULT_INFERENCE_SHARE", "CONFIDENCE_SHARE", "RESIDUAL_SHARE", "INTERVAL_LOSSES",
+           "CONFIDENCE_METHODS", "inference_parts", "residual_part"]
 
 #: Share of the total eps spent on inference when ``eps_inference`` is not given. Chosen
 #: on the coverage benchmark (docs/benchmarks/coverage.md): the simulation model needs
@@ -21,6 +23,12 @@ DEFAULT_INFERENCE_SHARE = 0.2
 #: (docs/methods/inference.md): at half of 0.2 eps against the default selection's 0.4 eps
 #: it is 12 nats, while the moments only steer the simulation and need less.
 CONFIDENCE_SHARE = 0.5
+#: Share of the second moments' budget that goes to the residual variance (least squares
+#: and Huber). The moments' noise on the residual sum of squares adds up over all their
+#: entries, each of sensitivity up to (sum_j c_j)^2; one statistic of sensitivity
+#: (b_y + sum_j |b_j| c_j)^2 is several times sharper at a quarter of the budget
+#: (docs/benchmarks/prediction-coverage.md).
+RESIDUAL_SHARE = 0.25
 #: Losses with private intervals (the parametric bootstrap of the refit). Not the hinge:
 #: its smoothed loss has no model of y given x to simulate from (docs/methods/inference.md).
 INTERVAL_LOSSES = ("squared", "huber", "logistic")
@@ -73,3 +81,10 @@ def inference_parts(eps, eps_inference, *, loss, method, refit):
     if intervals and confidence:
         return total * (1.0 - CONFIDENCE_SHARE), total * CONFIDENCE_SHARE
     return (total, 0.0) if intervals else (0.0, total)
+
+
+def residual_part(eps_moments, loss):
+    """The residual variance's part of the second moments' eps: :data:`RESIDUAL_SHARE` of it
+    for least squares and Huber (their prediction intervals need a residual scale), 0 for
+    logistic (a binary response has none)."""
+    return RESIDUAL_SHARE * eps_moments if loss != "logistic" else 0.0

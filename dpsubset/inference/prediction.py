@@ -21,6 +21,7 @@ from scipy.special import expit
 
 from ..mechanisms.noise import laplace_release, laplace_threshold
 from .intervals import check_alpha
+from .budget import RESIDUAL_SHARE  # planned with the other parts (budget.residual_part)
 
 __all__ = ["PredictionResults", "RESIDUAL_LEVEL", "RESIDUAL_SHARE", "RESIDUAL_MECHANISM",
            "ResidualVariance", "residual_sensitivity", "release_residual_variance"]
@@ -30,12 +31,6 @@ __all__ = ["PredictionResults", "RESIDUAL_LEVEL", "RESIDUAL_SHARE", "RESIDUAL_ME
 #: about 1 % more often than with the true variance, and usually less (the bound then sits
 #: above the truth).
 RESIDUAL_LEVEL = 0.99
-#: Share of the second moments' budget that goes to the residual variance (least squares
-#: and Huber). The moments' noise on the residual sum of squares adds up over all their
-#: entries, each of sensitivity up to (sum_j c_j)^2; one statistic of sensitivity
-#: (b_y + sum_j |b_j| c_j)^2 is several times sharper at a quarter of the budget
-#: (docs/benchmarks/prediction-coverage.md).
-RESIDUAL_SHARE = 0.25
 RESIDUAL_MECHANISM = "Laplace noise on the residual sum of squares at the released coefficients"
 
 

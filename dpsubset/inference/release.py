@@ -23,7 +23,9 @@ from .fast_refit import BootstrapRefit
 from .intervals import BeyondTheBall, CoefficientInference, to_user_units
 from .moments import (NoisyMoments, gram_from_moments, least_squares_from_moments, release_second_moments,
                       simulation_model, symmetric_laplace)
-from .prediction import RESIDUAL_MECHANISM, RESIDUAL_SHARE, release_residual_variance
+from ..privacy.budget import Stage
+from .budget import residual_part
+from .prediction import RESIDUAL_MECHANISM, release_residual_variance
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
@@ -75,7 +77,7 @@ def support_moments(design, support_idx):
 
 def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode="conditional",
-                          draws=None, truth_in_ball=False, deadline=None):
+                          draws=None, truth_in_ball=False, deadline=None, eps_residual=None):
     """Private standard errors and intervals of the released coefficients.
 
     Parameters
@@ -90,7 +92,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         The released coefficients (mapped units).
     loss, loss_options : str, dict
     eps : float
-        Budget of the second moments.
+        Budget of the second moments (the residual variance's part included).
     eps_refit, refit_delta, row_bound, r : float
         The refit's public settings, which the bootstrap reruns.
     rng : numpy.random.Generator
@@ -105,6 +107,10 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     deadline : Deadline, optional
         The call's deadline (``time_limit``), checked before the moments and between the
         bootstrap's chunks.
+    eps_residual : float, optional
+        The residual variance's part of ``eps``, as the plan fixed it
+        (:attr:`dpsubset.privacy.budget.BudgetPlan.eps_residual`); None: the default
+        share (:func:`dpsubset.inference.budget.residual_part`).
 
     Returns
     -------
@@ -122,7 +128,7 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
                                       loss_options=loss_options, eps=eps, eps_refit=eps_refit,
                                       refit_delta=refit_delta, row_bound=row_bound, r=r, rng=rng,
                                       ledger=ledger, mode=mode, draws=draws, truth_in_ball=truth_in_ball,
-                                      deadline=deadline)
+                                      deadline=deadline, eps_residual=eps_residual)
     except InferenceTimeout as err:
         # the time spent depends on the data only through public sizes and the solver's steps;
         # the message says which limit and which public settings, never how far it got
@@ -135,19 +141,20 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
 
 def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
                            eps_refit, refit_delta, row_bound, r, rng, ledger, mode, draws, truth_in_ball,
-                           deadline):
+                           deadline, eps_residual):
     """:func:`coefficient_inference`'s work (the deadline checked between its steps)."""
     check_deadline(deadline)
     ZtZ, bounds = support_moments(design, support_idx)
     # least squares and Huber: a share for the residual variance of the observation intervals
-    eps_residual = RESIDUAL_SHARE * eps if loss != "logistic" else 0.0
+    if eps_residual is None:  # a call outside dp_best_subset, which plans it
+        eps_residual = residual_part(eps, loss)
     moments = release_second_moments(ZtZ, design.n, bounds, eps=eps - eps_residual, rng=rng)
-    ledger.spend("inference: second moments", MOMENTS_MECHANISM, eps - eps_residual, 0.0)
+    ledger.spend(Stage.MOMENTS, MOMENTS_MECHANISM, eps - eps_residual, 0.0)
     residual = None
     if eps_residual > 0:
         residual = release_residual_variance(ZtZ, coef_mapped, bounds[:-1], design.b_y, design.n,
                                              eps=eps_residual, rng=rng)
-        ledger.spend("inference: residual variance", RESIDUAL_MECHANISM, eps_residual, 0.0)
+        ledger.spend(Stage.RESIDUAL, RESIDUAL_MECHANISM, eps_residual, 0.0)
     # post-processing only from here on
     spec = design.spec
     model_of = functools.partial(simulation_model, coef=coef_mapped, intercept=bool(spec.has_intercept),
@@ -299,5 +306,5 @@ def confidence_of_selection(sel, *, eps, eps_mech, p, s, rng, ledger, method="to
         released = listed.index(target) if target in listed else len(listed)
     conf = selection_confidence(scores, eps_mech=eps_mech, Delta=sel.sensitivity, p=p, s=s, eps=eps,
                                 rng=rng, outside_as_last=method == "top_r", released=released)
-    ledger.spend("inference: selection confidence", CONFIDENCE_MECHANISM, eps, 0.0)
+    ledger.spend(Stage.CONFIDENCE, CONFIDENCE_MECHANISM, eps, 0.0)
     return conf

@@ -1,20 +1,26 @@
 """The privacy budget: a plan made from the public settings, and a ledger each stage spends from.
 
-:class:`BudgetPlan` splits ``eps`` between the stages (centring, screen, selection, refit) before
+:class:`Stage` names the stages that spend (an enumeration: a stage the plan does not
+know is an error, not a silent new entry). :class:`BudgetPlan` splits ``eps`` between
+them (centring, screen, selection and its gap test, refit, the inference stages) before
 any data are read, from the settings only. :class:`BudgetLedger` is what the stages
 spend from while the call runs (diffprivlib's ``BudgetAccountant`` is the model): each
 :meth:`BudgetLedger.spend` checks the stage's part of the plan and records the stage's
-mechanism, eps and delta. The privacy report (:mod:`dpsubset.privacy.report`) is a view
-of the ledger: its stages are the ledger's entries, its totals their sums (basic
-composition).
+mechanism, eps, delta and the guarantee its mechanism declares. The privacy report
+(:mod:`dpsubset.privacy.report`) is a view of the ledger: its stages are the ledger's
+entries, its totals their sums (basic composition), its guarantee the weakest of the
+entries' (:attr:`BudgetLedger.guarantee`) unless the bounds void it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from .._validation import check_eps_ceiling, check_positive
+from .guarantees import Guarantee
 
-__all__ = ["BudgetPlan", "BudgetLedger", "BudgetExceededError", "DEFAULT_REFIT_SHARE"]
+__all__ = ["Stage", "BudgetPlan", "BudgetLedger", "BudgetExceededError", "DEFAULT_REFIT_SHARE",
+           "part_of_stage"]
 
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
@@ -24,6 +30,48 @@ _ROUNDING = 1e-12
 
 class BudgetExceededError(RuntimeError):
     """A stage tried to spend more than the plan gave it (a bug in the package, not in the call)."""
+
+
+class Stage(str, Enum):
+    """A stage of a release that spends privacy budget.
+
+    The members compare equal to their names as the report prints them
+    (``Stage.GAP_TEST == "selection: gap test"``). The part before a colon is the
+    stage's group: the gap test is part of the selection's budget, the three inference
+    stages share the inference's.
+    """
+
+    CENTRING = "centring"
+    SCREENING = "screening"
+    SELECTION = "selection"
+    GAP_TEST = "selection: gap test"
+    REFIT = "refit"
+    MOMENTS = "inference: second moments"
+    RESIDUAL = "inference: residual variance"
+    CONFIDENCE = "inference: selection confidence"
+
+    @property
+    def group(self) -> str:
+        """The part of the plan the stage belongs to ("selection" for the gap test)."""
+        return self.value.split(":")[0]
+
+    @property
+    def rows(self) -> str:
+        """The part of the rows the stage reads with ``split=True``: "all rows" (before the
+        split), "selection rows" or "refit rows"."""
+        if self is Stage.CENTRING:
+            return "all rows"
+        if self in (Stage.SCREENING, Stage.SELECTION, Stage.GAP_TEST, Stage.CONFIDENCE):
+            return "selection rows"
+        return "refit rows"
+
+    def __str__(self) -> str:  # the plain name in f-strings on every Python version
+        return self.value
+
+
+#: The order of strength of the guarantees, weakest last: the ledger's guarantee is the
+#: weakest of its entries' (a conditional stage makes the whole release conditional).
+_STRENGTH = (Guarantee.PURE, Guarantee.APPROXIMATE, Guarantee.CONDITIONAL, Guarantee.VOID)
 
 
 @dataclass(frozen=True)
@@ -51,6 +99,10 @@ class BudgetPlan:
         The centring stage's part (the private centre and spread of the codebook columns,
         :mod:`dpsubset.design.centring`; 0 without it), taken off the top. It reads every
         row, so with ``split=True`` it counts in both parts of the rows.
+    eps_residual : float
+        The part of ``eps_moments`` for the residual variance of the prediction intervals
+        (:data:`dpsubset.inference.budget.RESIDUAL_SHARE` of it for least squares and
+        Huber; 0 otherwise).
     split : bool
         ``split=True``: the selection's stages (screen, selection, confidence) and the
         refit's (refit, second moments) run on disjoint random rows, and the total is
@@ -66,10 +118,11 @@ class BudgetPlan:
     eps_confidence: float = 0.0
     eps_centre: float = 0.0
     split: bool = False
+    eps_residual: float = 0.0
 
     @classmethod
     def from_settings(cls, eps, *, refit, eps_select=None, eps_refit=None, screen_share=None,
-                      eps_moments=0.0, eps_confidence=0.0, eps_centre=0.0, split=False):
+                      eps_moments=0.0, eps_confidence=0.0, eps_residual=0.0, eps_centre=0.0, split=False):
         """The plan of one call from its settings (public numbers only).
 
         Parameters
@@ -88,6 +141,8 @@ class BudgetPlan:
             Without a split they come off the top and the rest is split between
             selection and refit; with ``split=True`` the selection's rows get
             ``eps - eps_confidence`` and the refit's rows ``eps - eps_moments``.
+        eps_residual : float
+            The residual variance's part of ``eps_moments``.
         eps_centre : float
             The centring stage's part, off the top (before every other split).
         split : bool
@@ -118,9 +173,12 @@ class BudgetPlan:
             # The screen takes its share out of the selection budget (the refit's is unchanged).
             eps_screen = screen_share * eps_select
             eps_select = eps_select - eps_screen
+        if not 0.0 <= eps_residual <= eps_moments:
+            raise BudgetExceededError(f"the residual variance's eps = {eps_residual:.6g} is not a part of "
+                                      f"the second moments' {eps_moments:.6g}")
         return cls(eps=eps, eps_select=eps_select, eps_refit=eps_refit, eps_screen=eps_screen,
                    eps_moments=float(eps_moments), eps_confidence=float(eps_confidence),
-                   eps_centre=eps_centre, split=bool(split))
+                   eps_centre=eps_centre, split=bool(split), eps_residual=float(eps_residual))
 
     def with_gap_test(self, eps0):
         """The plan with ``eps0`` of the selection's part set aside for a gap test.
@@ -139,15 +197,14 @@ class BudgetPlan:
         return replace(self, eps_gap_test=float(eps0))
 
     def allowance(self, stage):
-        """The eps a stage may spend: ``"screening"``, ``"selection"`` (all its parts
-        together), ``"selection: gap test"`` (its own part) or ``"refit"``."""
-        if stage == "selection: gap test":
-            return self.eps_gap_test
-        if stage == "inference: second moments":
-            return self.eps_moments
-        if stage == "inference: selection confidence":
-            return self.eps_confidence
-        group = stage.split(":")[0]
+        """The eps a stage may spend: a :class:`Stage` (its own part), or a group's name
+        (``"selection"``: the selection with its gap test; ``"inference"``: all three
+        inference stages)."""
+        own = {Stage.GAP_TEST: self.eps_gap_test, Stage.MOMENTS: self.eps_moments - self.eps_residual,
+               Stage.RESIDUAL: self.eps_residual, Stage.CONFIDENCE: self.eps_confidence}
+        if stage in own:
+            return own[stage]
+        group = stage.group if isinstance(stage, Stage) else str(stage)
         parts = {"screening": self.eps_screen, "selection": self.eps_select, "refit": self.eps_refit,
                  "inference": self.eps_moments + self.eps_confidence, "centring": self.eps_centre}
         if group not in parts:
@@ -194,21 +251,9 @@ def _split_parts(eps, refit, eps_select, eps_refit, eps_moments, eps_confidence)
     return eps_select, eps_refit
 
 
-#: Stages that run on the selection's rows with split=True; every other stage runs on the refit's.
-SELECTION_ROWS = ("screening", "selection", "inference: selection confidence")
-
-
-#: Stages that read every row before the split (they count in both parts with split=True).
-ALL_ROWS = ("centring",)
-
-
 def part_of_stage(stage):
-    """The part of the rows a stage reads with ``split=True``: "selection rows", "refit rows",
-    or "all rows" (a stage before the split)."""
-    if stage.split(":")[0] in ALL_ROWS:
-        return "all rows"
-    return "selection rows" if (stage in SELECTION_ROWS or stage.split(":")[0] in SELECTION_ROWS) \
-        else "refit rows"
+    """The part of the rows a stage reads with ``split=True`` (:attr:`Stage.rows`)."""
+    return Stage(stage).rows
 
 
 class BudgetLedger:
@@ -230,31 +275,62 @@ class BudgetLedger:
 
     def __init__(self, plan=None):
         self.plan = plan
-        self._entries = []
+        self._entries = []      # the report's view: plain dicts (stage, mechanism, eps, delta)
+        self._stages = []       # the same entries' stages, as Stage members
+        self._guarantees = []   # ... and the guarantees their mechanisms declared
 
-    def spend(self, stage, mechanism, eps, delta=0.0):
+    def spend(self, stage, mechanism, eps, delta=0.0, guarantee=None):
         """Record that ``stage`` ran ``mechanism`` at (eps, delta); returns the ledger.
+
+        Parameters
+        ----------
+        stage : Stage or str
+            The stage (a name that is not a :class:`Stage` is an error).
+        mechanism : str
+            What ran, in words (the report's stage list shows it).
+        eps, delta : float
+            What it spent.
+        guarantee : Guarantee or str, optional
+            The guarantee the mechanism declares (its module's ``GUARANTEE``); default
+            pure when ``delta == 0`` and approximate otherwise.
 
         Raises
         ------
         BudgetExceededError
-            When the stage's entries would exceed its part of the plan.
+            When the stage's entries would exceed its part of the plan, or the stage is
+            not one the plan knows.
         """
+        try:
+            stage = Stage(stage)
+        except ValueError:
+            raise BudgetExceededError(f"stage {stage!r} has no part in the budget plan") from None
         eps, delta = float(eps), float(delta)
         if not (eps >= 0 and delta >= 0):
-            raise BudgetExceededError(f"stage {stage!r}: eps and delta must be >= 0")
+            raise BudgetExceededError(f"stage {stage.value!r}: eps and delta must be >= 0")
+        guarantee = Guarantee(guarantee if guarantee is not None
+                              else (Guarantee.PURE if delta == 0 else Guarantee.APPROXIMATE))
         if self.plan is not None:
             # the stage's own part (the gap test has one), then its group's (all of "selection")
-            group = stage.split(":")[0]
-            for key, same in ((stage, lambda s: s == stage),
-                              (group, lambda s: s.split(":")[0] == group)):
-                spent = sum(e["eps"] for e in self._entries if same(e["stage"]))
+            for key, same in ((stage, lambda s: s == stage), (stage.group, lambda s: s.group == stage.group)):
+                spent = sum(e["eps"] for e, st in zip(self._entries, self._stages) if same(st))
                 allowed = self.plan.allowance(key)
                 if spent + eps > allowed * (1 + _ROUNDING):
-                    raise BudgetExceededError(f"stage {stage!r} would spend eps = {spent + eps:.6g}, "
-                                              f"more than the planned {allowed:.6g} of {key!r}")
-        self._entries.append(dict(stage=stage, mechanism=mechanism, eps=eps, delta=delta))
+                    raise BudgetExceededError(f"stage {stage.value!r} would spend eps = {spent + eps:.6g}, "
+                                              f"more than the planned {allowed:.6g} of {str(key)!r}")
+        self._entries.append(dict(stage=stage.value, mechanism=mechanism, eps=eps, delta=delta))
+        self._stages.append(stage)
+        self._guarantees.append(guarantee)
         return self
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The weakest guarantee any stage's mechanism declared (pure for an empty ledger;
+        approximate as soon as any delta was spent). The bounds may still void it: that is
+        the report's to say (:func:`dpsubset.privacy.report.build_report`)."""
+        worst = max((_STRENGTH.index(g) for g in self._guarantees), default=0)
+        if self.delta > 0:
+            worst = max(worst, _STRENGTH.index(Guarantee.APPROXIMATE))
+        return _STRENGTH[worst]
 
     @property
     def stages(self):
@@ -267,7 +343,7 @@ class BudgetLedger:
         split = self.plan is not None and self.plan.split
         out = {}
         for e in self._entries:
-            part = part_of_stage(e["stage"]) if split else "all rows"
+            part = Stage(e["stage"]).rows if split else "all rows"
             out[part] = out.get(part, 0.0) + e[key]
         if split and "all rows" in out:  # a stage before the split counts in both parts
             every = out.pop("all rows")

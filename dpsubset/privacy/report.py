@@ -243,9 +243,12 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
     Parameters
     ----------
     ledger : dpsubset.privacy.budget.BudgetLedger
-        What every stage spent, in order (screen, selection, refit).
+        What every stage spent, in order (screen, selection, refit), and the guarantee
+        each stage's mechanism declared: the report's guarantee is the weakest of them
+        (void when a bound was taken from the data).
     selection : dpsubset.selection.base.Selection
-        The selection's guarantee, statement, sensitivity, certificates and gap check.
+        The selection's statement (when its guarantee needs words of its own),
+        sensitivity, certificates and gap check.
     bounds_public : bool
         False when some bound was taken from the data (the guarantee is then void).
     leaks : sequence of str
@@ -264,14 +267,17 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
     """
     stages = ledger.stages
     eps_total, delta_total = ledger.eps, ledger.delta
+    declared = ledger.guarantee  # the weakest any stage's mechanism declared when it spent
     if not bounds_public or leaks:
         kind = Guarantee.VOID
         statement = ("No differential privacy guarantee: " + "; ".join(leaks)
                      + ". Give public bounds (and explicit levels) to fix this.")
-    elif selection.guarantee == Guarantee.CONDITIONAL:
+    elif declared == Guarantee.CONDITIONAL:
         kind = Guarantee.CONDITIONAL
-        statement = f"Total eps = {eps_total:.4g}; the selection is " + selection.statement
-    elif delta_total > 0 or selection.guarantee == Guarantee.APPROXIMATE:
+        # the stage's own words when it has them (the mistakes mechanism's condition)
+        statement = f"Total eps = {eps_total:.4g}; the selection is " + (
+            selection.statement or Guarantee.CONDITIONAL.statement + ".")
+    elif declared == Guarantee.APPROXIMATE:
         kind = Guarantee.APPROXIMATE
         statement = f"({eps_total:.4g}, {delta_total:.3g})-differential privacy for the whole output."
     else:

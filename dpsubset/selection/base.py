@@ -106,8 +106,6 @@ class Selection:
     ----------
     support : tuple of int
         Released candidate columns (indices into ``design.candidate_names``), sorted.
-    guarantee : {"pure", "approximate", "conditional"}
-        The guarantee of this stage when the bounds are public.
     statement : str or None
         The guarantee in words when the generic sentence does not fit (for example
         the conditional guarantee of the mistakes mechanism).
@@ -121,12 +119,13 @@ class Selection:
     stages : list of dict
         Only for a method registered from outside the package that does not spend
         through ``request.ledger``: its stages as dicts (``stage``, ``mechanism``,
-        ``eps``, ``delta``), which the API spends on its behalf. The package's own
+        ``eps``, ``delta`` and optionally ``guarantee``), which the API spends on its
+        behalf. (The guarantee of a selection is what its stages declare when they
+        spend: :attr:`dpsubset.privacy.budget.BudgetLedger.guarantee`.) The package's own
         methods leave it empty.
     """
 
     support: tuple
-    guarantee: str
     statement: str | None = None
     sensitivity: float | None = None
     certificates: list = field(default_factory=list)

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._validation import is_integer, is_real
 from ..losses import LOSSES
-from ..mechanisms import sample_gap_checked, sample_mistakes, sample_top_r
+from ..mechanisms import MECHANISM_GUARANTEES, sample_gap_checked, sample_mistakes, sample_top_r
+from ..privacy.budget import Stage
 from ..search.exact import SubsetSearch, default_R
 from .base import (DEFAULT_DELTA, DEFAULT_EPS0_SHARE, Selection, SelectionMethod, SelectionRequest,
                    certificate_dicts, make_scorer, register_method, require_closed, score_certificates)
@@ -74,10 +75,9 @@ def _select_top_r(req: SelectionRequest) -> Selection:
     cands = SubsetSearch(scorer, req.s, **req.search_options()).top_r(R)
     require_closed(cands.certificates)
     support = sample_top_r(cands, req.eps, Delta, req.rng)
-    req.ledger.spend("selection", "top-R", req.eps, 0.0)
+    req.ledger.spend(Stage.SELECTION, "top-R", req.eps, 0.0, guarantee=MECHANISM_GUARANTEES["top_r"])
     return Selection(
-        support=tuple(sorted(support)),
-        guarantee="pure", sensitivity=Delta,
+        support=tuple(sorted(support)), sensitivity=Delta,
         certificates=certificate_dicts(cands.certificates) + score_certificates(scorer),
         diagnostics=dict(best_support=_names(req.design, [cands.supports[0]])[0],
                          candidate_supports=_names(req.design, cands.supports),
@@ -105,14 +105,16 @@ def _select_mistakes(req: SelectionRequest) -> Selection:
 
         support, passed = sample_gap_checked(mc, top_r_cands, eps_mech, opts["eps0"],
                                              opts["delta"], Delta, req.rng)
-        req.ledger.spend("selection: gap test", "Laplace test of the score gap", opts["eps0"],
-                         opts["delta"])
-        req.ledger.spend("selection", "mistakes if the test passed, else top-R", eps_mech, 0.0)
-        guarantee, statement = "approximate", None
+        # the test's (eps0, delta) makes the whole selection approximate; given its outcome,
+        # the mechanism that runs is pure
+        req.ledger.spend(Stage.GAP_TEST, "Laplace test of the score gap", opts["eps0"],
+                         opts["delta"], guarantee=MECHANISM_GUARANTEES["gap_check"])
+        req.ledger.spend(Stage.SELECTION, "mistakes if the test passed, else top-R", eps_mech, 0.0,
+                         guarantee=MECHANISM_GUARANTEES["top_r"])
+        statement = None
     else:
         support = sample_mistakes(mc, req.eps, Delta, req.rng)
-        req.ledger.spend("selection", "mistakes", req.eps, 0.0)
-        guarantee = "conditional"
+        req.ledger.spend(Stage.SELECTION, "mistakes", req.eps, 0.0, guarantee=MECHANISM_GUARANTEES["mistakes"])
         statement = ("eps-DP only if the best support's score beats the second best by more "
                      "than 2 Delta on these data (Theorem 2 of Prastakos et al. 2025); this "
                      "condition was NOT checked privately.")
@@ -125,7 +127,7 @@ def _select_mistakes(req: SelectionRequest) -> Selection:
                    method="certified bracket", closed=True) for k in mc.open_classes]
     last = used[-1]
     return Selection(
-        support=tuple(sorted(support)), guarantee=guarantee, statement=statement,
+        support=tuple(sorted(support)), statement=statement,
         sensitivity=Delta, certificates=certs, gap_check_passed=passed,
         diagnostics=dict(best_support=_names(req.design, [last.supports[0]])[0],
                          candidate_supports=_names(req.design, last.supports),

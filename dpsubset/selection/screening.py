@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import is_integer, is_real
+from ..privacy.budget import Stage
 from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
 
 __all__ = ["ScreenSpec", "check_screen", "screen_design", "restrict_design",
@@ -151,6 +152,7 @@ def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng, ledg
     k = spec.k_for(p, s)
     scores = sis_scores(design.X, design.y, design.x_bounds, design.b_y)
     kept = np.sort(sample_lipschitz_top_k(scores, k, eps_screen, rng, spec.gamma))
-    ledger.spend("screening", f"DP-SIS top-{k} of {p} columns (canonical Lipschitz top-k on "
-                 "|x_j'y|, sensitivity 2 b_j b_y)", eps_screen, 0.0)
+    ledger.spend(Stage.SCREENING, f"DP-SIS top-{k} of {p} columns (canonical Lipschitz top-k on "
+                 "|x_j'y|, sensitivity 2 b_j b_y)", eps_screen, 0.0,
+                 guarantee="pure")
     return restrict_design(design, kept), kept

@@ -14,7 +14,7 @@ import pytest
 import dpsubset as dps
 from dpsubset._validation import (PARAMETER_RULES, Interval, Options, check_positive, is_integer, is_real,
                                   validate_params)
-from dpsubset.privacy.budget import BudgetExceededError, BudgetLedger, BudgetPlan
+from dpsubset.privacy.budget import BudgetExceededError, BudgetLedger, BudgetPlan, Stage
 from dpsubset.privacy.guarantees import GUARANTEES, Guarantee
 from dpsubset.privacy.report import build_report
 from dpsubset.selection.base import Selection
@@ -77,13 +77,61 @@ def test_a_release_spends_its_plan_through_the_ledger():
 # ----------------------------------------------------------------------- the report
 def test_report_is_a_view_of_the_ledger():
     ledger = BudgetLedger().spend("selection", "top-R", 1.0).spend("refit", "objective perturbation (pure)", 1.0)
-    sel = Selection(support=(0,), guarantee="pure", sensitivity=0.1)
+    sel = Selection(support=(0,), sensitivity=0.1)
     rep = build_report(ledger, sel, bounds_public=True, leaks=())
     assert rep.guarantee == "pure" and type(rep.guarantee) is str
     assert rep.stages == ledger.stages and rep.eps == 2.0
     assert rep.statement.startswith("2-differential privacy (pure)")
     void = build_report(ledger, sel, bounds_public=False, leaks=("bounds taken from the data",))
     assert void.guarantee == "void" and void.sensitivity is None
+
+
+def test_stages_are_an_enum_and_the_plan_knows_each():
+    assert Stage("selection: gap test") is Stage.GAP_TEST and Stage.GAP_TEST.group == "selection"
+    assert Stage.CENTRING.rows == "all rows" and Stage.CONFIDENCE.rows == "selection rows"
+    assert Stage.RESIDUAL.rows == "refit rows" and f"{Stage.REFIT}" == "refit"
+    plan = BudgetPlan.from_settings(5.0, refit=True, eps_moments=0.8, eps_confidence=0.2, eps_residual=0.2)
+    assert plan.allowance(Stage.MOMENTS) == pytest.approx(0.6) and plan.allowance(Stage.RESIDUAL) == 0.2
+    assert plan.allowance("inference") == pytest.approx(1.0)
+    # the residual variance has its own part: spending the moments' whole part on the moments fails
+    with pytest.raises(BudgetExceededError, match="planned 0.6"):
+        BudgetLedger(plan).spend(Stage.MOMENTS, "x", 0.8)
+    with pytest.raises(BudgetExceededError, match="not a part"):
+        BudgetPlan.from_settings(5.0, refit=True, eps_moments=0.8, eps_residual=0.9)
+
+
+def test_the_guarantee_is_the_weakest_a_stage_declared():
+    """The report's guarantee comes from the ledger: what each mechanism declared when it spent."""
+    sel = Selection(support=(0,), sensitivity=0.1)
+    pure = BudgetLedger().spend(Stage.SELECTION, "top-R", 1.0, guarantee="pure")
+    assert pure.guarantee is Guarantee.PURE
+    assert build_report(pure, sel, bounds_public=True, leaks=()).guarantee == "pure"
+    # a delta makes it approximate even when no guarantee is named
+    approx = BudgetLedger().spend(Stage.GAP_TEST, "test", 0.25, 1e-6).spend(Stage.SELECTION, "top-R", 0.75)
+    assert approx.guarantee is Guarantee.APPROXIMATE
+    assert build_report(approx, sel, bounds_public=True, leaks=()).guarantee == "approximate"
+    # known-bad: a pure selection (delta 0) whose mechanism declares a conditional guarantee must
+    # not be reported as pure; a report that read only eps and delta would say "pure"
+    cond = BudgetLedger().spend(Stage.SELECTION, "mistakes", 1.0, guarantee="conditional") \
+        .spend(Stage.REFIT, "objective perturbation", 1.0)
+    assert cond.guarantee is Guarantee.CONDITIONAL and cond.delta == 0
+    assert build_report(cond, sel, bounds_public=True, leaks=()).guarantee == "conditional"
+    with pytest.raises(ValueError):
+        BudgetLedger().spend(Stage.SELECTION, "x", 1.0, guarantee="almost")
+
+
+def test_every_method_declares_its_guarantee_when_it_spends():
+    """mistakes without the gap test is conditional, with it approximate, top-R pure: read
+    from the mechanisms' GUARANTEE constants through the ledger."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 5))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)]).assign(y=X[:, 0] + rng.normal(size=150))
+    kinds = {}
+    for name, method in (("top_r", "top_r"), ("assume", dps.Method("mistakes", gap_check="assume")),
+                         ("ptr", "mistakes")):
+        res = dps.dp_best_subset("y ~ .", df, eps=3.0, s=2, bounds=(3, 5), method=method, random_state=0)
+        kinds[name] = res.privacy.guarantee
+    assert kinds == {"top_r": "pure", "assume": "conditional", "ptr": "approximate"}
 
 
 def test_guarantees_are_an_enum():

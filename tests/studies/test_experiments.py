@@ -54,7 +54,7 @@ def toy_method():
         if req.p > 50:
             raise ValueError(f"toy refuses p = {req.p} > its limit of 50")
         return Selection(support=tuple(range(req.s)), stages=[dict(
-            stage="selection", mechanism="toy", eps=req.eps, delta=0.0)], guarantee="pure")
+            stage="selection", mechanism="toy", eps=req.eps, delta=0.0, guarantee="pure")])
 
     register_method(SelectionMethod(name="toy", select=select,
                                     validate=lambda o, *, s, eps, loss: dict(o)))

@@ -77,7 +77,11 @@ import numpy as np
 from ..._validation import is_real
 from ...mechanisms import noise
 from ...mechanisms.max_exponential import max_exponential_argmax
+from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+
+#: The guarantee this method declares when it spends (the report's is the weakest declared).
+GUARANTEE = "pure"
 
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
 
@@ -218,11 +222,11 @@ def _select(req) -> Selection:
     x = sis_scores(d.X, d.y, d.x_bounds, d.b_y)
     support = sample_lipschitz_top_k(x, req.s, req.eps, req.rng, req.options["gamma"])
     # The intercept and keep= columns play no part in the screen (module docstring).
-    req.ledger.spend("selection", "DP-SIS: canonical Lipschitz top-k on |x_j'y| (sensitivity 2 b_j b_y)",
-                     req.eps, 0.0)
+    req.ledger.spend(Stage.SELECTION, "DP-SIS: canonical Lipschitz top-k on |x_j'y| (sensitivity 2 b_j b_y)",
+                     req.eps, 0.0, guarantee=GUARANTEE)
     return Selection(
         support=tuple(int(j) for j in support),
-        guarantee="pure", sensitivity=1.0, certificates=[],
+        sensitivity=1.0, certificates=[],
         diagnostics=dict(normalised_scores=x.copy(),
                          best_support=[d.spec.candidate_names[j] for j in np.argsort(-x, kind="stable")[:req.s]]))
 

@@ -24,7 +24,11 @@ import numpy as np
 
 from ...mechanisms.sampling import gumbel_max, log_softmax, log_weights
 from ...search.enumeration import ENUMERATION_LIMIT, rank_supports, score_all
+from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, make_scorer, register_method
+
+#: The guarantee this method declares when it spends (the report's is the weakest declared).
+GUARANTEE = "pure"
 
 __all__ = ["EXPONENTIAL_LIMIT", "exponential_log_weights", "exponential_distribution",
            "sample_exponential", "validate_exponential", "select_exponential"]
@@ -94,10 +98,10 @@ def select_exponential(req) -> Selection:
     k = sample_exponential(scores, req.eps, Delta, req.rng)
     order = rank_supports(supports, scores)[:_DIAGNOSTIC_SUPPORTS]
     names = req.design.spec.candidate_names
-    req.ledger.spend("selection", "exponential mechanism (all supports)", req.eps, 0.0)
+    req.ledger.spend(Stage.SELECTION, "exponential mechanism (all supports)", req.eps, 0.0, guarantee=GUARANTEE)
     return Selection(
         support=tuple(sorted(int(j) for j in supports[k])),
-        guarantee="pure", sensitivity=Delta,
+        sensitivity=Delta,
         certificates=[dict(problem=f"score all {len(scores)} supports", method="enumeration",
                            closed=True)],
         diagnostics=dict(best_support=[names[j] for j in supports[order[0]]],

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..._validation import is_integer, is_real
 from ...privacy.sensitivity import largest_row_norm
+from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release, permutation
 from .composition import calibrate_steps, resolve_delta
@@ -173,13 +174,13 @@ def select_frank_wolfe(req) -> Selection:
     k = d.forced.shape[1]
     theta = private_frank_wolfe(d.X, d.y, d.forced, C=C, iterations=T, scale=noise.scale, rng=req.rng)
     support = support_of(theta[k:], req.s, req.rng)
-    req.ledger.spend("selection", f"private Frank-Wolfe over the l1 ball of radius {C:.3g} ({T} steps, "
-                     f"Laplace scale {noise.scale:.3g}, {noise.theorem})", noise.eps, noise.delta)
+    req.ledger.spend(Stage.SELECTION, f"private Frank-Wolfe over the l1 ball of radius {C:.3g} ({T} steps, "
+                     f"Laplace scale {noise.scale:.3g}, {noise.theorem})", noise.eps, noise.delta,
+                     guarantee=noise.guarantee)
     # Non-private: the same iteration without noise.
     plain = private_frank_wolfe(d.X, d.y, d.forced, C=C, iterations=T, scale=0.0, rng=req.rng)
     best = np.argsort(-np.abs(plain[k:]), kind="stable")[:req.s]
-    return Selection(support=tuple(int(j) for j in support), guarantee=noise.guarantee,
-                     sensitivity=Delta, certificates=[],
+    return Selection(support=tuple(int(j) for j in support), sensitivity=Delta, certificates=[],
                      diagnostics=dict(best_support=[d.spec.candidate_names[j] for j in np.sort(best)]))
 
 

@@ -61,7 +61,11 @@ import numpy as np
 from ..._validation import is_real
 from ...mechanisms import noise
 from ...search.outer_approximation import SearchTimeout
+from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+
+#: The guarantee this method declares when it spends (the report's is the weakest declared).
+GUARANTEE = "pure"
 
 __all__ = ["LEI_MODEL_LIMIT", "LEI_MAX_TERMS", "GAP_SLACK", "l1_constrained_rss",
            "lei_sensitivity", "lei_noise_scale", "lei_scores", "sample_noisy_min",
@@ -409,11 +413,10 @@ def select_lei(req) -> Selection:
     k = sample_noisy_min(ic, lei_noise_scale(Delta, req.eps), req.rng)
     order = np.lexsort((np.arange(len(ic)), ic))[:100]
     names = d.spec.candidate_names
-    req.ledger.spend("selection", "information criterion + Laplace report-noisy-min (Lei et al. 2018)",
-                     req.eps, 0.0)
+    req.ledger.spend(Stage.SELECTION, "information criterion + Laplace report-noisy-min (Lei et al. 2018)",
+                     req.eps, 0.0, guarantee=GUARANTEE)
     return Selection(
         support=tuple(sorted(models[k])),
-        guarantee="pure",
         statement=(f"The selection scores {len(models)} public models by the l1-constrained "
                    f"residual sum of squares (R1 = {R1:.4g}) plus phi = {phi:.4g} per term, with "
                    f"sensitivity (b_y + R1 b_max)^2 = {Delta:.4g}; it also chooses the model "

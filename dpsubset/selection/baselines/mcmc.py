@@ -55,6 +55,7 @@ from tqdm.auto import tqdm
 from ..._validation import is_integer, is_real
 from ...mechanisms import noise
 from ...mechanisms.sampling import log_weights
+from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
 
 __all__ = ["DEFAULT_N_ITER", "run_chains", "mcmc_tv_bound", "mcmc_delta", "validate_mcmc",
@@ -278,10 +279,10 @@ def select_mcmc(req) -> Selection:
     # Non-private: the chains' final states and their scores, best first.
     final = scorer.score(chains.states)
     order = np.argsort(final, kind="stable")
-    req.ledger.spend("selection", mech, req.eps, delta)
+    req.ledger.spend(Stage.SELECTION, mech, req.eps, delta, guarantee=guarantee)
     return Selection(
         support=tuple(sorted(int(j) for j in chains.states[0])),
-        guarantee=guarantee, statement=statement, sensitivity=Delta,
+        statement=statement, sensitivity=Delta,
         certificates=[],
         diagnostics=dict(best_support=[names[j] for j in chains.states[order[0]]],
                          candidate_supports=[[names[j] for j in chains.states[i]] for i in order],

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..._validation import is_integer, is_real
 from ...privacy.sensitivity import largest_row_norm
+from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release
 from .composition import calibrate_steps, resolve_delta
@@ -207,13 +208,13 @@ def select_peeling(req) -> Selection:
     T = opts["iterations"]
     support, _ = noisy_iht(d.X, d.y, d.forced, s=req.s, r=req.r, step=eta, iterations=T,
                            scale=noise.scale, rng=req.rng)
-    req.ledger.spend("selection", f"DP iterative hard thresholding with peeling ({T} iterations, "
-                     f"Laplace scale {noise.scale:.3g}, {noise.theorem})", noise.eps, noise.delta)
+    req.ledger.spend(Stage.SELECTION, f"DP iterative hard thresholding with peeling ({T} iterations, "
+                     f"Laplace scale {noise.scale:.3g}, {noise.theorem})", noise.eps, noise.delta,
+                     guarantee=noise.guarantee)
     # Non-private: the same iteration without noise.
     plain, _ = noisy_iht(d.X, d.y, d.forced, s=req.s, r=req.r, step=eta, iterations=T, scale=0.0,
                          rng=req.rng)
-    return Selection(support=tuple(int(j) for j in support), guarantee=noise.guarantee,
-                     sensitivity=lam, certificates=[],
+    return Selection(support=tuple(int(j) for j in support), sensitivity=lam, certificates=[],
                      diagnostics=dict(best_support=[d.spec.candidate_names[j] for j in plain]))
 
 

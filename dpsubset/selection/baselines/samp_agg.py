@@ -53,7 +53,11 @@ from scipy import integrate
 
 from ..._validation import is_integer, is_real
 from ...mechanisms import noise
+from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+
+#: The guarantee this method declares when it spends (the report's is the weakest declared).
+GUARANTEE = "pure"
 
 __all__ = ["n_blocks", "block_slices", "lars_first_s", "lasso_top_s", "block_votes",
            "laplace_scale", "sample_votes_top_s", "vote_distribution"]
@@ -351,11 +355,11 @@ def _select(req) -> Selection:
     support = sample_votes_top_s(counts, m, s, req.eps, req.rng)
     pen = req.options["penalty"]
     lasso = "first s columns on the block's Lasso path" if pen == "path" else f"Lasso(alpha={pen:g}), top s"
-    req.ledger.spend("selection", f"sample-and-aggregate ({m} blocks, {lasso}; Laplace scale 2s/(m eps))",
-                     req.eps, 0.0)
+    req.ledger.spend(Stage.SELECTION, f"sample-and-aggregate ({m} blocks, {lasso}; Laplace scale 2s/(m eps))",
+                     req.eps, 0.0, guarantee=GUARANTEE)
     return Selection(
         support=tuple(int(j) for j in support),
-        guarantee="pure", sensitivity=2.0 * s / m, certificates=[],
+        sensitivity=2.0 * s / m, certificates=[],
         diagnostics=dict(vote_counts=counts.copy(), blocks=m,
                          best_support=[d.spec.candidate_names[j] for j in np.argsort(-counts, kind="stable")[:s]]))
 
