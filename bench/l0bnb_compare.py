@@ -98,7 +98,7 @@ def worker_package(path, s, lam, time_limit):
 
     from dpsubset.scores.least_squares import LeastSquaresScorer
     from dpsubset.search.exact import SubsetSearch
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     d = np.load(path)
     X, y = np.asarray(d["X"], dtype=float), np.asarray(d["y"], dtype=float)  # (read now:
     # an .npz is read lazily, which would put the file's reading in the timed call)

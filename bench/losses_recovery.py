@@ -41,7 +41,7 @@ from dpsubset.mechanisms import sample_gap_checked, sample_mistakes
 from dpsubset.scores.convex import ConvexLossScorer
 from dpsubset.privacy.sensitivity import convex_sensitivity
 from dpsubset.search.exact import SubsetSearch, default_R
-from dpsubset.search.limits import SearchTimeout
+from dpsubset.runtime.limits import SearchTimeout
 from dpsubset.studies.simulate import make_classification, make_regression
 
 

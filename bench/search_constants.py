@@ -78,7 +78,7 @@ def race(args):
     from dpsubset.scores.convex import ConvexLossScorer
     from dpsubset.search.enumeration import score_all
     from dpsubset.search.exact import MIN_RACE_SECONDS, RACE_FACTOR
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     from dpsubset.search.outer_approximation import OuterApproximation
     p, n, s = 30, 400, 5
     print(f"RACE_FACTOR = {RACE_FACTOR}, MIN_RACE_SECONDS = {MIN_RACE_SECONDS}: logistic, "
@@ -136,7 +136,7 @@ def highs_heuristics(args):
     from dpsubset.search.heuristics import iht_support, local_search
     from dpsubset.search.outer_approximation import OuterApproximation
     opts = ("rins", "rens", "root_reduced_cost", "zi_round", "shifting", "feasibility_jump")
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     print(f"HiGHS heuristics off: best support by outer approximation, p = {args.p}, "
           f"n = 1000, rho = 0.5, SNR = 2, lam = 1, r = 0.447 (the ball binds), each solve "
           f"stopped after {args.rounds} rounds (the master's solves are what the heuristics "
@@ -171,7 +171,7 @@ def _rss():
 def cut_bytes(args):
     """Resident bytes per coefficient of a HiGHS master with dense cuts, before and
     after a solve (the number CUT_BYTES rounds up)."""
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     from dpsubset.search.outer_approximation import CUT_BYTES, OuterApproximation
     print(f"CUT_BYTES = {CUT_BYTES}: p = {args.p}, n = 1000, {args.cuts} dense cuts")
     sc = _paper_scorer(args.p, 1000, 0)

@@ -7,7 +7,7 @@ from .nonprivate import best_subset_nonprivate
 from .privacy.leaks import PrivacyLeakWarning
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, NotReleasedError, PrivacyReport
 from .results.results import PredictionClippedWarning
-from .search.limits import SearchMemoryLimit
+from .runtime.limits import SearchMemoryLimit
 from .search.outer_approximation import SearchTimeout
 from .results.tables import summary_table
 from .results.plots import coef_plot, plan_plot

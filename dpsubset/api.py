@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 from tqdm.auto import tqdm
 
-from .interfaces.r_frames import maybe_from_r
+from .design.r_frames import maybe_from_r
 from .design.dask import dask_design, is_dask_frame
 from .defaults import default_lam, default_radius
 from .privacy.sensitivity import largest_row_norm, support_row_bound
@@ -34,11 +34,12 @@ from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan, Stage
 from .privacy.leaks import PrivacyLeakWarning
 from .privacy.report import build_report
-from .refit import check_refit_representable, objective_perturbation, objective_perturbation_exact
+from .refit import check_refit_representable, refit_support
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
-from .search.progress import call_progress
-from .search.limits import Deadline, SearchTimeout, explain_timeout
-from .design.suffstats import gram_route, refit_from_gram
+from .runtime.progress import call_progress
+from .search.limits import explain_timeout
+from .runtime.limits import Deadline, SearchTimeout
+from .design.suffstats import gram_route
 from .results.usefulness import BALL_BINDS_NOTE, BallBindsWarning, LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
 from .selection.screening import screen_design
@@ -162,7 +163,7 @@ def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss="
         which route, whether each closed). False: nothing. NON-PRIVATE: how long the
         search takes and its solves depend on the data, so they are for the data
         owner's terminal only; the released result says only that every solve was
-        certified (dpsubset/search/progress.py, docs/guide/time-limits.md).
+        certified (dpsubset/runtime/progress.py, docs/guide/time-limits.md).
     budget : dpsubset.Budget or dict, optional
         How eps (and delta) are shared: ``select``, ``refit``, ``inference``,
         ``gap_test``, ``delta``, ``refit_delta``. Default: half of what the centring and
@@ -225,7 +226,7 @@ def _release(formula, data, settings, context):
                                   else settings.centre.share * settings.eps)
     rng = as_generator(settings.random_state)
     ledger = BudgetLedger(plan)
-    bar = call_progress(settings.verbose, clock)  # verbose: None (auto), True, False (search/progress.py)
+    bar = call_progress(settings.verbose, clock)  # verbose: None (auto), True, False (runtime/progress.py)
 
     # Step 3: build the design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
@@ -454,18 +455,12 @@ def _refit(settings, plan, ledger, rng, design, support_idx, used_cols, row_boun
     coef_mapped : ndarray
         In the mapped units, over ``used_cols`` (for predictions).
     """
-    st, refit_delta = settings.stages, settings.budget.refit_delta
-    if design.gram is not None:
-        # (a lam_refit call never takes the Gram route: see the route in _design)
-        fit = refit_from_gram(design, support_idx, eps=plan.eps_refit, row_bound=row_bound,
-                              r=st.r_refit, rng=rng, delta=refit_delta or 0.0)
-    else:
-        A = np.hstack([design.forced, design.X[:, support_idx]])
-        common = dict(loss=settings.loss, eps=plan.eps_refit, row_bound=row_bound, b_y=design.b_y,
-                      r=st.r_refit, rng=rng, ridge=st.lam_refit, **st.loss_options)
-        # pure: the exact-grid refit (refit/exact_grid.py); refit_delta: the Gaussian one, in floating point
-        fit = (objective_perturbation(A, design.y, delta=refit_delta, **common) if refit_delta
-               else objective_perturbation_exact(A, design.y, **common))
+    st = settings.stages
+    # pure: the exact-grid refit; Budget(refit_delta=...): the Gaussian one, in floating point.
+    # (a lam_refit call never takes the Gram route: see the route in _design)
+    fit = refit_support(design, support_idx, loss=settings.loss, eps=plan.eps_refit, row_bound=row_bound,
+                        r=st.r_refit, rng=rng, ridge=st.lam_refit, delta=settings.budget.refit_delta or 0.0,
+                        loss_options=st.loss_options)
     ledger.spend(Stage.REFIT, f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
     orig = design.spec.to_original_scale(coef_mapped, used_cols)

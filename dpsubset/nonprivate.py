@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from ._validation import PARAMETER_RULES
-from .interfaces.r_frames import maybe_from_r
+from .design.r_frames import maybe_from_r
 from .design import build_design, capture_context
 from .privacy.leaks import PrivacyLeakWarning
 from .scores.least_squares import LeastSquaresScorer
 from .search.exact import SubsetSearch
-from .search.limits import resolve_time_limit
+from .runtime.limits import resolve_time_limit
 from .settings import Formula, as_option, moved_arguments
 
 __all__ = ["best_subset_nonprivate", "NonPrivateBestSubset", "NONPRIVATE_BALL"]

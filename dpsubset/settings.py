@@ -42,7 +42,7 @@ from .design.dask import check_dask_request
 from .losses import (HingeLoss, HuberLoss, LogisticLoss, SquaredLoss,
                      check_response_levels)
 from .search.exact import SEARCHES, check_search
-from .search.limits import resolve_memory_limit, resolve_time_limit
+from .runtime.limits import resolve_memory_limit, resolve_time_limit
 from .selection import METHODS
 from .selection.screening import check_screen
 

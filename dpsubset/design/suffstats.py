@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SufficientStats", "gram_route", "refit_from_gram"]
+__all__ = ["SufficientStats", "gram_route"]
 
 _U = np.finfo(float).eps / 2
 #: Largest number of columns (forced + candidates) for which the Gram route is used:
@@ -168,24 +168,3 @@ class _KahanSum:
         t = self.total + yv
         self._c = (t - self.total) - yv
         self.total = t
-
-
-def refit_from_gram(design, support_idx, *, eps, row_bound, r, rng, delta=0.0):
-    """The squared-loss refit of ``dp_best_subset`` on the released columns, from
-    ``design.gram``: :func:`dpsubset.refit.exact_grid.objective_perturbation_gram_exact` when
-    pure, :func:`dpsubset.refit.objective.objective_perturbation_gram` with ``delta > 0``."""
-    from ..refit.exact_grid import objective_perturbation_gram_exact
-    from ..refit.objective import objective_perturbation_gram
-
-    stats = design.gram
-    k = stats.k_forced
-    idx = np.concatenate([np.arange(k), k + np.asarray(support_idx, dtype=np.intp)]).astype(np.intp)
-    bounds = np.concatenate([design.forced_bounds, design.x_bounds, [design.b_y]])
-    err = stats.entry_error(bounds)
-    args = (stats.G[np.ix_(idx, idx)], stats.Zty[idx], stats.n)
-    entry_error = (err[np.ix_(idx, idx)], err[idx, -1])
-    if not delta:  # pure: the exact-grid refit, whose guarantee survives floating point
-        return objective_perturbation_gram_exact(*args, eps=eps, row_bound=row_bound, b_y=design.b_y, r=r,
-                                                 rng=rng, entry_error=entry_error)
-    return objective_perturbation_gram(*args, eps=eps, row_bound=row_bound, b_y=design.b_y, r=r, rng=rng,
-                                       delta=delta, entry_error=entry_error)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..search.limits import SearchTimeout
+from ..runtime.limits import SearchTimeout
 from ..mechanisms import noise
 from .moments import least_squares_from_moments, symmetric_laplace
 
@@ -24,12 +24,12 @@ __all__ = ["simulate_rows", "simulate_batch", "simulate_statistics", "bootstrap_
 class InferenceTimeout(SearchTimeout):
     """The call's ``time_limit`` ran out in the inference stage. A :class:`SearchTimeout`,
     handled the same way: nothing is released, and the message names the stage and the
-    public settings only (dpsubset/search/limits.py)."""
+    public settings only (dpsubset/runtime/limits.py)."""
 
 
 def check_deadline(deadline):
     """Raise :class:`InferenceTimeout` when the call's deadline (a
-    :class:`~dpsubset.search.limits.Deadline`, or None for none) has passed."""
+    :class:`~dpsubset.runtime.limits.Deadline`, or None for none) has passed."""
     if deadline is not None and deadline.expired:
         raise InferenceTimeout("the time limit ran out in the inference stage", problem="inference")
 

@@ -388,7 +388,7 @@ def _level(text):
 
 def _fit(args, parser):
     from ..api import dp_best_subset
-    from ..search.limits import SearchTimeout
+    from ..runtime.limits import SearchTimeout
     from ..results.tables import summary_table
 
     data, bounds = _read_inputs(args, parser)

@@ -46,7 +46,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .r_frames import frame_from_columns, maybe_from_r, rpy2_to_pandas
+from ..design.r_frames import frame_from_columns, maybe_from_r, rpy2_to_pandas
 
 __all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predict",
            "result_to_plain", "result_from_pickle", "result_to_pickle", "frame_to_plain",

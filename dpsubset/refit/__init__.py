@@ -8,6 +8,8 @@
 - exact_grid.py: the same mechanism with exact noise and a public output grid, exactly
   eps-DP as run: the pure refit dp_best_subset runs (matrix and Gram routes);
 - limits.py: whether a refit's public constants fit in floating point;
+- support.py: the refit of one release (:func:`refit_support`: the route, rows or
+  sufficient statistics, and the pure or Gaussian variant), the door the API calls;
 - ssp.py: sufficient-statistics perturbation, an independent cross-check of Mode A;
 - adassp.py: AdaSSP (Wang 2018), a refit peer for the benchmarks (not a dp_best_subset option).
 """
@@ -15,7 +17,8 @@ from .exact_grid import objective_perturbation_exact, objective_perturbation_gra
 from .limits import check_refit_representable
 from .objective import RefitResult, objective_perturbation, objective_perturbation_gram
 from .ssp import sufficient_statistics_perturbation
+from .support import refit_support
 
 __all__ = ["RefitResult", "objective_perturbation", "objective_perturbation_gram",
            "objective_perturbation_exact", "objective_perturbation_gram_exact", "check_refit_representable",
-           "sufficient_statistics_perturbation"]
+           "sufficient_statistics_perturbation", "refit_support"]

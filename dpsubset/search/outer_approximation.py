@@ -26,7 +26,7 @@ import numpy as np
 
 from .candidates import GAP_TOL, Certificate
 from .limits import MemoryBudget, SearchTimeout, describe_gap, format_gap, relative_gap
-from .progress import progress  # noqa: F401  (the search's modules import it from here)
+from ..runtime.progress import progress  # noqa: F401  (the search's modules import it from here)
 
 __all__ = ["FamilyMaster", "OuterApproximation", "SearchTimeout", "progress"]
 

@@ -20,7 +20,8 @@ from typing import Callable
 import numpy as np
 
 from ..privacy.budget import BudgetLedger
-from ..search.limits import SearchTimeout, describe_gap, relative_gap
+from ..search.limits import describe_gap, relative_gap
+from ..runtime.limits import SearchTimeout
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
            "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]

@@ -38,7 +38,8 @@ import numpy as np
 
 from .._validation import is_integer, is_real
 from ..privacy.budget import Stage
-from .baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+from ..mechanisms.lipschitz_top_k import GUARANTEE as SCREEN_GUARANTEE, sample_lipschitz_top_k
+from .baselines.dp_sis import sis_scores
 
 __all__ = ["ScreenSpec", "check_screen", "screen_design", "restrict_design",
            "DEFAULT_SCREEN_SHARE", "DEFAULT_SCREEN_K_PER_S", "SCREEN_METHODS"]
@@ -154,5 +155,5 @@ def screen_design(design, spec: ScreenSpec, s: int, eps_screen: float, rng, ledg
     kept = np.sort(sample_lipschitz_top_k(scores, k, eps_screen, rng, spec.gamma))
     ledger.spend(Stage.SCREENING, f"DP-SIS top-{k} of {p} columns (canonical Lipschitz top-k on "
                  "|x_j'y|, sensitivity 2 b_j b_y)", eps_screen, 0.0,
-                 guarantee="pure")
+                 guarantee=SCREEN_GUARANTEE)
     return restrict_design(design, kept), kept

@@ -288,7 +288,8 @@ def _screened(method, opts, X, y, st: _Setting, true, rng):
     probability given each of st.draws screens, averaged (an unbiased estimate of the
     exact recovery probability with the selection's noise integrated out).
     """
-    from ..selection.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+    from ..mechanisms.lipschitz_top_k import sample_lipschitz_top_k
+    from ..selection.baselines.dp_sis import sis_scores
     from ..selection.screening import DEFAULT_SCREEN_SHARE, check_screen
     spec = check_screen(opts["screen"], s=st.s, method=method)
     k = spec.k_for(st.p, st.s)
@@ -346,7 +347,8 @@ def _fast_draws(label, method, X, y, st: _Setting, rng, true):
         counts = block_votes(X, y, st.s, m, opts.get("penalty", "path"), rng)
         return "draws", [sample_votes_top_s(counts, m, st.s, st.eps, rng) for _ in range(st.draws)]
     if method == "dp_sis":
-        from ..selection.baselines.dp_sis import sample_lipschitz_top_k, sis_scores
+        from ..mechanisms.lipschitz_top_k import sample_lipschitz_top_k
+        from ..selection.baselines.dp_sis import sis_scores
         x = sis_scores(X, y, np.full(st.p, st.b_x), st.b_y)
         return "draws", list(sample_lipschitz_top_k(x, st.s, st.eps, rng, opts.get("gamma", 0.5),
                                                     size=st.draws))

@@ -143,7 +143,7 @@ def test_the_deadline_covers_the_inference_stage(monkeypatch):
     expired by the time the inference asks stands in for a slow bootstrap.)"""
     from dpsubset import api
     from dpsubset.inference.bootstrap import InferenceTimeout
-    from dpsubset.search.limits import Deadline
+    from dpsubset.runtime.limits import Deadline
 
     class PassedAfterTheSearch(Deadline):
         expired = True  # the search asks left() (unlimited here); the bootstrap asks expired
@@ -170,7 +170,7 @@ def test_the_deadline_covers_the_inference_stage(monkeypatch):
 
 def test_an_expired_deadline_stops_the_bootstrap_between_chunks():
     from dpsubset.inference.bootstrap import InferenceTimeout, bootstrap_refits
-    from dpsubset.search.limits import Deadline
+    from dpsubset.runtime.limits import Deadline
 
     calls = []
 

@@ -13,6 +13,7 @@ import pytest
 
 import dpsubset as dps
 import dpsubset.api as api
+import dpsubset.refit.support as refit_support_module
 from dpsubset.defaults import (CLASSIFICATION_MAX_PREDICTION, CLASSIFICATION_SELECT_PREDICTION, REFIT_RIDGE,
                                classification_select_lam, default_lam, default_radius, largest_row_norm)
 from dpsubset.interfaces.cli import main as cli_main
@@ -99,13 +100,13 @@ def test_unknown_stage_refused():
 def test_selection_delta_uses_r_select_and_the_refit_uses_r_refit(monkeypatch):
     """Delta from r_select, the refit's ball and noise from r_refit: fails on a swap."""
     seen = {}
-    real = api.objective_perturbation_exact
+    real = refit_support_module.objective_perturbation_exact
 
     def spy(*args, **kwargs):
         seen.update(r=kwargs["r"], ridge=kwargs["ridge"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "objective_perturbation_exact", spy)
+    monkeypatch.setattr(refit_support_module, "objective_perturbation_exact", spy)
     df = _regression()
     r_select, r_refit = 0.2, 3.0
     res = dps.dp_best_subset("y ~ 0 + .", df, eps=4.0, s=2, bounds=B, ball=dps.Ball(r_select=r_select, r_refit=r_refit, lam_refit=7.0), random_state=1)

@@ -8,6 +8,7 @@ import pytest
 
 import dpsubset as dps
 from dpsubset import api
+import dpsubset.refit.support as refit_support_module
 from dpsubset.studies.simulate import make_classification, make_regression
 
 TIDY_HEAD = ["term", "estimate", "selected", "forced"]
@@ -410,13 +411,13 @@ def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeyp
     the selection's neighbour relation (replace one row), public constants only."""
     df, bounds = hitters
     calls = []
-    real = api.objective_perturbation_exact
+    real = refit_support_module.objective_perturbation_exact
 
     def spy(X, y, **kw):
         calls.append((np.array(X), np.array(y), dict(kw)))
         return real(X, y, **kw)
 
-    monkeypatch.setattr(api, "objective_perturbation_exact", spy)
+    monkeypatch.setattr(refit_support_module, "objective_perturbation_exact", spy)
     res = dps.dp_best_subset("Salary ~ .", df, eps=3.0, budget=dps.Budget(refit=1.0), s=4, bounds=bounds,
                              random_state=5)
     (X, y, kw), = calls

@@ -373,7 +373,7 @@ def test_outer_approximation_yields_to_enumeration_and_stays_exact(monkeypatch, 
 def test_mistake_classes_yield_to_enumeration_after_a_certified_best(monkeypatch):
     """The race lost inside the mistake classes, the best support already certified by
     the outer approximation: the classes come from enumeration, exactly."""
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     sc, exact = _race_problem(monkeypatch, lam=4.0)
     monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 1e6)
     search = SubsetSearch(sc, 3, time_limit=600)
@@ -394,7 +394,7 @@ def test_mistake_classes_yield_to_enumeration_after_a_certified_best(monkeypatch
 
 def test_the_users_time_limit_is_not_the_race(monkeypatch):
     """A SearchTimeout from the user's own limit stays a timeout (nothing enumerated)."""
-    from dpsubset.search.limits import SearchTimeout
+    from dpsubset.runtime.limits import SearchTimeout
     sc, exact = _race_problem(monkeypatch)
     monkeypatch.setattr(exact, "MIN_RACE_SECONDS", 1e6)  # the race never ends first
     search = SubsetSearch(sc, 3, time_limit=1e-9)

@@ -8,7 +8,7 @@ from dpsubset import dp_best_subset, Ball, Logistic, Search
 from dpsubset.search import enumeration
 from dpsubset.search.enumeration import mistakes_by_enumeration, score_all, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.search.limits import SearchTimeout
+from dpsubset.runtime.limits import SearchTimeout
 from dpsubset.studies.simulate import make_classification
 
 

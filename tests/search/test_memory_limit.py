@@ -29,8 +29,8 @@ from dpsubset.search import class_search
 from dpsubset.search.branch_bound import branch_and_bound
 from dpsubset.search.enumeration import mistakes_by_enumeration, top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.search.limits import (DEFAULT_MEMORY_SHARE, MemoryBudget, explain_timeout,
-                                    physical_memory, resolve_memory_limit)
+from dpsubset.search.limits import MemoryBudget, explain_timeout
+from dpsubset.runtime.limits import DEFAULT_MEMORY_SHARE, physical_memory, resolve_memory_limit
 from dpsubset.search.outer_approximation import CUT_BYTES, OuterApproximation
 from dpsubset.search.perspective import DualPoint, Moments
 

@@ -26,8 +26,8 @@ from dpsubset.design.build import build_design
 from dpsubset.scores.least_squares import LeastSquaresScorer
 from dpsubset.search.enumeration import top_r_by_enumeration
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.search.limits import (DEFAULT_TIME_LIMIT, format_gap, relative_gap,
-                                    resolve_time_limit)
+from dpsubset.search.limits import format_gap, relative_gap
+from dpsubset.runtime.limits import DEFAULT_TIME_LIMIT, resolve_time_limit
 from dpsubset.search.outer_approximation import OuterApproximation
 
 FORMULA, BOUNDS, S, R_BALL, LAM = "y ~ 0 + .", (0.5, 0.5), 3, 0.3, 1.0

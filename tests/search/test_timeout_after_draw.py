@@ -14,7 +14,8 @@ import pytest
 import dpsubset.selection.exact as selection
 from dpsubset import dp_best_subset
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.search.limits import SearchTimeout, explain_timeout
+from dpsubset.search.limits import explain_timeout
+from dpsubset.runtime.limits import SearchTimeout
 
 
 def _frame(n=200, p=8, seed=0):

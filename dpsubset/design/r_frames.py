@@ -9,9 +9,9 @@ reticulate (the R package in ``r-wrapper/``)
     :func:`frame_from_columns` builds the DataFrame from the raw column bytes the R
     side sends (see :mod:`dpsubset.interfaces.r_bridge`).
 
-This module only converts data; it imports nothing else of the package, so that the
-entry points (:func:`dpsubset.dp_best_subset`, the R bridge) can both use it without
-an import cycle.
+This module only converts data; it imports nothing else of the package. It sits in
+design/, beside the readers of the other kinds of frame (:mod:`dpsubset.design.frames`),
+so that the API and the R bridge both reach it in the direction of the stage order.
 """
 from __future__ import annotations
 

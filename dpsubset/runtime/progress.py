@@ -153,7 +153,7 @@ def call_progress(verbose, clock, *, stages=3, file=None):
     ----------
     verbose : None, bool
         As in ``dp_best_subset`` (checked by :func:`check_verbose`).
-    clock : dpsubset.search.limits.Deadline
+    clock : dpsubset.runtime.limits.Deadline
         The call's deadline: the bar shows the seconds left before it.
     stages : int
         Number of stages the call reports with ``update()``.

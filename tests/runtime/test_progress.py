@@ -88,7 +88,7 @@ import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-import dpsubset.search.progress as prog  # noqa: E402
+import dpsubset.runtime.progress as prog  # noqa: E402
 from dpsubset.search.limits import Deadline  # noqa: E402
 
 
