@@ -12,7 +12,7 @@ from .search.outer_approximation import SearchTimeout
 from .results.tables import summary_table
 from .results.plots import coef_plot, plan_plot
 from .results.usefulness import BallBindsWarning, LowUtilityWarning
-from .inference.plan import Plan, plan
+from .studies.plan import Plan, plan
 
 __version__ = "0.1.0"
 __all__ = ["dp_best_subset", "Budget", "Ball", "Search", "Method", "Squared", "Huber", "Hinge", "Logistic",

@@ -7,7 +7,6 @@
 - confidence.py: a private lower bound on the probability the best support was released;
 - split.py: ``split=True``, selection and refit on disjoint random rows;
 - release.py: the stages as ``dp_best_subset`` calls them;
-- plan.py: ``dps.plan``, rows or eps needed, from public inputs (simulated data).
 
 The stage runs after the refit and before the results; it imports the refit, never the
 results.

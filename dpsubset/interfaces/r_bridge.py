@@ -583,7 +583,7 @@ def plan(args):
         grid point meets the targets) and ``assumptions`` (text); or ``error``, the
         message of a setting the plan refuses (R stops with it).
     """
-    from ..inference.plan import plan as _plan
+    from ..studies.plan import plan as _plan
 
     args = dict(args)
     for k in ("p", "s", "n", "trials", "random_state"):

@@ -9,7 +9,7 @@ point at 0 would read as one. Non-private fits (statsmodels results,
 :func:`dpsubset.best_subset_nonprivate`) stand beside the private ones with open
 symbols, dashed intervals and "(NOT private)" in the legend, as in a table.
 
-:func:`plan_plot` draws a :class:`dpsubset.inference.plan.Plan`: the probability that
+:func:`plan_plot` draws a :class:`dpsubset.studies.plan.Plan`: the probability that
 top-R releases the true support, and the median interval width when it was asked for,
 across the plan's grid of n (or of eps), with the targets as lines. Everything it shows
 is a property of the mechanism under the user's assumed model, from public inputs.
@@ -210,7 +210,7 @@ def _targets(plan):
 
 
 def plan_plot(plan, *, ax=None, title=None):
-    """A :class:`~dpsubset.inference.plan.Plan` as a figure: support recovery (and the
+    """A :class:`~dpsubset.studies.plan.Plan` as a figure: support recovery (and the
     interval width, when planned) across n or eps.
 
     Parameters

@@ -162,3 +162,55 @@ def test_the_private_import_check_finds_one(tmp_path):
     bad.parent.mkdir()
     bad.write_text("from ..refit.objective import _calibrate\nfrom .bootstrap import _ok_inside\n")
     assert private_imports_across_subpackages([bad]) == ["inference/bad.py: _calibrate"]
+
+
+#: The stages in the order data flow through them (docs/guide/architecture.md). A unit may
+#: import only the units before it (and itself). The foundation comes first: the losses,
+#: the parameter rules, privacy's vocabulary (guarantees, the budget, the sensitivity),
+#: the call's runtime (deadline, progress), the defaults, and ``mechanisms.noise``, the one
+#: module every random draw goes through (a rule of its own, tests/mechanisms/), which the
+#: design's centring and the search's heuristics draw from.
+STAGE_ORDER = ["losses", "_validation", "privacy", "runtime", "defaults", "mechanisms.noise", "design",
+               "search", "scores", "mechanisms", "selection", "refit", "inference", "results", "settings",
+               "nonprivate", "api", "studies", "interfaces", "__main__", ""]
+
+
+def _unit(module):
+    """The stage a module belongs to: ``dpsubset.search.exact`` -> "search"; the package's
+    ``__init__`` -> "" (last: it gathers everything)."""
+    parts = module.split(".")[1:]
+    if parts[:2] == ["mechanisms", "noise"]:
+        return "mechanisms.noise"
+    return parts[0] if parts else ""
+
+
+def imports_against_the_stage_order(graph):
+    """``(importer, imported)`` pairs where a module imports a later stage's module."""
+    rank = {u: k for k, u in enumerate(STAGE_ORDER)}
+    bad = []
+    for module, deps in graph.items():
+        for dep in deps:
+            a, b = _unit(module), _unit(dep)
+            # the units after the API (studies, the entry points) use the package as a user
+            # would, ``import dpsubset``; no stage of a release may
+            user = b == "" and rank[a] > rank["api"]
+            if a != b and rank[b] > rank[a] and not user:
+                bad.append((module, dep))
+    return sorted(bad)
+
+
+def test_every_unit_has_a_place_in_the_stage_order():
+    assert {_unit(m) for m in MODULES} <= set(STAGE_ORDER)
+
+
+def test_no_stage_imports_a_later_stage():
+    assert imports_against_the_stage_order(import_graph()) == []
+
+
+def test_the_stage_order_check_finds_a_backward_import():
+    graph = {"dpsubset.scores.two_swap": {"dpsubset.search.enumeration"},       # search before scores: fine
+             "dpsubset.design.build": {"dpsubset.refit.objective"},             # design -> refit: against
+             "dpsubset.search.heuristics": {"dpsubset.mechanisms.noise"},       # the noise: foundation
+             "dpsubset.search.exact": {"dpsubset.mechanisms.top_r"}}            # search -> a mechanism: against
+    assert imports_against_the_stage_order(graph) == [("dpsubset.design.build", "dpsubset.refit.objective"),
+                                                      ("dpsubset.search.exact", "dpsubset.mechanisms.top_r")]

@@ -26,13 +26,13 @@ from ..mechanisms import log_softmax, top_r_log_weights
 from ..mechanisms import noise as noise_mod
 from ..privacy.budget import DEFAULT_REFIT_SHARE
 from ..design.codebook import as_bounds
-from .fast_refit import BootstrapRefit
+from ..inference.fast_refit import BootstrapRefit
 from ..scores import LeastSquaresScorer
 from ..privacy.sensitivity import score_sensitivity
 from ..search.exact import SubsetSearch, default_R
-from .bootstrap import bootstrap_refits
-from .budget import DEFAULT_INFERENCE_SHARE
-from .moments import SimulationModel, before_clipping
+from ..inference.bootstrap import bootstrap_refits
+from ..inference.budget import DEFAULT_INFERENCE_SHARE
+from ..inference.moments import SimulationModel, before_clipping
 
 __all__ = ["plan", "Plan"]
 
