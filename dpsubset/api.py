@@ -29,7 +29,7 @@ from .design import Bounds, as_bounds, build_design, capture_context
 from .design.centring import CentreRequest
 from .design.frames import as_frame
 from ._validation import FLOAT_LIMIT, check_budget_representable, check_R, check_sizes
-from .losses import CLASSIFICATION_LOSSES, encode_binary_response, make_loss
+from .losses import CLASSIFICATION_LOSSES, DEFAULT_LOSS, encode_binary_response, make_loss
 from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan, Stage
 from .privacy.leaks import PrivacyLeakWarning
@@ -51,7 +51,7 @@ __all__ = ["dp_best_subset", "DEFAULT_REFIT_SHARE", "DEFAULT_EPS0_SHARE", "DEFAU
 
 
 @moved_arguments
-def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss="squared", keep=None,
+def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss=DEFAULT_LOSS, keep=None,
                    refit=True, inference=False, centre=None, random_state=None, verbose=None,
                    budget=None, ball=None, search=None):
     """Differentially private best subset selection with a DP refit.

@@ -146,7 +146,7 @@ import math
 
 import numpy as np
 
-from .losses import CLASSIFICATION_LOSSES
+from .losses import CLASSIFICATION_LOSSES, DEFAULT_LOSS
 from .privacy.sensitivity import largest_row_norm
 
 __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELECT_PREDICTION",
@@ -203,7 +203,7 @@ def _check_stage(stage):
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
 
 
-def default_lam(n=None, eps=None, loss="squared", stage="select", x_bounds=None, s=None,
+def default_lam(n=None, eps=None, loss=DEFAULT_LOSS, stage="select", x_bounds=None, s=None,
                 forced_bounds=()) -> float:
     """The public default ridge of a stage.
 
@@ -240,7 +240,7 @@ def default_lam(n=None, eps=None, loss="squared", stage="select", x_bounds=None,
     return max(LAM_FLOOR, DEFAULT_LAM / budget_growth(n, eps))
 
 
-def default_radius(x_bounds, b_y, s, forced_bounds=(), loss="squared", n=None, eps=None,
+def default_radius(x_bounds, b_y, s, forced_bounds=(), loss=DEFAULT_LOSS, n=None, eps=None,
                    stage="select") -> float:
     """The public default radius: r = A / sqrt(B_s), with A = b_y (the largest prediction equals
     b_y) grown by (n eps / 20,000)^(1/3) above n eps = 20,000, for either stage; for the

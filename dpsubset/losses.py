@@ -67,17 +67,58 @@ import math
 import numpy as np
 from scipy.special import expit, xlogy
 
-__all__ = ["Loss", "SquaredLoss", "HuberLoss", "LogisticLoss", "HingeLoss", "make_loss",
-           "LOSSES", "CLASSIFICATION_LOSSES", "REGRESSION_LOSSES", "DEFAULT_HUBER_H_FRACTION",
-           "DEFAULT_HINGE_H", "encode_binary_response", "check_response_levels",
-           "DEFAULT_NUMERIC_LEVELS"]
+__all__ = ["Loss", "SquaredLoss", "HuberLoss", "LogisticLoss", "HingeLoss", "make_loss", "loss_class",
+           "is_least_squares", "LOSSES", "CLASSIFICATION_LOSSES", "REGRESSION_LOSSES", "INTERVAL_LOSSES",
+           "DEFAULT_LOSS", "DEFAULT_HUBER_H_FRACTION", "DEFAULT_HINGE_H", "encode_binary_response",
+           "check_response_levels", "DEFAULT_NUMERIC_LEVELS"]
 
-#: Every loss the package knows, by name (selection, refit, CLI and R wrapper alike).
-LOSSES = ("squared", "huber", "logistic", "hinge")
+
+class _LossNames:
+    """The names of the registered losses that pass a test, read when asked (a loss
+    registered later is in it); prints as the tuple of names."""
+
+    def __init__(self, keep=lambda cls: True):
+        self._keep = keep
+
+    def _names(self):
+        return tuple(name for name, cls in _REGISTRY.items() if self._keep(cls))
+
+    def __contains__(self, name):
+        return name in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self):
+        return len(self._names())
+
+    def __getitem__(self, name):
+        if name not in self._names():
+            raise KeyError(name)
+        return _REGISTRY[name]
+
+    def __eq__(self, other):
+        return tuple(self) == tuple(other)
+
+    def __hash__(self):  # pragma: no cover (not used as a key)
+        return id(self)
+
+    def __repr__(self):
+        return repr(self._names())
+
+
+#: name -> Loss class, filled as each class is defined (:meth:`Loss.__init_subclass__`).
+_REGISTRY = {}
+#: Every loss the package knows, by name (selection, refit, CLI and R wrapper alike): a
+#: new loss is one subclass of :class:`Loss` with a ``name``, and it is in here.
+LOSSES = _LossNames()
 #: The losses whose response is a class coded -1/+1.
-CLASSIFICATION_LOSSES = ("logistic", "hinge")
+CLASSIFICATION_LOSSES = _LossNames(lambda cls: cls.classification)
 #: The losses whose response is a number clipped to [-b_y, b_y].
-REGRESSION_LOSSES = ("squared", "huber")
+REGRESSION_LOSSES = _LossNames(lambda cls: not cls.classification)
+#: The losses with private intervals (``inference=True``): those with a model of the
+#: response to simulate from (:attr:`Loss.response_model`).
+INTERVAL_LOSSES = _LossNames(lambda cls: cls.response_model is not None)
 #: Default pseudo-Huber threshold, as a fraction of the (mapped) response bound b_y, for
 #: selection and refit alike. With y clipped at about three standard deviations,
 #: h = b_y / 2 is about 1.5 sd, close to the classical Huber choice 1.345 sd.
@@ -118,19 +159,61 @@ class Loss:
     Attributes
     ----------
     name : str
+        The loss's name in ``loss=`` (a subclass with a name registers itself in
+        :data:`LOSSES`).
     classification : bool
         True when y must be in {-1, +1}.
+    least_squares : bool
+        True for least squares alone: its scores, search and refit have closed forms
+        and a Gram route that the other losses do not.
+    response_model : {"gaussian", "binary"} or None
+        The model of the response the inference stage simulates from (a linear model
+        with noise, or a Bernoulli on the logistic link); None: no intervals.
+    has_mean : bool
+        Whether the fit predicts a mean (a number or a probability); the smoothed
+        hinge predicts only a class.
+    cheap_exact_score : bool
+        Whether an exact score costs about as much as a certified bracket (Huber,
+        nearly quadratic): the branch and bound then scores completions at once
+        instead of keeping their brackets pending (search/fenchel.py).
     params : dict
         The loss's public parameters (``{"h": ...}`` for Huber and hinge).
     """
 
     name = ""
     classification = False
+    least_squares = False
+    response_model = None
+    has_mean = True
+    cheap_exact_score = False
+    #: The keyword of :func:`make_loss` (and of the refit) that sets the loss's parameter
+    #: (None: it has none).
+    option = None
     #: Factor that turns l into the refit's per-row loss (module docstring): the refit
     #: minimises sum_i refit_scale * l(x_i'theta; y_i), e.g. (y - eta)^2 for least squares.
     refit_scale = 1.0
     #: True when l'' does not depend on eta (the certificate then needs one modulus).
     constant_curvature = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            _REGISTRY[cls.name] = cls
+
+    @classmethod
+    def with_default(cls, value=None, *, b_y=1.0):
+        """The loss with its parameter ``value`` (None: its default, which may depend on
+        the response's public bound ``b_y``)."""
+        return cls()
+
+    def conjugate_box(self, y):
+        """(lower, upper) per row: the box of alpha where l*(alpha; y) is finite
+        (the Fenchel bounds of search/fenchel.py keep their dual points in it)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def conjugate_slope(self, alpha, y):
+        """(l*)'(alpha; y), the margin whose loss derivative is alpha (finite inside the box)."""
+        raise NotImplementedError  # pragma: no cover
 
     @property
     def params(self) -> dict:
@@ -202,6 +285,8 @@ class SquaredLoss(Loss):
     """(y - eta)^2 / 2: the least-squares score of dpsubset/scores/least_squares.py."""
 
     name = "squared"
+    least_squares = True
+    response_model = "gaussian"
     refit_scale = 2.0
     constant_curvature = True
 
@@ -216,6 +301,13 @@ class SquaredLoss(Loss):
 
     def conjugate(self, alpha, y):
         return alpha * y + 0.5 * alpha * alpha
+
+    def conjugate_box(self, y):
+        n = len(np.asarray(y))
+        return np.full(n, -np.inf), np.full(n, np.inf)
+
+    def conjugate_slope(self, alpha, y):
+        return y + alpha
 
     def row_max(self, b_y, a):
         return 0.5 * (b_y + a) ** 2
@@ -242,6 +334,9 @@ class HuberLoss(Loss):
     """
 
     name = "huber"
+    response_model = "gaussian"
+    cheap_exact_score = True
+    option = "huber_h"
     refit_scale = 2.0
 
     def __init__(self, h):
@@ -279,6 +374,18 @@ class HuberLoss(Loss):
         w = np.clip(alpha / self.h, -1.0, 1.0)
         return alpha * y + alpha * alpha / (1.0 + np.sqrt(1.0 - w * w))
 
+    @classmethod
+    def with_default(cls, value=None, *, b_y=1.0):
+        return cls(DEFAULT_HUBER_H_FRACTION * b_y if value is None else value)
+
+    def conjugate_box(self, y):
+        n = len(np.asarray(y))
+        return np.full(n, -self.h), np.full(n, self.h)
+
+    def conjugate_slope(self, alpha, y):
+        w = np.clip(alpha / self.h, -1.0 + 1e-12, 1.0 - 1e-12)
+        return y + alpha / np.sqrt(1.0 - w * w)
+
     def row_max(self, b_y, a):
         u = b_y + a
         return float(u * u / (math.sqrt(1.0 + (u / self.h) ** 2) + 1.0))
@@ -305,6 +412,7 @@ class LogisticLoss(Loss):
     """ln(1 + exp(-y eta)) with y in {-1, +1}."""
 
     name = "logistic"
+    response_model = "binary"
     classification = True
 
     def value(self, eta, y):
@@ -324,6 +432,14 @@ class LogisticLoss(Loss):
         # With q = -y alpha in [0, 1]: l* = q ln q + (1 - q) ln(1 - q).
         q = np.clip(-y * alpha, 0.0, 1.0)
         return xlogy(q, q) + xlogy(1.0 - q, 1.0 - q)
+
+    def conjugate_box(self, y):
+        y = np.asarray(y, dtype=float)  # q = -y alpha in [0, 1]
+        return np.minimum(0.0, -y), np.maximum(0.0, -y)
+
+    def conjugate_slope(self, alpha, y):
+        q = np.clip(-y * alpha, 1e-12, 1.0 - 1e-12)  # a hair inside the box
+        return -y * (np.log(q) - np.log1p(-q))
 
     def row_max(self, b_y, a):
         return float(_softplus(a))
@@ -360,6 +476,8 @@ class HingeLoss(Loss):
 
     name = "hinge"
     classification = True
+    has_mean = False
+    option = "hinge_h"
 
     def __init__(self, h=DEFAULT_HINGE_H):
         h = float(h)
@@ -388,6 +506,18 @@ class HingeLoss(Loss):
         # With q = -y alpha in [0, 1]: l* = -q + (h/2) (q ln q + (1 - q) ln(1 - q)).
         q = np.clip(-y * alpha, 0.0, 1.0)
         return -q + 0.5 * self.h * (xlogy(q, q) + xlogy(1.0 - q, 1.0 - q))
+
+    @classmethod
+    def with_default(cls, value=None, *, b_y=1.0):
+        return cls(DEFAULT_HINGE_H if value is None else value)
+
+    def conjugate_box(self, y):
+        y = np.asarray(y, dtype=float)  # q = -y alpha in [0, 1]
+        return np.minimum(0.0, -y), np.maximum(0.0, -y)
+
+    def conjugate_slope(self, alpha, y):
+        q = np.clip(-y * alpha, 1e-12, 1.0 - 1e-12)
+        return -y * (-1.0 + 0.5 * self.h * (np.log(q) - np.log1p(-q)))
 
     def row_max(self, b_y, a):
         return float(0.5 * self.h * _softplus(2.0 * (1.0 + a) / self.h))
@@ -420,7 +550,7 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
     Parameters
     ----------
     loss : str or Loss
-        One of ``LOSSES``.
+        One of :data:`LOSSES` (a Loss is returned unchanged).
     b_y : float
         Public bound of the (mapped) response; the default Huber threshold is
         ``DEFAULT_HUBER_H_FRACTION * b_y``.
@@ -430,15 +560,36 @@ def make_loss(loss, *, b_y=1.0, huber_h=None, hinge_h=None) -> Loss:
     """
     if isinstance(loss, Loss):
         return loss
-    if loss == "squared":
-        return SquaredLoss()
-    if loss == "huber":
-        return HuberLoss(DEFAULT_HUBER_H_FRACTION * b_y if huber_h is None else huber_h)
-    if loss == "logistic":
-        return LogisticLoss()
-    if loss == "hinge":
-        return HingeLoss(DEFAULT_HINGE_H if hinge_h is None else hinge_h)
-    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    cls = loss_class(loss)
+    return cls.with_default({"huber_h": huber_h, "hinge_h": hinge_h}.get(cls.option), b_y=b_y)
+
+
+def loss_class(loss):
+    """The :class:`Loss` subclass of a name (or of a Loss object).
+
+    Raises
+    ------
+    ValueError
+        For a name no loss registered, naming the known ones.
+    """
+    if isinstance(loss, Loss):
+        return type(loss)
+    if isinstance(loss, type) and issubclass(loss, Loss):
+        return loss
+    try:
+        return _REGISTRY[loss]
+    except (KeyError, TypeError):
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}") from None
+
+
+def is_least_squares(loss) -> bool:
+    """Whether ``loss`` (a name or a Loss) is least squares, whose closed forms and Gram
+    route the other losses do not have."""
+    return loss_class(loss).least_squares
+
+
+#: The loss of ``dp_best_subset`` when none is given.
+DEFAULT_LOSS = SquaredLoss.name
 
 
 #: The coding of a numeric response when ``response_levels`` is not given: 0 is the

@@ -39,8 +39,8 @@ from ._validation import check_eps_ceiling, validate_params
 from .design.centring import check_centre
 from .design.codebook import as_bounds
 from .design.dask import check_dask_request
-from .losses import (HingeLoss, HuberLoss, LogisticLoss, SquaredLoss,
-                     check_response_levels)
+from .losses import (DEFAULT_LOSS, HingeLoss, HuberLoss, LogisticLoss, SquaredLoss, check_response_levels,
+                     loss_class)
 from .search.exact import SEARCHES, check_search
 from .runtime.limits import resolve_memory_limit, resolve_time_limit
 from .selection import METHODS
@@ -362,6 +362,18 @@ LOSS_OPTIONS = {cls.loss_class.name: cls for cls in (Squared, Huber, Logistic, H
 
 
 @dataclass(frozen=True)
+class NamedLoss:
+    """A registered loss without options of its own (a :class:`dpsubset.losses.Loss`
+    subclass added after the package's four), given by its name."""
+
+    name: str
+
+    @property
+    def loss_class(self):
+        return loss_class(self.name)
+
+
+@dataclass(frozen=True)
 class Refit:
     """The refit: objective perturbation on the released support (``refit=True``).
 
@@ -489,11 +501,15 @@ def _as_method(value):
 
 
 def _as_loss(value):
-    if isinstance(value, tuple(LOSS_OPTIONS.values())):
+    if isinstance(value, (*LOSS_OPTIONS.values(), NamedLoss)):
         return value
     name = value.get("name") if isinstance(value, Mapping) else value
     if isinstance(name, str):
         validate_params(dict(loss=name))  # the rule's message: "loss must be one of ..."
+        if name not in LOSS_OPTIONS:  # a loss registered later: no options to take
+            if not isinstance(value, str) and set(value) != {"name"}:
+                raise TypeError(f"loss={name!r} takes no options, got {sorted(set(value) - {'name'})}")
+            return NamedLoss(name)
         if isinstance(value, str):
             return LOSS_OPTIONS[value]()
         rest = {k: v for k, v in value.items() if k != "name"}
@@ -641,7 +657,7 @@ class Settings:
         return replace(self, stages=stages)
 
 
-def build_settings(*, eps, s, bounds=None, method="top_r", loss="squared", keep=None, refit=True,
+def build_settings(*, eps, s, bounds=None, method="top_r", loss=DEFAULT_LOSS, keep=None, refit=True,
                    inference=False, centre=None, random_state=None, verbose=None, budget=None, ball=None,
                    search=None, on_dask=False):
     """Step 1 of a release: the call's :class:`Settings` from the user's arguments, no data read.

@@ -34,11 +34,12 @@ from .clip import _clip_raw, _fill_undefined, _rows
 from .data import Design, DesignData
 from .frames import _bad_rows
 from .suffstats import GRAM_MAX_COLUMNS, SufficientStats
+from ..losses import SquaredLoss
 
 __all__ = ["is_dask_frame", "check_dask_request", "dask_design"]
 
 #: What a Dask DataFrame can be used with.
-DASK_LOSSES = ("squared",)
+DASK_LOSSES = (SquaredLoss.name,)
 DASK_METHODS = ("top_r", "mistakes")
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..losses import DEFAULT_LOSS, is_least_squares
+
 __all__ = ["SufficientStats", "gram_route"]
 
 _U = np.finfo(float).eps / 2
@@ -38,7 +40,7 @@ TALL_RATIO = 4
 TALL_MIN_ROWS = 5000
 
 
-def gram_route(n, p, k_forced=1, *, loss="squared", method="top_r", search="auto"):
+def gram_route(n, p, k_forced=1, *, loss=DEFAULT_LOSS, method="top_r", search="auto"):
     """Whether ``dp_best_subset`` runs on the sufficient statistics (public (n, p) only).
 
     Parameters
@@ -49,7 +51,7 @@ def gram_route(n, p, k_forced=1, *, loss="squared", method="top_r", search="auto
         The Gram route serves the squared loss with the exact methods (top-R, mistakes).
     """
     m = p + k_forced
-    return (loss == "squared" and method in ("top_r", "mistakes") and m <= GRAM_MAX_COLUMNS
+    return (is_least_squares(loss) and method in ("top_r", "mistakes") and m <= GRAM_MAX_COLUMNS
             and n >= TALL_RATIO * (m + 1) and n >= TALL_MIN_ROWS)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..runtime.limits import SearchTimeout
 from ..mechanisms import noise
 from .moments import least_squares_from_moments, symmetric_laplace
+from ..losses import is_least_squares
 
 __all__ = ["simulate_rows", "simulate_batch", "simulate_statistics", "bootstrap_refits", "bootstrap_moment_fits",
            "DEFAULT_DRAWS", "STATISTICS_ROWS", "InferenceTimeout", "check_deadline"]
@@ -132,7 +133,7 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
         # one pilot for every replicate: the draws are d x d matrices, whatever n
         check_deadline(deadline)
         H, g, start = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, draws),
-                                          refit.row_derivatives, quadratic=refit.loss == "squared")
+                                          refit.row_derivatives, quadratic=is_least_squares(refit.loss))
         return refit.batch_statistics(H, g, start, rng)
     if hasattr(refit, "batch"):
         chunk = max(1, CHUNK_VALUES // max(1, n * len(model.coef)))

@@ -10,6 +10,7 @@ residual variance of the prediction intervals takes :data:`RESIDUAL_SHARE`
 from __future__ import annotations
 
 from .._validation import check_positive
+from ..losses import INTERVAL_LOSSES as _INTERVAL_LOSSES, loss_class
 
 __all__ = ["DEFAULT_INFERENCE_SHARE", "CONFIDENCE_SHARE", "RESIDUAL_SHARE", "INTERVAL_LOSSES",
            "CONFIDENCE_METHODS", "inference_parts", "residual_part"]
@@ -31,7 +32,7 @@ CONFIDENCE_SHARE = 0.5
 RESIDUAL_SHARE = 0.25
 #: Losses with private intervals (the parametric bootstrap of the refit). Not the hinge:
 #: its smoothed loss has no model of y given x to simulate from (docs/methods/inference.md).
-INTERVAL_LOSSES = ("squared", "huber", "logistic")
+INTERVAL_LOSSES = _INTERVAL_LOSSES
 #: Selection methods with a selection confidence (their law is the exponential mechanism's).
 CONFIDENCE_METHODS = ("top_r", "exponential")
 
@@ -87,4 +88,4 @@ def residual_part(eps_moments, loss):
     """The residual variance's part of the second moments' eps: :data:`RESIDUAL_SHARE` of it
     for least squares and Huber (their prediction intervals need a residual scale), 0 for
     logistic (a binary response has none)."""
-    return RESIDUAL_SHARE * eps_moments if loss != "logistic" else 0.0
+    return RESIDUAL_SHARE * eps_moments if loss_class(loss).response_model == "gaussian" else 0.0

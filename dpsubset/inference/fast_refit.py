@@ -31,6 +31,7 @@ from ..refit.certificate import ball_qp
 from ..refit.exact_grid import exact_grid_calibration, simulated_noise, simulated_output_noise
 from ..refit.objective import (DEFAULT_MAX_ITER, calibrate, refit_loss, sample_noise,
                                sample_output_noise)
+from ..losses import LogisticLoss, is_least_squares
 
 __all__ = ["BootstrapRefit"]
 
@@ -129,7 +130,7 @@ class BootstrapRefit:
         (every loss), the Gamma-norm one of the Gaussian variant's iterative losses."""
         if self._exact:
             return theta + simulated_output_noise(rng, cal, m)
-        return theta if self.loss == "squared" else theta + sample_output_noise(rng, cal, size=m)
+        return theta if is_least_squares(self.loss) else theta + sample_output_noise(rng, cal, size=m)
 
     def __call__(self, A, y, rng):
         return self.batch(np.asarray(A, dtype=float)[None], np.asarray(y, dtype=float)[None], rng)[0]
@@ -139,7 +140,7 @@ class BootstrapRefit:
         m, _, dim = A.shape
         cal = self.calibration(dim)
         b = self._noise(rng, cal, m)  # drawn before the data are used, as the mechanism does
-        if self.loss == "squared":
+        if is_least_squares(self.loss):
             At = A.transpose(0, 2, 1)
             H = 2.0 * (At @ A) + cal.regularization * np.eye(dim)
             q = 2.0 * (At @ y[..., None])[..., 0] - b
@@ -150,7 +151,7 @@ class BootstrapRefit:
         """Each row's first and second derivative of the loss in its linear predictor ``eta``
         (``-2 (y - eta)`` and 2 for least squares, whose closed form reads ``2 A'A`` and
         ``2 A'y``): the weights of :func:`~dpsubset.inference.bootstrap.simulate_statistics`."""
-        if self.loss == "squared":
+        if is_least_squares(self.loss):
             return -2.0 * (y - eta), np.full_like(eta, 2.0)
         return self._derivs_at(eta, y)
 
@@ -195,7 +196,7 @@ class BootstrapRefit:
         A, y = np.asarray(A, dtype=float), np.asarray(y, dtype=float)
         dim = A.shape[1]
         Delta = self.calibration(dim).regularization
-        if self.loss == "squared":
+        if is_least_squares(self.loss):
             return 2.0 * (A.T @ A) + Delta * np.eye(dim)
         _, d2 = self._derivs(A[None], y[None], np.asarray(theta, dtype=float)[None])
         return (A * d2[0][:, None]).T @ A + Delta * np.eye(dim)
@@ -207,7 +208,7 @@ class BootstrapRefit:
     def _derivs_at(self, eta, y):
         """phi' and phi'' of rows with linear predictor eta and response y (any shape)."""
         sc = self._lossobj.scale
-        if self.loss == "logistic":
+        if isinstance(self._lossobj.loss, LogisticLoss):
             # one exp per row: sigma(z) and sigma(z) sigma(-z) for z = -y eta
             z = -y * eta
             e = np.exp(-np.abs(z))

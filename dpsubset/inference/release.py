@@ -26,6 +26,7 @@ from .moments import (NoisyMoments, gram_from_moments, least_squares_from_moment
 from ..privacy.budget import Stage
 from .budget import residual_part
 from .prediction import RESIDUAL_MECHANISM, release_residual_variance
+from ..losses import is_least_squares, loss_class
 
 __all__ = ["refit_callable", "support_moments", "coefficient_inference", "confidence_of_selection"]
 
@@ -41,7 +42,7 @@ def refit_callable(*, loss, n, eps, row_bound, b_y, r, delta, loss_options):
     for least squares from A'A and A'y (the same mechanism and noise as the matrix route).
     """
     if not delta:
-        if loss == "squared":
+        if is_least_squares(loss):
             def refit(A, y, rng):
                 return objective_perturbation_gram_exact(A.T @ A, A.T @ y, n, eps=eps, row_bound=row_bound,
                                                          b_y=b_y, r=r, rng=rng).coef
@@ -49,7 +50,7 @@ def refit_callable(*, loss, n, eps, row_bound, b_y, r, delta, loss_options):
             def refit(A, y, rng):
                 return objective_perturbation_exact(A, y, loss=loss, eps=eps, row_bound=row_bound, b_y=b_y,
                                                     r=r, rng=rng, **loss_options).coef
-    elif loss == "squared":
+    elif is_least_squares(loss):
         def refit(A, y, rng):
             return objective_perturbation_gram(A.T @ A, A.T @ y, n, eps=eps, row_bound=row_bound,
                                                b_y=b_y, r=r, rng=rng, delta=delta).coef
@@ -159,7 +160,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     spec = design.spec
     model_of = functools.partial(simulation_model, coef=coef_mapped, intercept=bool(spec.has_intercept),
                                  x_bounds=bounds[:-1], b_y=design.b_y,
-                                 response="binary" if loss == "logistic" else "gaussian")
+                                 response=loss_class(loss).response_model)
     model = model_of(moments)
     # the bootstrap's refits are never released: the same mechanism without the rounding
     # certificate, many draws at once (inference/fast_refit.py)
@@ -183,7 +184,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
         beyond = BeyondTheBall(_ray_directions(moments, model_of, refit, coef_mapped, bounds=bounds,
                                                b_y=design.b_y, intercept=bool(spec.has_intercept),
                                                rng=rng, deadline=deadline))
-        if loss != "logistic":  # a linear model's coefficients: least squares estimates them
+        if loss_class(loss).response_model == "gaussian":  # a linear model's coefficients: least squares estimates them
             far = least_squares_from_moments(moments.ZtZ, design.n, intercept=bool(spec.has_intercept),
                                              x_bounds=bounds[:-1])
             fits = bootstrap_moment_fits(model_of(moments, coef=far), design.n, bounds[:-1], design.b_y,
@@ -199,7 +200,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
         obs_noise = residual.sd_upper * noise.normal(rng, draws)
     return CoefficientInference(
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
-        sampling_se=None if loss == "logistic" else _sampling_se(moments, model, spec, used_cols, bounds),
+        sampling_se=None if loss_class(loss).response_model != "gaussian" else _sampling_se(moments, model, spec, used_cols, bounds),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
         estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
         sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),
@@ -252,7 +253,7 @@ def _ray_directions(moments, model_of, refit, coef, *, bounds, b_y, intercept, r
     eye = np.eye(d)
     Delta = refit.calibration(d).regularization
     draws_of_moments = moments.ZtZ - symmetric_laplace(rng, moments.scale, moments.ZtZ.shape[0], (int(draws),))
-    if refit.loss == "squared":  # all draws at once
+    if is_least_squares(refit.loss):  # all draws at once
         H = 2.0 * gram_from_moments(draws_of_moments, moments.n, intercept=intercept,
                                     x_bounds=bounds[:-1]) + Delta * eye
         return np.linalg.solve(H, np.broadcast_to(coef, (int(draws), d))[..., None])[..., 0]

@@ -47,6 +47,8 @@ import re
 import sys
 import warnings
 
+from ..losses import DEFAULT_LOSS
+
 __all__ = ["main", "build_parser"]
 
 
@@ -133,7 +135,7 @@ def build_parser():
                           "the data and the guarantee is void")
     fit.add_argument("--y-bounds", type=float, nargs=2, metavar=("LO", "HI"),
                      help="with --codebook: the response's interval, if the codebook has no row for it")
-    fit.add_argument("--loss", default="squared", type=_named, metavar="NAME[,KEY=VALUE...]",
+    fit.add_argument("--loss", default=DEFAULT_LOSS, type=_named, metavar="NAME[,KEY=VALUE...]",
                      help=f"loss of the scores and the refit, one of {', '.join(LOSSES)}; logistic and "
                           "hinge for two classes. Fields: huber: h=; hinge: h=, levels=; logistic: levels= "
                           "(the classes coded -1 and +1, e.g. levels=control|case; public)")

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..design.r_frames import frame_from_columns, maybe_from_r, rpy2_to_pandas
+from ..losses import DEFAULT_LOSS
 
 __all__ = ["maybe_from_r", "rpy2_to_pandas", "frame_from_columns", "fit", "predict",
            "result_to_plain", "result_from_pickle", "result_to_pickle", "frame_to_plain",
@@ -317,7 +318,7 @@ def result_to_plain(res):
                              for k, v in (getattr(res, "bounds_derived", None) or {}).items()}
     levels = getattr(res, "response_levels", None)  # classification losses only
     out["response_levels"] = None if levels is None else [str(x) for x in levels]
-    out["loss"] = str(getattr(res, "loss", "squared"))
+    out["loss"] = str(getattr(res, "loss", DEFAULT_LOSS))
     if res.params is not None:
         out["coef_names"] = [str(x) for x in res.params.index]
         out["coef_values"] = [float(x) for x in res.params.to_numpy(dtype=float)]

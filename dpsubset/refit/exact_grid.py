@@ -34,6 +34,7 @@ from ..mechanisms import noise as samplers
 from .objective import (DEFAULT_D_MAX_FRACTION, DEFAULT_EPS_OUT_FRAC, DEFAULT_MAX_ITER, RefitResult,
                         calibrate, _check_bounds, _check_design, _check_gram, _check_rng, refit_loss,
                         _solve_certified, _solve_closed_form, _solve_closed_form_gram)
+from ..losses import SquaredLoss, is_least_squares
 
 __all__ = ["objective_perturbation_exact", "objective_perturbation_gram_exact", "exact_grid_calibration",
            "EXACT_GRID_MODE", "simulated_noise", "simulated_output_noise"]
@@ -99,7 +100,7 @@ def exact_grid_calibration(loss, dim, *, eps, row_bound, b_y, r, ridge=0.0, hube
     eps = float(eps)
     eps_out = eps * frac
     eps_obj = eps - eps_out
-    if loss == "squared":  # the objective module gives Mode A the whole budget: pass eps_obj
+    if is_least_squares(loss):  # the objective module gives Mode A the whole budget: pass eps_obj
         base = calibrate(loss, dim, eps=eps_obj, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                           neighbour=neighbour)
     else:
@@ -158,7 +159,7 @@ def grid_point(X, y, b, cal: ExactGridCalibration, lossobj, r, max_iter=DEFAULT_
     The audits call this with every cell centre to compute the release's exact law.
     """
     Delta = cal.regularization
-    if lossobj.name == "squared":
+    if lossobj.loss.least_squares:
         theta, dist = _solve_closed_form(X, y, Delta, b, r)
     else:
         theta, dist = _solve_certified(lossobj, X, y, Delta, b, r, cal.d_max, max_iter)
@@ -212,7 +213,7 @@ def objective_perturbation_gram_exact(G, Aty, n, *, eps, row_bound, b_y, r, rng,
     rng = _check_rng(rng)
     G, Aty = _check_gram(G, Aty, n)
     dim = len(Aty)
-    cal = exact_grid_calibration("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
+    cal = exact_grid_calibration(SquaredLoss.name, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, ridge=ridge,
                                  eps_out_frac=eps_out_frac, d_max=d_max, neighbour=neighbour)
     r = float(r)
     err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
@@ -221,7 +222,7 @@ def objective_perturbation_gram_exact(G, Aty, n, *, eps, row_bound, b_y, r, rng,
         theta, dist = _solve_closed_form_gram(G, Aty, cal.regularization, b, r, err_G, err_y)
         return _on_grid(theta, dist, cal)
 
-    return _release(cal, "squared", r, rng, solve)
+    return _release(cal, SquaredLoss.name, r, rng, solve)
 
 
 def _on_grid(theta, dist, cal):

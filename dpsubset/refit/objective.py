@@ -104,7 +104,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, make_loss
+from ..losses import LOSSES, REGRESSION_LOSSES, Loss, SquaredLoss, is_least_squares, make_loss
 from .._validation import check_positive
 from ..mechanisms import noise as samplers
 from ..privacy.leaks import PrivacyLeakWarning
@@ -323,7 +323,7 @@ def calibrate(loss, dim, *, eps, row_bound, b_y, r, delta=0.0, ridge=0.0, huber_
     zeta, lam = lossobj.constants(R, b_y, r)
     zeta_n = 2.0 * zeta if neighbour == "replace-one" else zeta
 
-    if loss == "squared":  # Mode A: the whole budget goes to the objective
+    if is_least_squares(loss):  # Mode A: the whole budget goes to the objective
         eps_obj, eps_out, dm, out_scale = eps, 0.0, 0.0, 0.0
     else:
         frac = float(eps_out_frac)
@@ -674,7 +674,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
     r = float(r)
-    mode = _MODE_A if loss == "squared" else _MODE_B
+    mode = _MODE_A if is_least_squares(loss) else _MODE_B
     if dim == 0:
         return RefitResult(coef=np.zeros(0), loss=loss, eps=0.0, delta=0.0, mode=mode,
                            certified_distance=0.0, regularization=cal.regularization,
@@ -689,7 +689,7 @@ def objective_perturbation(X, y, *, loss, eps, row_bound, b_y=None, r, rng, delt
         b = np.zeros(dim)
     Delta = cal.regularization
 
-    if loss == "squared":
+    if is_least_squares(loss):
         theta, dist = _solve_closed_form(X, y, Delta, b, r)
         coef = theta
     else:
@@ -738,18 +738,18 @@ def objective_perturbation_gram(G, Aty, n, *, eps, row_bound, b_y, r, rng, delta
     rng = _check_rng(rng)
     G, Aty = _check_gram(G, Aty, n)
     dim = len(Aty)
-    cal = calibrate("squared", dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
+    cal = calibrate(SquaredLoss.name, dim, eps=eps, row_bound=row_bound, b_y=b_y, r=r, delta=delta,
                      ridge=ridge, neighbour=neighbour)
     r = float(r)
     if dim == 0:
-        return RefitResult(coef=np.zeros(0), loss="squared", eps=0.0, delta=0.0, mode=_MODE_A,
+        return RefitResult(coef=np.zeros(0), loss=SquaredLoss.name, eps=0.0, delta=0.0, mode=_MODE_A,
                            certified_distance=0.0, regularization=cal.regularization,
                            zeta=cal.zeta, lam_hess=cal.lam_hess)
     err_G, err_y = (np.zeros((dim, dim)), np.zeros(dim)) if entry_error is None else entry_error
     b = sample_noise(rng, cal)  # drawn once, before the data are touched
     Delta = cal.regularization
     theta, d = _solve_closed_form_gram(G, Aty, Delta, b, r, err_G, err_y)
-    return RefitResult(coef=np.array(theta, dtype=float), loss="squared", eps=cal.eps,
+    return RefitResult(coef=np.array(theta, dtype=float), loss=SquaredLoss.name, eps=cal.eps,
                        delta=cal.delta, mode=_MODE_A, certified_distance=float(d),
                        regularization=Delta, zeta=cal.zeta, lam_hess=cal.lam_hess)
 

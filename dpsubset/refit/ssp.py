@@ -18,6 +18,7 @@ from ..mechanisms import noise as samplers
 from .certificate import ball_qp, _exact_colsums, _into_ball
 from .objective import (_MODE_SSP, NEIGHBOURS, RefitResult, _check_design, _check_positive,
                         _check_rng)
+from ..losses import SquaredLoss
 
 __all__ = ["sufficient_statistics_perturbation", "ssp_sensitivity"]
 
@@ -95,7 +96,7 @@ def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rn
     if np.any(np.abs(X) > bounds * (1.0 + 1e-12)) or np.any(np.abs(y) > b_y * (1.0 + 1e-12)):
         raise ValueError("data outside the public bounds: clip before the refit")
     if dim == 0:
-        return RefitResult(coef=np.zeros(0), loss="squared", eps=0.0, delta=0.0,
+        return RefitResult(coef=np.zeros(0), loss=SquaredLoss.name, eps=0.0, delta=0.0,
                            mode=_MODE_SSP, certified_distance=0.0, regularization=ridge,
                            zeta=float("nan"), lam_hess=float("nan"))
 
@@ -129,6 +130,6 @@ def sufficient_statistics_perturbation(X, y, *, eps, bound_x_entries, b_y, r, rn
         dist = (a + math.sqrt(a * a + 4.0 * mu * c)) / (2.0 * mu)
     else:
         dist = float("nan")
-    return RefitResult(coef=theta, loss="squared", eps=eps, delta=0.0, mode=_MODE_SSP,
+    return RefitResult(coef=theta, loss=SquaredLoss.name, eps=eps, delta=0.0, mode=_MODE_SSP,
                        certified_distance=float(dist), regularization=ridge,
                        zeta=float("nan"), lam_hess=float("nan"))

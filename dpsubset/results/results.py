@@ -19,6 +19,7 @@ from ..privacy.leaks import NotReleasedError
 from ..privacy.report import CERTIFIED, FLOAT_CAVEAT, SEEDED_CAVEAT, SEEDED_NOTE, PrivacyReport
 from .clipped import clipped_rows
 from .summary import BOUNDS_FROM_DATA, DPSummary, _interval, build_summary
+from ..losses import DEFAULT_LOSS, loss_class
 
 __all__ = ["PrivacyReport", "SEEDED_CAVEAT", "SEEDED_NOTE", "FLOAT_CAVEAT", "CERTIFIED", "DPSubsetResults",
            "NonPrivateDiagnostics", "ModelInfo", "DPSummary", "describe_bounds", "describe_solves",
@@ -241,7 +242,7 @@ class DPSubsetResults:
     formula: str
     response: str
     privacy: PrivacyReport
-    loss: str = "squared"
+    loss: str = DEFAULT_LOSS
     s: int | None = None
     eps_select: float | None = None
     eps_refit: float | None = None
@@ -526,13 +527,13 @@ class DPSubsetResults:
         """Resolve ``which=`` of :meth:`predict` for this loss (before any work)."""
         two_class = self.response_levels is not None
         if which is None:
-            return "class" if self.loss == "hinge" else "mean"
+            return "mean" if loss_class(self.loss).has_mean else "class"
         if which not in PREDICT_WHICH:
             raise ValueError(f"which: expected one of {PREDICT_WHICH}; got {which!r}")
         if which == "class" and not two_class:
             raise ValueError(f"which='class' is for the two-class losses (logistic, hinge); this fit has "
                              f"loss={self.loss!r}: use which='mean'")
-        if which == "mean" and self.loss == "hinge":
+        if which == "mean" and not loss_class(self.loss).has_mean:
             raise ValueError("which='mean': the (smoothed) hinge loss has no probability model, so there "
                              "is no mean response; use which='class' for labels or which='linear' for "
                              "the margin (or fit with loss='logistic' for probabilities)")

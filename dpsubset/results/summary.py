@@ -13,6 +13,7 @@ from statsmodels.iolib.summary import Summary
 
 from .usefulness import BALL_BINDS_NOTE, BALL_TRUSTED_NOTE
 from ..inference.intervals import CLOSE_CALL_RATIO
+from ..losses import loss_class
 
 __all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
 
@@ -169,7 +170,7 @@ def notes_text(res):
     levels = res.response_levels   # set by the API for two-class losses
     if levels is not None:
         what = ("the class label (which='linear': the margin, whose sign gives the class)"
-                if res.loss == "hinge" else
+                if not loss_class(res.loss).has_mean else
                 f"the probability of {levels[1]!r} (which='linear': the linear predictor; "
                 "which='class': the label)")
         notes.append(f"Two classes: {res.response} = {levels[0]!r} coded -1, {levels[1]!r} coded +1; "

@@ -68,7 +68,7 @@ import math
 
 import numpy as np
 
-from ..losses import Loss, make_loss
+from ..losses import LogisticLoss, Loss, make_loss
 from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
 from ..privacy.sensitivity import convex_sensitivity
 
@@ -128,7 +128,7 @@ class ConvexLossScorer:
         Chunk-iterations of the Newton solver so far (for benchmarks).
     """
 
-    def __init__(self, X, y, lam, r, forced=None, loss="logistic", *, score_tol=SCORE_TOL):
+    def __init__(self, X, y, lam, r, forced=None, loss=LogisticLoss.name, *, score_tol=SCORE_TOL):
         X, y, forced = check_scorer_inputs(X, y, lam, r, forced)
         n, p = X.shape
         self.loss_fn: Loss = make_loss(loss)

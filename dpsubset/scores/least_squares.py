@@ -27,6 +27,7 @@ from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
 from ..privacy.sensitivity import score_sensitivity
 from .class_bounds import ClassBoundsMixin
 from .two_swap import TwoSwapMixin
+from ..losses import SquaredLoss
 
 __all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge", "check_scorer_inputs"]
 
@@ -58,7 +59,7 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
     each row sorted increasingly. Coefficient vectors are ordered [forced..., support...].
     """
 
-    loss = "squared"
+    loss = SquaredLoss.name
 
     def __init__(self, X, y, lam, r, forced=None):
         X, y, forced = check_scorer_inputs(X, y, lam, r, forced)

@@ -62,6 +62,7 @@ from .outer_approximation import progress
 from .fenchel import ConvexDuals, FenchelBound
 from .perspective import Moments, NodeBound
 from .protocols import ConvexDualScorer, SquaredLossScorer
+from ..losses import is_least_squares
 
 __all__ = ["supports_branch_and_bound", "branch_and_bound", "BranchAndBoundResult",
            "NodeBudgetExceeded", "node_data"]
@@ -93,7 +94,7 @@ def supports_branch_and_bound(scorer) -> bool:
     stored Gram matrix the moments are sliced from it; without, the columns of
     X'X/n the search touches are computed from X and cached), or a convex-loss score
     with its data in memory (the Fenchel bounds of :mod:`dpsubset.search.fenchel`)."""
-    if isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared":
+    if isinstance(scorer, SquaredLossScorer) and is_least_squares(scorer.loss):
         return True
     return isinstance(scorer, ConvexDualScorer) and scorer.X is not None
 
@@ -101,7 +102,7 @@ def supports_branch_and_bound(scorer) -> bool:
 def node_data(scorer, memory=None):
     """What the node bounds read of the data, built once per search: the second
     moments (least squares) or the data and loss (:class:`ConvexDuals`)."""
-    if isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared":
+    if isinstance(scorer, SquaredLossScorer) and is_least_squares(scorer.loss):
         return Moments.from_scorer(scorer, memory=memory)
     return ConvexDuals(scorer, memory=memory)
 

@@ -49,6 +49,7 @@ import numpy as np
 from .limits import MemoryBudget, SearchTimeout
 from .outer_approximation import progress
 from .protocols import SquaredLossScorer
+from ..losses import is_least_squares
 
 __all__ = ["supports_class_search", "class_minimum"]
 
@@ -69,7 +70,7 @@ _PENDING_MAX = 2 ** 18
 
 def supports_class_search(scorer, s: int) -> bool:
     """Whether :func:`class_minimum` applies: a least-squares scorer with few enough columns."""
-    return (isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"
+    return (isinstance(scorer, SquaredLossScorer) and is_least_squares(scorer.loss)
             and scorer.p - s <= MAX_OUTSIDE)
 
 

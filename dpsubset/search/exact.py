@@ -42,6 +42,7 @@ from .outer_approximation import OuterApproximation
 from .protocols import ClassBoundScorer, Scorer
 from .route import ENUMERATE_BELOW, choose_route  # noqa: F401  (ENUMERATE_BELOW: re-exported)
 from .top_r_list import TopRListSearch
+from ..losses import DEFAULT_LOSS, is_least_squares
 
 __all__ = ["SubsetSearch", "check_search", "default_R"]
 
@@ -81,8 +82,8 @@ def check_search(search, solver, solver_options, loss):
             raise ValueError("solver= and solver_options= are only used with search='pyomo' "
                              f"or 'scip' (got search={search!r})")
         return None, None
-    if loss != "squared":
-        raise ValueError(f"search={search!r} is for loss='squared' (got loss={loss!r}); "
+    if not is_least_squares(loss):
+        raise ValueError(f"search={search!r} is for loss={DEFAULT_LOSS!r} (got loss={loss!r}); "
                          "use search='auto' for the other losses")
     if search == "scip":
         from .pyomo_search import SCIP_SOLVER, check_scip
@@ -216,7 +217,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
     def _node_budget(self):
         """Nodes after which enumeration is cheaper (None: enumeration is refused)."""
         total = comb(self.p, self.s)
-        cost = NODE_COST if self.scorer.loss == "squared" else CONVEX_NODE_COST
+        cost = NODE_COST if is_least_squares(self.scorer.loss) else CONVEX_NODE_COST
         return None if total > ENUMERATION_LIMIT else max(100, total // cost)
 
     def _branch_and_bound(self, problem, **kw):
@@ -230,7 +231,7 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
         support), so past the time enumeration is expected to take it yields to it."""
         deadline = self._deadline_at()
         race = (self._race_deadline_at() if kw.get("max_nodes") is not None
-                and self.scorer.loss != "squared" else None)
+                and not is_least_squares(self.scorer.loss) else None)
         raced = race is not None and (deadline is None or race < deadline)
         try:
             return branch_and_bound(self.scorer, self.s, deadline=race if raced else deadline,

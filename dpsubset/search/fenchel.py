@@ -92,37 +92,10 @@ POLISH_DEPTH = 0
 
 
 def conjugate_domain(loss, y):
-    """(lower, upper) per row: the box of alpha where l*(alpha; y) is finite.
-
-    Logistic and softplus hinge: q = -y alpha in [0, 1]; pseudo-Huber with threshold h:
-    |alpha| <= h; squared: unbounded. (The derivation of each conjugate:
-    docs/methods/branch-and-bound.md.)
-    """
-    y = np.asarray(y, dtype=float)
-    if loss.name in ("logistic", "hinge"):
-        return np.minimum(0.0, -y), np.maximum(0.0, -y)
-    if loss.name == "huber":
-        h = float(loss.params["h"])
-        return np.full(len(y), -h), np.full(len(y), h)
-    if loss.name == "squared":
-        return np.full(len(y), -np.inf), np.full(len(y), np.inf)
-    raise ValueError(f"no conjugate domain is known for loss={loss.name!r}")
-
-
-def conjugate_slope(loss, alpha, y):
-    """(l*)'(alpha; y), the margin whose loss derivative is alpha (for the gradient of
-    the bound; finite inside the box: q is kept a hair away from 0 and 1)."""
-    if loss.name in ("logistic", "hinge"):
-        q = np.clip(-y * alpha, 1e-12, 1.0 - 1e-12)
-        logit = np.log(q) - np.log1p(-q)
-        if loss.name == "logistic":
-            return -y * logit
-        return -y * (-1.0 + 0.5 * loss.params["h"] * logit)
-    if loss.name == "huber":
-        h = float(loss.params["h"])
-        w = np.clip(alpha / h, -1.0 + 1e-12, 1.0 - 1e-12)
-        return y + alpha / np.sqrt(1.0 - w * w)
-    return y + alpha  # squared
+    """(lower, upper) per row: the box of alpha where l*(alpha; y) is finite
+    (:meth:`dpsubset.losses.Loss.conjugate_box`; the derivation of each conjugate:
+    docs/methods/branch-and-bound.md)."""
+    return loss.conjugate_box(np.asarray(y, dtype=float))
 
 
 class ConvexDuals:
@@ -348,7 +321,7 @@ class FenchelBound(NodeBound):
         about a bracket: there the looser threshold of the upper ends cost more than
         it saved (p = 1000, n = 3000, rho = 0.8, r = 1.1, lam = 180, top_r: 27.6 s
         against 22.4 s process CPU; hinge, rho = 0.5: 10.9 s against 12.6 s)."""
-        return self.duals.loss.name != "huber"
+        return not self.duals.loss.cheap_exact_score
 
     def bracket_leaves(self, scorer, S, threshold, pt=None):
         """Certified brackets (S, lower, upper) of the completions that can enter.
@@ -488,7 +461,7 @@ class FenchelBound(NodeBound):
             tau, sel = self.tau(u, node, want_selection=True)
             ps, gamma = psi(tau, d.lam_n, d.r)
             W = np.concatenate([node.fixed_aug, d.k_forced + sel]).astype(np.intp)
-            grad = (conjugate_slope(d.loss, alpha, d.y) + d.margins(W, u[W] / gamma)) / d.n
+            grad = (d.loss.conjugate_slope(alpha, d.y) + d.margins(W, u[W] / gamma)) / d.n
             return float(np.mean(lc)) + ps, grad
 
         res = minimize(negative, pt.alpha, jac=True, method="L-BFGS-B", bounds=d.box,

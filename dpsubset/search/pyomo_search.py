@@ -51,6 +51,7 @@ from .candidates import GAP_TOL, Certificate
 from .limits import format_gap, relative_gap
 from .outer_approximation import FamilyMaster, SearchTimeout, progress
 from .protocols import SquaredLossScorer
+from ..losses import is_least_squares
 
 __all__ = ["PyomoSearch", "check_solver", "check_scip", "DEFAULT_SOLVERS", "SCIP_SOLVER"]
 
@@ -242,7 +243,7 @@ class PyomoSearch(FamilyMaster):
 
     def __init__(self, scorer, s, *, solver=None, solver_options=None, time_limit=None,
                  name="exact search", verbose=False):
-        if not (isinstance(scorer, SquaredLossScorer) and scorer.loss == "squared"):
+        if not (isinstance(scorer, SquaredLossScorer) and is_least_squares(scorer.loss)):
             raise ValueError("search='pyomo' is for the least-squares score (loss='squared'); "
                              "use search='auto' for the other losses")
         self.solver_name, options = check_solver(solver, solver_options)

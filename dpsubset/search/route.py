@@ -41,6 +41,8 @@ from __future__ import annotations
 
 from math import comb
 
+from ..losses import is_least_squares
+
 __all__ = ["ENUMERATE_BELOW", "seconds_per_support", "enumeration_seconds",
            "certified_seconds", "choose_route"]
 
@@ -69,7 +71,7 @@ def seconds_per_support(loss, n, s):
     n, s : int
         Rows and support size (public).
     """
-    if loss == "squared":
+    if is_least_squares(loss):
         return _SQUARED_PER_COLUMN * max(int(s), 1)
     a, b = _CONVEX_SCORE
     return a + b * int(n)
@@ -84,7 +86,7 @@ def certified_seconds(loss, n, p, s):
     """Estimated seconds of the certified search (best support and top-R list) on a
     problem where its bounds are effective (the usual case on the grid)."""
     neighbours = max(int(s) * (int(p) - int(s)), 1)
-    if loss == "squared":
+    if is_least_squares(loss):
         return neighbours * _SQUARED_PER_NEIGHBOUR
     a, b = _CONVEX_PER_NEIGHBOUR
     return neighbours * (a + b * int(n))
@@ -101,7 +103,7 @@ def choose_route(loss, n, p, s):
     """
     if comb(int(p), int(s)) > ENUMERATE_BELOW:
         return "certified"
-    margin = 1.0 if loss == "squared" else _CONVEX_MARGIN
+    margin = 1.0 if is_least_squares(loss) else _CONVEX_MARGIN
     if enumeration_seconds(loss, n, p, s) <= margin * certified_seconds(loss, n, p, s):
         return "enumeration"
     return "certified"

@@ -32,6 +32,7 @@ from .limits import YIELDED, SearchTimeout
 from .neighbourhood import count_mistakes
 from .outer_approximation import progress
 from .protocols import ClassBoundScorer
+from ..losses import is_least_squares
 
 __all__ = ["TopRListSearch"]
 
@@ -78,7 +79,7 @@ class TopRListSearch:
         losses on that route (their rank-two pass brackets members loosely and scores
         thousands exactly, 18 s of a 20 s call at p = 100, n = 6400; the Fenchel
         branch and bound scores a few dozen)."""
-        return self.search == "branch_and_bound" and self.scorer.loss != "squared"
+        return self.search == "branch_and_bound" and not is_least_squares(self.scorer.loss)
 
     @property
     def _class2_method(self):

@@ -22,6 +22,7 @@ import numpy as np
 from ..privacy.budget import BudgetLedger
 from ..search.limits import describe_gap, relative_gap
 from ..runtime.limits import SearchTimeout
+from ..losses import LOSSES, SquaredLoss, is_least_squares, make_loss
 
 __all__ = ["SelectionRequest", "Selection", "SelectionMethod", "METHODS", "register_method",
            "require_closed", "DEFAULT_EPS0_SHARE", "DEFAULT_DELTA"]
@@ -156,7 +157,7 @@ class SelectionMethod:
     name: str
     select: Callable
     validate: Callable
-    losses: tuple = ("squared",)
+    losses: tuple = (SquaredLoss.name,)
     description: str = ""
 
 
@@ -205,8 +206,7 @@ def make_scorer(request: SelectionRequest):
     :func:`search_slack`.
     """
     d = request.design
-    if request.loss == "squared":
-        from ..losses import SquaredLoss
+    if is_least_squares(request.loss):
         from ..scores.least_squares import LeastSquaresScorer
         from ..privacy.sensitivity import score_sensitivity
         stats = getattr(d, "gram", None)
@@ -217,8 +217,7 @@ def make_scorer(request: SelectionRequest):
             scorer = LeastSquaresScorer(d.X, d.y, request.lam, request.r, d.forced)
         Delta = score_sensitivity(d.x_bounds, d.b_y, request.r, request.s, d.forced_bounds, d.n)
         return scorer, Delta + 2.0 * search_slack(SquaredLoss(), d.b_y)
-    if request.loss in ("huber", "logistic", "hinge"):
-        from ..losses import make_loss
+    if request.loss in LOSSES:  # every other loss: the certified convex scores
         from ..scores.convex import ConvexLossScorer
         from ..privacy.sensitivity import convex_sensitivity
         loss = make_loss(request.loss, b_y=d.b_y, **request.loss_options)

@@ -33,6 +33,7 @@ from ..search.exact import SubsetSearch, default_R
 from ..inference.bootstrap import bootstrap_refits
 from ..inference.budget import DEFAULT_INFERENCE_SHARE
 from ..inference.moments import SimulationModel, before_clipping
+from ..losses import SquaredLoss
 
 __all__ = ["plan", "Plan"]
 
@@ -96,8 +97,8 @@ def _p_true(X, y, *, s, eps_select, col_bounds, b_y, time_limit):
     """Exact P(top-R releases {0..s-1}) on one simulated data set (intercept always in)."""
     n, p = X.shape
     bounds = np.asarray(col_bounds, dtype=float)
-    r = default_radius(bounds, b_y, s, [1.0], "squared", n=n, eps=eps_select)
-    lam = default_lam(n, eps_select, "squared")
+    r = default_radius(bounds, b_y, s, [1.0], SquaredLoss.name, n=n, eps=eps_select)
+    lam = default_lam(n, eps_select, SquaredLoss.name)
     scorer = LeastSquaresScorer(X, y, lam, r, forced=np.ones((n, 1)))
     Delta = score_sensitivity(bounds, b_y, r, s, [1.0], n)
     cands = SubsetSearch(scorer, s, time_limit=time_limit).top_r(min(default_R(p, s), math.comb(p, s)))
@@ -122,11 +123,11 @@ def _width(X, y, *, s, eps_refit, col_bounds, scales, b_y, rng, draws=200):
     col_bounds = np.asarray(col_bounds, dtype=float)
     A = np.hstack([np.ones((n, 1)), X[:, :s]])
     bounds = np.concatenate([[1.0], col_bounds[:s]])
-    r = default_radius(col_bounds, b_y, s, [1.0], "squared", n=n, eps=eps_refit)
+    r = default_radius(col_bounds, b_y, s, [1.0], SquaredLoss.name, n=n, eps=eps_refit)
     row_bound = largest_row_norm(col_bounds[:s], s, [1.0])
 
     # the release's own refit law (the exact-grid refit), batched as the bootstrap runs it
-    refit = BootstrapRefit(loss="squared", n=n, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=0.0,
+    refit = BootstrapRefit(loss=SquaredLoss.name, n=n, eps=eps_refit, row_bound=row_bound, b_y=b_y, r=r, delta=0.0,
                            loss_options={})
     # the bootstrap's truth is the least-squares fit of the simulated data (the assumed
     # model's coefficients up to sampling noise), not the refit: a truth outside the ball

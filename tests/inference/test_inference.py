@@ -551,7 +551,7 @@ def test_planned_width_matches_fresh_data_sets():
     simulated columns' moments after clipping the planned width was 13 % too wide here."""
     from dpsubset.defaults import default_radius
     from dpsubset.privacy.sensitivity import largest_row_norm
-    from dpsubset.inference import plan as planning
+    from dpsubset.studies import plan as planning
     from dpsubset.refit import objective_perturbation_gram_exact
 
     n, s, eps, b_x, b_y = 4000, 2, 4.0, 1.0, 3.0

@@ -38,6 +38,7 @@ from ...mechanisms.lipschitz_top_k import (GUARANTEE, canonical_loss, lipschitz_
                                            sample_lipschitz_top_k)
 from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+from ...losses import SquaredLoss
 
 # the mechanism's names stay importable from here, where the method is
 __all__ = ["sis_scores", "lipschitz_classes", "sample_lipschitz_top_k", "canonical_loss"]
@@ -85,6 +86,6 @@ def _select(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="dp_sis", select=_select, validate=_validate, losses=("squared",),
+    name="dp_sis", select=_select, validate=_validate, losses=(SquaredLoss.name,),
     description="DP-SIS (Swope et al. 2024): |x_j'y| screening with the canonical Lipschitz "
                 "top-k mechanism; pure eps-DP"))

@@ -26,6 +26,7 @@ from ...mechanisms.sampling import gumbel_max, log_softmax, log_weights
 from ...search.enumeration import ENUMERATION_LIMIT, rank_supports, score_all
 from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, make_scorer, register_method
+from ...losses import SquaredLoss
 
 #: The guarantee this method declares when it spends (the report's is the weakest declared).
 GUARANTEE = "pure"
@@ -111,6 +112,6 @@ def select_exponential(req) -> Selection:
 
 register_method(SelectionMethod(
     name="exponential", select=select_exponential, validate=validate_exponential,
-    losses=("squared",),
+    losses=(SquaredLoss.name,),
     description="exponential mechanism over all C(p, s) supports by enumeration (exact "
                 "least-squares score): pure eps-DP; refused above EXPONENTIAL_LIMIT supports"))

@@ -57,6 +57,7 @@ from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release, permutation
 from .composition import calibrate_steps, resolve_delta
+from ...losses import SquaredLoss
 
 __all__ = ["frank_wolfe_sensitivity", "private_frank_wolfe", "support_of", "validate_frank_wolfe",
            "select_frank_wolfe", "default_iterations"]
@@ -185,7 +186,7 @@ def select_frank_wolfe(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="frank_wolfe", select=select_frank_wolfe, validate=validate_frank_wolfe, losses=("squared",),
+    name="frank_wolfe", select=select_frank_wolfe, validate=validate_frank_wolfe, losses=(SquaredLoss.name,),
     description="private Frank-Wolfe over the l1 ball (Talwar, Thakurta and Zhang 2015), support "
                 "read off the last iterate: pure eps-DP by basic composition or (eps, delta)-DP "
                 "by zCDP, whichever needs less noise"))

@@ -63,6 +63,7 @@ from ...mechanisms import noise
 from ...search.outer_approximation import SearchTimeout
 from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+from ...losses import SquaredLoss
 
 #: The guarantee this method declares when it spends (the report's is the weakest declared).
 GUARANTEE = "pure"
@@ -431,7 +432,7 @@ def select_lei(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="lei_ic", select=select_lei, validate=validate_lei, losses=("squared",),
+    name="lei_ic", select=select_lei, validate=validate_lei, losses=(SquaredLoss.name,),
     description="information criterion (l1-constrained RSS + phi |M|) with Laplace "
                 "report-noisy-min over a model list (Lei et al. 2018): pure eps-DP; "
                 "chooses the model size up to s"))

@@ -57,6 +57,7 @@ from ...mechanisms import noise
 from ...mechanisms.sampling import log_weights
 from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, make_scorer, register_method
+from ...losses import SquaredLoss
 
 __all__ = ["DEFAULT_N_ITER", "run_chains", "mcmc_tv_bound", "mcmc_delta", "validate_mcmc",
            "select_mcmc", "ChainResult"]
@@ -293,6 +294,6 @@ def select_mcmc(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="mcmc", select=select_mcmc, validate=validate_mcmc, losses=("squared",),
+    name="mcmc", select=select_mcmc, validate=validate_mcmc, losses=(SquaredLoss.name,),
     description="Metropolis-Hastings over supports targeting the exponential mechanism "
                 "(Roy and Tewari 2023): (eps, delta)-DP only as far as the chain has mixed"))

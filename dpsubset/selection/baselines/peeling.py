@@ -60,6 +60,7 @@ from ...privacy.budget import Stage
 from ..base import DEFAULT_DELTA, Selection, SelectionMethod, register_method
 from ...mechanisms.noise import laplace_release
 from .composition import calibrate_steps, resolve_delta
+from ...losses import SquaredLoss
 
 __all__ = ["peeling_sensitivity", "peeling_weights", "peel", "noisy_iht", "validate_peeling",
            "select_peeling", "DEFAULT_ITERATIONS", "DEFAULT_STEP"]
@@ -219,7 +220,7 @@ def select_peeling(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="peeling", select=select_peeling, validate=validate_peeling, losses=("squared",),
+    name="peeling", select=select_peeling, validate=validate_peeling, losses=(SquaredLoss.name,),
     description="DP iterative hard thresholding with private peeling (Cai, Wang and Zhang 2021): "
                 "(eps, delta)-DP by zCDP composition, or pure eps-DP when basic composition "
                 "needs less noise"))

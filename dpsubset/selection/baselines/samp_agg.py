@@ -55,6 +55,7 @@ from ..._validation import is_integer, is_real
 from ...mechanisms import noise
 from ...privacy.budget import Stage
 from ..base import Selection, SelectionMethod, register_method
+from ...losses import SquaredLoss
 
 #: The guarantee this method declares when it spends (the report's is the weakest declared).
 GUARANTEE = "pure"
@@ -365,6 +366,6 @@ def _select(req) -> Selection:
 
 
 register_method(SelectionMethod(
-    name="samp_agg", select=_select, validate=_validate, losses=("squared",),
+    name="samp_agg", select=_select, validate=_validate, losses=(SquaredLoss.name,),
     description="sample-and-aggregate Lasso (Kifer, Smith, Thakurta 2012): block votes + "
                 "Laplace top-s; pure eps-DP"))
