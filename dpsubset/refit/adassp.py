@@ -15,7 +15,7 @@ bootstrap; AdaSSP has no ball and is (eps, delta)-DP only.
 Sensitivities under row replacement (public bounds)
 ---------------------------------------------------
 Every row z of the design (the support's columns, always-in columns included) has
-||z|| <= B = sqrt(B_s) (:func:`dpsubset.defaults.largest_row_norm`) and |y| <= b_y.
+||z|| <= B = sqrt(B_s) (:func:`dpsubset.privacy.sensitivity.largest_row_norm`) and |y| <= b_y.
 Replacing z by w:
 
 * lambda_min(Z'Z) moves by at most B^2 (Weyl: zz' - ww' has eigenvalues in [-B^2, B^2]);

@@ -21,7 +21,7 @@ Sensitivity under row replacement (public bounds)
 -------------------------------------------------
 Every iterate is supported on the always-in columns plus at most s candidates and
 lies in the l2 ball of radius r, so one row's fitted value is at most
-r sqrt(B_s) in size (B_s as in :func:`dpsubset.defaults.largest_row_norm`) and its
+r sqrt(B_s) in size (B_s as in :func:`dpsubset.privacy.sensitivity.largest_row_norm`) and its
 residual at most b_y + r sqrt(B_s). Its contribution to coordinate j of the gradient
 is (residual) x_j / n, of size at most b_j (b_y + r sqrt(B_s)) / n; replacing the row
 moves it by at most twice that. So every coordinate of v moves by at most
