@@ -441,7 +441,7 @@ def _select(settings, plan, ledger, rng, design, clock, bar):
     sel = METHODS[settings.method.name].select(request)
     for stage in sel.stages:  # a method registered from outside that does its own accounting
         ledger.spend(stage["stage"], stage["mechanism"], stage["eps"], stage["delta"],
-                     guarantee=stage.get("guarantee"))
+                     guarantee=stage.get("guarantee", sel.guarantee))
     return sel, kept
 
 

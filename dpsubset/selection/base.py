@@ -125,6 +125,10 @@ class Selection:
         behalf. (The guarantee of a selection is what its stages declare when they
         spend: :attr:`dpsubset.privacy.budget.BudgetLedger.guarantee`.) The package's own
         methods leave it empty.
+    guarantee : {"pure", "approximate", "conditional"} or None
+        Only for such a method: the guarantee of those of its ``stages`` that do not
+        name one (None: pure where their delta is 0, approximate otherwise). The
+        package's own methods declare theirs when they spend and leave it None.
     """
 
     support: tuple
@@ -134,6 +138,7 @@ class Selection:
     gap_check_passed: bool | None = None
     diagnostics: dict = field(default_factory=dict)
     stages: list = field(default_factory=list)
+    guarantee: str | None = None
 
 
 @dataclass(frozen=True)

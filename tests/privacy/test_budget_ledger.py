@@ -203,3 +203,26 @@ def test_the_gap_test_has_its_own_part_of_the_selection():
     ledger.spend("selection: gap test", "Laplace test", 0.5, 1e-6).spend("selection", "mistakes", 1.5)
     with pytest.raises(BudgetExceededError):
         BudgetPlan.from_settings(4.0, refit=True).with_gap_test(2.0)  # not a part of eps_select = 2
+
+
+def test_a_method_registered_from_outside_declares_its_guarantee():
+    """A method that does its own accounting (``Selection.stages``) and declares a conditional
+    guarantee for them is reported conditional, not pure (its stages carry delta = 0)."""
+    from dpsubset.selection.base import METHODS, SelectionMethod, register_method
+
+    def select(req):
+        return Selection(support=tuple(range(req.s)), guarantee="conditional",
+                         statement="eps-DP only if the toy's condition holds (not checked).",
+                         stages=[dict(stage="selection", mechanism="toy", eps=req.eps, delta=0.0)])
+
+    register_method(SelectionMethod(name="toy_conditional", select=select,
+                                    validate=lambda o, *, s, eps, loss: dict(o)))
+    try:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(100, 4))
+        df = pd.DataFrame(X, columns=[f"x{j}" for j in range(4)]).assign(y=X[:, 0])
+        res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=1, bounds=(3, 3), method="toy_conditional",
+                                 random_state=0)
+    finally:
+        METHODS.pop("toy_conditional")
+    assert res.privacy.guarantee == "conditional" and "toy's condition" in res.privacy.statement
