@@ -98,7 +98,10 @@ class _LossNames:
         return _REGISTRY[name]
 
     def __eq__(self, other):
-        return tuple(self) == tuple(other)
+        try:
+            return tuple(self) == tuple(other)
+        except TypeError:
+            return NotImplemented
 
     def __hash__(self):  # pragma: no cover (not used as a key)
         return id(self)
@@ -197,7 +200,12 @@ class Loss:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.name:
+        # Only a class that names itself registers: a subclass that inherits its parent's
+        # name (a variant for a test, say) must not replace the parent under that name.
+        if cls.__dict__.get("name"):
+            if cls.name in _REGISTRY:
+                raise ValueError(f"a loss named {cls.name!r} is already registered "
+                                 f"({_REGISTRY[cls.name].__name__}); give {cls.__name__} another name")
             _REGISTRY[cls.name] = cls
 
     @classmethod

@@ -69,6 +69,17 @@ def log_cosh():
     losses._REGISTRY.pop(LogCoshLoss.name, None)  # the other tests see the package's four
 
 
+def test_a_variant_does_not_replace_the_loss_it_extends():
+    class LouderSquared(losses.SquaredLoss):  # inherits the name: not registered
+        refit_scale = 4.0
+    assert LOSSES["squared"] is losses.SquaredLoss
+    assert isinstance(make_loss("squared"), losses.SquaredLoss) and not isinstance(
+        make_loss("squared"), LouderSquared)
+    with pytest.raises(ValueError, match="'huber' is already registered"):
+        class OtherHuber(losses.HuberLoss):
+            name = "huber"
+
+
 def _data(n=300, p=6, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, p))
