@@ -69,6 +69,18 @@ def log_cosh():
     losses._REGISTRY.pop(LogCoshLoss.name, None)  # the other tests see the package's four
 
 
+def test_the_new_loss_bounds_hold_by_brute_force(log_cosh):
+    """Its per-row bounds are privacy claims (the scores' Delta, the refit's noise): checked
+    on a grid of |y| <= b_y, |eta| <= a, as the audit does for the package's losses."""
+    loss = make_loss(log_cosh)
+    for b_y, a in ((0.5, 0.3), (1.0, 2.0), (3.0, 0.1)):
+        y, eta = np.meshgrid(np.linspace(-b_y, b_y, 201), np.linspace(-a, a, 201))
+        assert loss.value(eta, y).max() <= loss.row_max(b_y, a) * (1 + 1e-12)
+        assert loss.value(eta, y).min() >= loss.row_min(b_y, a)
+        assert np.abs(loss.derivative(eta, y)).max() <= loss.derivative_bound(b_y, a) * (1 + 1e-12)
+        assert loss.second_derivative(eta, y).max() <= loss.second_derivative_sup()
+
+
 def test_a_variant_does_not_replace_the_loss_it_extends():
     class LouderSquared(losses.SquaredLoss):  # inherits the name: not registered
         refit_scale = 4.0
