@@ -212,13 +212,14 @@ def covering_levels(obs, b1, c, rng):
     """
     kw, model = obs.kwargs, obs.model
     design, idx = kw["design"], np.asarray(kw["support_idx"], dtype=np.intp)
-    n, b_y, r = design.n, design.b_y, kw["r"]
+    spec = kw["refit"]  # the release's RefitSpec (dpsubset.refit.support)
+    n, b_y, r = design.n, design.b_y, spec.r
     # the public bounds of Z = [forced, X_S, y] (as release.support_moments gives them)
     bounds = np.concatenate([design.forced_bounds, design.x_bounds[idx], [b_y]])
 
     def refit_at(start):
-        return BootstrapRefit(loss=kw["loss"], n=n, eps=kw["eps_refit"], row_bound=kw["row_bound"], b_y=b_y,
-                              r=r, delta=kw["refit_delta"], loss_options=kw["loss_options"], start=start)
+        return BootstrapRefit(loss=spec.loss, n=n, eps=spec.eps, row_bound=spec.row_bound, b_y=b_y,
+                              r=r, delta=spec.delta, loss_options=spec.loss_options, start=start)
 
     truth = model.coef
     out = np.empty((b1, len(truth)))
@@ -234,7 +235,7 @@ def _worlds(out, model, n, bounds, b_y, r, kw, refit_at, b1, c, rng):
     """The B1 worlds of :func:`covering_levels`, in chunks; fills ``out``."""
     truth, col_bounds = model.coef, bounds[:-1]
     design = kw["design"]
-    response = "binary" if kw["loss"] == "logistic" else "gaussian"
+    response = "binary" if kw["refit"].loss == "logistic" else "gaussian"
     chunk = max(1, bootstrap.CHUNK_VALUES // max(1, n * len(truth)))
     for lo in range(0, b1, chunk):
         m = min(chunk, b1 - lo)
@@ -266,7 +267,7 @@ def calibrated_release(obs, levels_b, level=0.95):
         [-r, r]), ``at_edge`` (the calibrated level is the search's last, or beyond it).
     """
     inf = obs.result
-    r = obs.kwargs["r"]
+    r = obs.kwargs["refit"].r
     cal = np.quantile(levels_b, level, axis=0, method="higher")
     d = len(inf.estimate)
     lo, hi, lo_m, hi_m = (np.empty(d) for _ in range(4))
@@ -296,7 +297,7 @@ def run_cell(loss, n, eps, mode, reps, seed0, b1, c, raw=None, signal="strong", 
         cpu.append(time.process_time() - t0)
         names = obs.result.names
         for row in slopes:
-            j = names.index(f"x{row['slot']}")
+            j = names.index("Intercept" if row["slot"] == -1 else f"x{row['slot']}")  # slot -1: the intercept
             rows.append(dict(loss=loss, n=n, eps=eps, mode=mode, share=share, rep=seed0 + rep, slot=row["slot"],
                              target=row["target"], right_support=ok, sphere_share=row["sphere_share"],
                              package_lo=row["package_lo"], package_hi=row["package_hi"],

@@ -34,7 +34,7 @@ from .mechanisms import as_generator
 from .privacy.budget import DEFAULT_REFIT_SHARE, BudgetLedger, BudgetPlan, Stage
 from .privacy.leaks import PrivacyLeakWarning
 from .privacy.report import build_report
-from .refit import check_refit_representable, refit_support
+from .refit import RefitSpec, check_refit_representable, refit_support
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .runtime.progress import call_progress
 from .search.limits import explain_timeout
@@ -261,19 +261,22 @@ def _release(formula, data, settings, context):
         tqdm.write(describe_solves(sel.certificates), file=sys.stderr)
     bar.update()
 
-    # Step 5: refit on the released support, whose row bound (public once the support is)
-    # the refit and the intervals share
+    # Step 5: refit on the released support; its public settings (one RefitSpec, the row
+    # bound public once the support is) are the ones the intervals' bootstrap reruns
     used_cols = design.spec.forced_names + support
-    row_bound = support_row_bound(design.x_bounds, support_idx, design.forced_bounds)
-    params = coef_mapped = refit_ridge = None
+    params = coef_mapped = refit_ridge = refit_spec = None
     if settings.refit is not None:
         bar.set_description("refit")
-        params, coef_mapped, refit_ridge = _refit(settings, plan, ledger, rng, refit_design, support_idx,
-                                                  used_cols, row_bound)
+        st = settings.stages
+        # pure: the exact-grid refit; Budget(refit_delta=...): the Gaussian one, in floating point
+        refit_spec = RefitSpec(loss=settings.loss, eps=plan.eps_refit, r=st.r_refit, ridge=st.lam_refit,
+                               row_bound=support_row_bound(design.x_bounds, support_idx, design.forced_bounds),
+                               delta=settings.budget.refit_delta or 0.0, loss_options=dict(st.loss_options))
+        params, coef_mapped, refit_ridge = _refit(refit_spec, ledger, rng, refit_design, support_idx, used_cols)
     # Step 5b: the inference stages (inference=True): selection confidence, intervals
     try:  # the call's deadline covers the inference stage too: a time-out there releases nothing
         conf, coef_inf = _inference(settings, plan, ledger, rng, sel, kept, refit_design, coef_mapped, clock,
-                                    row_bound)
+                                    refit_spec)
     except BaseException:
         bar.close()
         raise
@@ -445,7 +448,7 @@ def _select(settings, plan, ledger, rng, design, clock, bar):
     return sel, kept
 
 
-def _refit(settings, plan, ledger, rng, design, support_idx, used_cols, row_bound):
+def _refit(spec, ledger, rng, design, support_idx, used_cols):
     """Step 5: DP coefficients on the released support (objective perturbation).
 
     Returns
@@ -455,12 +458,8 @@ def _refit(settings, plan, ledger, rng, design, support_idx, used_cols, row_boun
     coef_mapped : ndarray
         In the mapped units, over ``used_cols`` (for predictions).
     """
-    st = settings.stages
-    # pure: the exact-grid refit; Budget(refit_delta=...): the Gaussian one, in floating point.
     # (a lam_refit call never takes the Gram route: see the route in _design)
-    fit = refit_support(design, support_idx, loss=settings.loss, eps=plan.eps_refit, row_bound=row_bound,
-                        r=st.r_refit, rng=rng, ridge=st.lam_refit, delta=settings.budget.refit_delta or 0.0,
-                        loss_options=st.loss_options)
+    fit = refit_support(design, support_idx, spec, rng=rng)
     ledger.spend(Stage.REFIT, f"objective perturbation ({fit.mode})", fit.eps, fit.delta)
     coef_mapped = np.asarray(fit.coef, dtype=float)
     orig = design.spec.to_original_scale(coef_mapped, used_cols)
@@ -490,7 +489,7 @@ def _split_sizes(select_design, refit_design):
     return None if select_design is refit_design else (select_design.n, refit_design.n)
 
 
-def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, clock, row_bound):
+def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, clock, refit_spec):
     """Step 5b: the selection confidence and the coefficients' intervals, each where planned.
 
     Returns
@@ -508,10 +507,8 @@ def _inference(settings, plan, ledger, rng, sel, kept, design, coef_mapped, cloc
                                        released_names=[design.spec.candidate_names[kept[j]] for j in sel.support])
     if plan.eps_moments > 0:
         coef_inf = coefficient_inference(
-            design, support_idx, used_cols, coef_mapped=coef_mapped, loss=settings.loss,
-            loss_options=st.loss_options, eps=plan.eps_moments, eps_refit=plan.eps_refit,
-            refit_delta=settings.budget.refit_delta or 0.0, row_bound=row_bound, r=st.r_refit, rng=rng,
-            ledger=ledger, mode="split" if settings.split else "conditional", truth_in_ball=truth_in_ball,
+            design, support_idx, used_cols, coef_mapped=coef_mapped, refit=refit_spec, eps=plan.eps_moments,
+            rng=rng, ledger=ledger, mode="split" if settings.split else "conditional", truth_in_ball=truth_in_ball,
             deadline=clock, eps_residual=plan.eps_residual)
         # a fact of the release and the public radius: no data value
         if coef_inf.on_sphere and not truth_in_ball:

@@ -76,8 +76,8 @@ def support_moments(design, support_idx):
     return Z.T @ Z, bounds
 
 
-def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
-                          eps_refit, refit_delta, row_bound, r, rng, ledger, mode="conditional",
+def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit, eps, rng, ledger,
+                          mode="conditional",
                           draws=None, truth_in_ball=False, deadline=None, eps_residual=None):
     """Private standard errors and intervals of the released coefficients.
 
@@ -91,10 +91,9 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
         Always-in columns, then the released ones (the refit's column order).
     coef_mapped : ndarray
         The released coefficients (mapped units).
-    loss, loss_options : str, dict
     eps : float
         Budget of the second moments (the residual variance's part included).
-    eps_refit, refit_delta, row_bound, r : float
+    refit : dpsubset.refit.support.RefitSpec
         The refit's public settings, which the bootstrap reruns.
     rng : numpy.random.Generator
     ledger : BudgetLedger
@@ -125,25 +124,23 @@ def coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, 
     """
     draws = bootstrap.DEFAULT_DRAWS if draws is None else int(draws)
     try:
-        return _coefficient_inference(design, support_idx, used_cols, coef_mapped=coef_mapped, loss=loss,
-                                      loss_options=loss_options, eps=eps, eps_refit=eps_refit,
-                                      refit_delta=refit_delta, row_bound=row_bound, r=r, rng=rng,
-                                      ledger=ledger, mode=mode, draws=draws, truth_in_ball=truth_in_ball,
-                                      deadline=deadline, eps_residual=eps_residual)
+        return _coefficient_inference(design, support_idx, used_cols, coef_mapped=coef_mapped, refit_spec=refit,
+                                      eps=eps, rng=rng, ledger=ledger, mode=mode, draws=draws,
+                                      truth_in_ball=truth_in_ball, deadline=deadline, eps_residual=eps_residual)
     except InferenceTimeout as err:
         # the time spent depends on the data only through public sizes and the solver's steps;
         # the message says which limit and which public settings, never how far it got
         raise InferenceTimeout(
             f"time_limit = {deadline.limit:g} s ran out in the inference stage (inference=True: the "
-            f"parametric bootstrap of the {loss} refit, {draws} refits on n = {design.n} simulated rows); "
+            f"parametric bootstrap of the {refit.loss} refit, {draws} refits on n = {design.n} simulated rows); "
             f"nothing is released. Give a larger Search(time_limit=...), or inference=False "
             f"(docs/guide/inference.md, 'What it costs')", problem="inference") from err
 
 
-def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss, loss_options, eps,
-                           eps_refit, refit_delta, row_bound, r, rng, ledger, mode, draws, truth_in_ball,
-                           deadline, eps_residual):
+def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit_spec, eps, rng, ledger, mode,
+                           draws, truth_in_ball, deadline, eps_residual):
     """:func:`coefficient_inference`'s work (the deadline checked between its steps)."""
+    loss, r = refit_spec.loss, refit_spec.r
     check_deadline(deadline)
     ZtZ, bounds = support_moments(design, support_idx)
     # least squares and Huber: a share for the residual variance of the observation intervals
@@ -164,8 +161,9 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, loss,
     model = model_of(moments)
     # the bootstrap's refits are never released: the same mechanism without the rounding
     # certificate, many draws at once (inference/fast_refit.py)
-    refit = BootstrapRefit(loss=loss, n=design.n, eps=eps_refit, row_bound=row_bound, b_y=design.b_y,
-                           r=r, delta=refit_delta, loss_options=loss_options, start=model.coef)
+    refit = BootstrapRefit(loss=loss, n=design.n, eps=refit_spec.eps, row_bound=refit_spec.row_bound,
+                           b_y=design.b_y, r=r, delta=refit_spec.delta, loss_options=refit_spec.loss_options,
+                           start=model.coef)
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
                               deadline=deadline)
     # where the ball binds the errors' tails are the projection's (intervals.py)

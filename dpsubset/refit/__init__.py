@@ -17,8 +17,8 @@ from .exact_grid import objective_perturbation_exact, objective_perturbation_gra
 from .limits import check_refit_representable
 from .objective import RefitResult, objective_perturbation, objective_perturbation_gram
 from .ssp import sufficient_statistics_perturbation
-from .support import refit_support
+from .support import RefitSpec, refit_support
 
 __all__ = ["RefitResult", "objective_perturbation", "objective_perturbation_gram",
            "objective_perturbation_exact", "objective_perturbation_gram_exact", "check_refit_representable",
-           "sufficient_statistics_perturbation", "refit_support"]
+           "sufficient_statistics_perturbation", "RefitSpec", "refit_support"]

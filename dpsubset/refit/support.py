@@ -11,29 +11,27 @@ released columns, and runs the refit the settings ask for:
   floating point (the report says so).
 
 It spends nothing itself: the caller records the returned ``eps`` and ``delta`` in its
-ledger, with the refit's mode.
+ledger, with the refit's mode. Its public settings are one :class:`RefitSpec`, which the
+inference stage's bootstrap reads too (it reruns the same refit).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .exact_grid import objective_perturbation_exact, objective_perturbation_gram_exact
 from .objective import objective_perturbation, objective_perturbation_gram
 
-__all__ = ["refit_support"]
+__all__ = ["RefitSpec", "refit_support"]
 
 
-def refit_support(design, support_idx, *, loss, eps, row_bound, r, rng, ridge=None, delta=0.0,
-                  loss_options=None):
-    """Private coefficients on the released columns of ``design`` (mapped units).
+@dataclass(frozen=True)
+class RefitSpec:
+    """The public settings of one release's refit, fixed once its support is released.
 
-    Parameters
+    Attributes
     ----------
-    design : dpsubset.design.build.Design
-        The rows the refit may read (all of them, or the refit's part with ``split=True``);
-        on the Gram route (``design.gram`` set) only its sufficient statistics are read.
-    support_idx : sequence of int
-        The released candidate columns; the always-in columns come first.
     loss : str
         The loss (the Gram route is least squares only).
     eps : float
@@ -43,24 +41,48 @@ def refit_support(design, support_idx, *, loss, eps, row_bound, r, rng, ridge=No
         (:func:`dpsubset.privacy.sensitivity.support_row_bound`).
     r : float
         The refit's ball.
-    rng : numpy.random.Generator
-    ridge : float, optional
-        A ridge floor (``Ball(lam_refit=...)``; not on the Gram route).
     delta : float
         0: the pure, exact-grid refit; > 0: the Gaussian variant.
-    loss_options : dict, optional
+    ridge : float or None
+        A ridge floor (``Ball(lam_refit=...)``; not on the Gram route, not with inference).
+    loss_options : dict
         The loss's public parameters (``huber_h``, ``hinge_h``).
+    """
+
+    loss: str
+    eps: float
+    row_bound: float
+    r: float
+    delta: float = 0.0
+    ridge: float | None = None
+    loss_options: dict = field(default_factory=dict)
+
+
+def refit_support(design, support_idx, spec, *, rng):
+    """Private coefficients on the released columns of ``design`` (mapped units).
+
+    Parameters
+    ----------
+    design : dpsubset.design.build.Design
+        The rows the refit may read (all of them, or the refit's part with ``split=True``);
+        on the Gram route (``design.gram`` set) only its sufficient statistics are read.
+    support_idx : sequence of int
+        The released candidate columns; the always-in columns come first.
+    spec : RefitSpec
+        The refit's public settings.
+    rng : numpy.random.Generator
 
     Returns
     -------
     dpsubset.refit.objective.RefitResult
     """
     if design.gram is not None:
-        return _from_gram(design, support_idx, eps=eps, row_bound=row_bound, r=r, rng=rng, delta=delta)
+        return _from_gram(design, support_idx, eps=spec.eps, row_bound=spec.row_bound, r=spec.r, rng=rng,
+                          delta=spec.delta)
     A = np.hstack([design.forced, design.X[:, support_idx]])
-    common = dict(loss=loss, eps=eps, row_bound=row_bound, b_y=design.b_y, r=r, rng=rng, ridge=ridge,
-                  **(loss_options or {}))
-    return (objective_perturbation(A, design.y, delta=delta, **common) if delta
+    common = dict(loss=spec.loss, eps=spec.eps, row_bound=spec.row_bound, b_y=design.b_y, r=spec.r, rng=rng,
+                  ridge=spec.ridge, **spec.loss_options)
+    return (objective_perturbation(A, design.y, delta=spec.delta, **common) if spec.delta
             else objective_perturbation_exact(A, design.y, **common))
 
 
