@@ -404,6 +404,30 @@ def test_bounds_from_data_are_not_shown():
     assert "void" in dps.summary_table([res], fmt="text").lower()
 
 
+def test_a_bound_learned_from_the_data_is_in_no_part_of_the_result():
+    """By construction (issue 38): the learned bounds live in the design's private half only;
+    the spec a result keeps has NaN in their places and open clip intervals, and the
+    learned values (max |value| of the columns) are nowhere in the pickled result."""
+    import pickle
+    from dpsubset.design.build import build_design
+    df, _ = make_regression(150, 6, s=2, random_state=1, as_frame=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dps.PrivacyLeakWarning)
+        design = build_design("y ~ .", df)
+        res = dps.dp_best_subset("y ~ .", df, eps=2.0, s=2, random_state=0)
+    learned = design.data.learned_bounds
+    assert set(learned) == {"y", *design.spec.candidate_names}
+    # the fit reads them, the public half does not hold them
+    np.testing.assert_array_equal(design.x_bounds, [learned[c] for c in design.spec.candidate_names])
+    assert np.isnan(design.spec.x_bounds).all() and np.isnan(design.spec.b_y)
+    spec = res._predictor
+    assert np.isnan(spec.x_bounds).all() and np.isnan(spec.b_y)
+    assert all(spec.clip_limits[c] == (-np.inf, np.inf) for c in learned)
+    blob = pickle.dumps(res)
+    for value in learned.values():
+        assert np.float64(value).tobytes() not in blob
+
+
 # ---------------------------------------------------------------- refit plumbing (spec s. 7, T7)
 
 def test_refit_gets_clipped_data_its_budget_and_the_selection_neighbours(monkeypatch, hitters):
