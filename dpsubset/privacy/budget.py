@@ -19,8 +19,7 @@ from enum import Enum
 from .._validation import check_eps_ceiling, check_positive
 from .guarantees import Guarantee
 
-__all__ = ["Stage", "BudgetPlan", "BudgetLedger", "BudgetExceededError", "DEFAULT_REFIT_SHARE",
-           "part_of_stage"]
+__all__ = ["Stage", "BudgetPlan", "BudgetLedger", "BudgetExceededError", "DEFAULT_REFIT_SHARE"]
 
 #: Share of the total eps given to the refit when refit=True and no split is given.
 DEFAULT_REFIT_SHARE = 0.5
@@ -251,11 +250,6 @@ def _split_parts(eps, refit, eps_select, eps_refit, eps_moments, eps_confidence)
     return eps_select, eps_refit
 
 
-def part_of_stage(stage):
-    """The part of the rows a stage reads with ``split=True`` (:attr:`Stage.rows`)."""
-    return Stage(stage).rows
-
-
 class BudgetLedger:
     """What the stages of one call spent, checked against its plan as they spend it.
 
@@ -276,8 +270,7 @@ class BudgetLedger:
     def __init__(self, plan=None):
         self.plan = plan
         self._entries = []      # the report's view: plain dicts (stage, mechanism, eps, delta)
-        self._stages = []       # the same entries' stages, as Stage members
-        self._guarantees = []   # ... and the guarantees their mechanisms declared
+        self._guarantees = []   # the guarantee each entry's mechanism declared
 
     def spend(self, stage, mechanism, eps, delta=0.0, guarantee=None):
         """Record that ``stage`` ran ``mechanism`` at (eps, delta); returns the ledger.
@@ -312,13 +305,12 @@ class BudgetLedger:
         if self.plan is not None:
             # the stage's own part (the gap test has one), then its group's (all of "selection")
             for key, same in ((stage, lambda s: s == stage), (stage.group, lambda s: s.group == stage.group)):
-                spent = sum(e["eps"] for e, st in zip(self._entries, self._stages) if same(st))
+                spent = sum(e["eps"] for e in self._entries if same(Stage(e["stage"])))
                 allowed = self.plan.allowance(key)
                 if spent + eps > allowed * (1 + _ROUNDING):
                     raise BudgetExceededError(f"stage {stage.value!r} would spend eps = {spent + eps:.6g}, "
                                               f"more than the planned {allowed:.6g} of {str(key)!r}")
         self._entries.append(dict(stage=stage.value, mechanism=mechanism, eps=eps, delta=delta))
-        self._stages.append(stage)
         self._guarantees.append(guarantee)
         return self
 

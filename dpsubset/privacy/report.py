@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .budget import Stage
 from .guarantees import Guarantee
 from .leaks import NotReleasedError
 
@@ -292,7 +293,7 @@ def build_report(ledger, selection, *, bounds_public, leaks, seeded=False, split
                       f"{split[0]} rows (eps = {parts.get('selection rows', 0.0):.4g}), refit on "
                       f"{split[1]} rows (eps = {parts.get('refit rows', 0.0):.4g}); one row lies in "
                       f"one part, so the total is the larger (parallel composition).")
-        centring = sum(st["eps"] for st in stages if str(st["stage"]).split(":")[0] == "centring")
+        centring = sum(st["eps"] for st in stages if st["stage"] == Stage.CENTRING)
         if centring > 0:
             statement += (f" Each part's eps includes the centring's {centring:.4g}, which read every "
                           f"row before the split.")

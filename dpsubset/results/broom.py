@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..privacy.budget import part_of_stage
+from ..privacy.budget import Stage
 from ..privacy.leaks import NotReleasedError
 
 __all__ = ["TIDY_INFERENCE", "TIDY_INTERVAL", "GLANCE_INFERENCE", "check_tidy_args", "tidy_inference",
@@ -113,7 +113,7 @@ def glance_inference(res):
     split = getattr(res.privacy, "split", None) is not None
     parts = {}
     for stage, eps in stages:
-        part = part_of_stage(stage) if split else "all rows"
+        part = Stage(stage).rows if split else "all rows"
         parts.setdefault(part, []).append(eps)
     inf = getattr(res, "inference", None)
     row = dict(eps_inference=max(math.fsum(v) for v in parts.values()),

@@ -14,6 +14,7 @@ from statsmodels.iolib.summary import Summary
 from .usefulness import BALL_BINDS_NOTE, BALL_TRUSTED_NOTE
 from ..inference.intervals import CLOSE_CALL_RATIO
 from ..losses import loss_class
+from ..privacy.budget import Stage
 
 __all__ = ["DPSummary", "build_summary", "header_rows", "notes_text"]
 
@@ -184,7 +185,7 @@ def notes_text(res):
                      "(the learned values are not shown).")
     cen = res.centring
     if not cen.empty:
-        eps_c = sum(st["eps"] for st in res.privacy.stages if str(st["stage"]).split(":")[0] == "centring")
+        eps_c = sum(st["eps"] for st in res.privacy.stages if st["stage"] == Stage.CENTRING)
         tight = [c for c in cen.index if cen.loc[c, "tightened"]]
         k = len(cen) - int(res.response in cen.index)
         notes.append(f"Centring (eps = {eps_c:.4g}): {k} codebook column(s)"

@@ -33,6 +33,7 @@ DEFAULT_TIME_LIMIT = 600.0
 #: the size of X, come on top).
 DEFAULT_MEMORY_SHARE = 0.5
 
+
 class SearchTimeout(RuntimeError):
     """The exact search did not close its certificate within the time limit.
 
@@ -128,11 +129,9 @@ def resolve_memory_limit(memory_limit, name="memory_limit"):
 
     ``None`` -> :data:`DEFAULT_MEMORY_SHARE` of the machine's physical memory (no limit
     where the system does not report it), ``math.inf`` -> None, a positive number ->
-    itself (bytes; ``2e9`` or ``2 * 2**30``). A :class:`dpsubset.search.limits.MemoryBudget` is passed through
-    (a sub-search sharing its parent's budget).
+    itself (bytes; ``2e9`` or ``2 * 2**30``). (A search shares a
+    :class:`dpsubset.search.limits.MemoryBudget` with its sub-searches instead.)
     """
-    if hasattr(memory_limit, "hold"):  # a search's MemoryBudget (dpsubset.search.limits)
-        return memory_limit
     if memory_limit is None:
         total = physical_memory()
         return None if total is None else DEFAULT_MEMORY_SHARE * total

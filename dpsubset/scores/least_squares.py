@@ -1,4 +1,4 @@
-"""Exact scores c(S) of supports for the least-squares loss, and their sensitivity.
+"""Exact scores c(S) of supports for the least-squares loss.
 
 The score of a support S (docs/methods/selection.md) is the optimum of a
 ball-constrained ridge regression on the columns S plus the always-in columns K:
@@ -14,8 +14,8 @@ of G, batched over many supports at once (stacked k x k problems, k = |K| + s).
 The scorer's parts: the scores, the one-swap neighbourhood, the cuts and the Gram
 algebra they share are here; the two-swap search is in dpsubset/scores/two_swap.py
 and the mistake-class bounds in dpsubset/scores/class_bounds.py (mixins of
-:class:`LeastSquaresScorer`); the ridge solve over the ball and the sensitivity in
-dpsubset/scores/base.py.
+:class:`LeastSquaresScorer`); the ridge solve over the ball is in dpsubset/scores/base.py,
+the scores' sensitivity in dpsubset/privacy/sensitivity.py.
 
 Everything here sees clipped, private data. Nothing in this module is released.
 """
@@ -24,12 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
-from ..privacy.sensitivity import score_sensitivity
 from .class_bounds import ClassBoundsMixin
 from .two_swap import TwoSwapMixin
 from ..losses import SquaredLoss
 
-__all__ = ["LeastSquaresScorer", "sensitivity", "solve_ball_ridge", "check_scorer_inputs"]
+__all__ = ["LeastSquaresScorer", "solve_ball_ridge", "check_scorer_inputs"]
 
 # Past this many columns in total the full Gram matrix is not formed (memory grows as p^2).
 _FULL_GRAM_MAX_COLUMNS = 3000

@@ -145,9 +145,10 @@ class SubsetSearch(TopRListSearch, MistakeClassSearch):
                             "k_forced, lam, r, loss, score, fit, neighbourhood, cut, ...), "
                             f"got {type(scorer).__name__}")
         solver, solver_options = check_search(search, solver, solver_options, scorer.loss)
-        memory = resolve_memory_limit(memory_limit)
-        #: The memory budget of every growing structure of this search.
-        self.memory = memory if isinstance(memory, MemoryBudget) else MemoryBudget(memory)
+        #: The memory budget of every growing structure of this search (a sub-search shares
+        #: its parent's).
+        self.memory = (memory_limit if isinstance(memory_limit, MemoryBudget)
+                       else MemoryBudget(resolve_memory_limit(memory_limit)))
         self.scorer, self.s, self.p = scorer, int(s), scorer.p
         self.verbose = bool(verbose)
         self.solver, self.solver_options = solver, solver_options

@@ -65,7 +65,7 @@ import numpy as np
 
 from .perspective import BOUND_RTOL, NodeBound, _line_search, _psi_vec, psi
 
-__all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound", "conjugate_domain"]
+__all__ = ["ConvexDuals", "FenchelPoint", "FenchelBound"]
 
 _EPS = np.finfo(float).eps
 _EPS32 = float(np.finfo(np.float32).eps)
@@ -91,13 +91,6 @@ POLISH_REACH = 0.25
 POLISH_DEPTH = 0
 
 
-def conjugate_domain(loss, y):
-    """(lower, upper) per row: the box of alpha where l*(alpha; y) is finite
-    (:meth:`dpsubset.losses.Loss.conjugate_box`; the derivation of each conjugate:
-    docs/methods/branch-and-bound.md)."""
-    return loss.conjugate_box(np.asarray(y, dtype=float))
-
-
 class ConvexDuals:
     """What the Fenchel bound reads of one data set: the augmented design
     A = [always-in columns, candidates], the response and the loss.
@@ -121,7 +114,8 @@ class ConvexDuals:
         self.n, self.p, self.k_forced = scorer.n, scorer.p, scorer.k_forced
         self.P = self.k_forced + self.p
         self.lam_n, self.r = float(scorer.lam_n), float(scorer.r)
-        self.lower, self.upper = conjugate_domain(self.loss, self.y)
+        # the box of alpha where l*(alpha; y) is finite (docs/methods/branch-and-bound.md)
+        self.lower, self.upper = self.loss.conjugate_box(self.y)
         from scipy.optimize import Bounds
         #: The box as scipy's Bounds (for the quasi-Newton polish).
         self.box = Bounds(self.lower, self.upper)

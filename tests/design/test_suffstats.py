@@ -116,14 +116,16 @@ def _frame(n=6000, p=10, seed=11):
     return df
 
 
-@pytest.mark.parametrize("formula,method,keep", [
-    ("y ~ .", "top_r", None),
-    ("y ~ 0 + x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8", "top_r", None),
-    ("y ~ x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9", "mistakes", ["x0"]),
+@pytest.mark.parametrize("formula,method,keep,budget", [
+    ("y ~ .", "top_r", None, None),
+    ("y ~ 0 + x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8", "top_r", None, None),
+    ("y ~ x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9", "mistakes", ["x0"], None),
+    ("y ~ .", "top_r", None, dict(refit_delta=1e-6)),  # the Gaussian refit on both routes
 ])
-def test_release_is_the_same_on_both_routes(monkeypatch, formula, method, keep):
+def test_release_is_the_same_on_both_routes(monkeypatch, formula, method, keep, budget):
     df = _frame()
-    kw = dict(eps=4.0, s=3, method=method, bounds=(2.5, 5.0), ball=dict(r=4.0), keep=keep, random_state=123)
+    kw = dict(eps=4.0, s=3, method=method, bounds=(2.5, 5.0), ball=dict(r=4.0), keep=keep, random_state=123,
+              budget=budget)
     calls = []
 
     def spy(n, p, k, **opts):
@@ -138,6 +140,8 @@ def test_release_is_the_same_on_both_routes(monkeypatch, formula, method, keep):
         m.setattr(api_mod, "gram_route", lambda *a, **k: False)
         wide = dp_best_subset(formula, df, **kw)
     assert tall.support == wide.support
+    refit_delta = [[st["delta"] for st in r.privacy.stages if st["stage"] == "refit"] for r in (tall, wide)]
+    assert refit_delta == [[1e-6 if budget else 0.0]] * 2
     np.testing.assert_allclose(tall.params.to_numpy(), wide.params.to_numpy(), rtol=1e-8, atol=1e-10)
     assert not hasattr(tall._predictor, "gram")  # the private statistics do not leave the call
     with warnings.catch_warnings():

@@ -12,7 +12,7 @@ from dpsubset.search.branch_bound import _enumerate, _make_node, branch_and_boun
 from dpsubset.search.enumeration import (mistakes_by_enumeration, rank_supports, score_all,
                                          top_r_by_enumeration)
 from dpsubset.search.exact import SubsetSearch
-from dpsubset.search.fenchel import ConvexDuals, FenchelBound, conjugate_domain
+from dpsubset.search.fenchel import ConvexDuals, FenchelBound
 
 LOSSES = ("logistic", "hinge", "huber", "squared")
 CONVEX = ("logistic", "hinge", "huber")
@@ -125,16 +125,16 @@ def bb_psi_vec(tau, lam_n, r):
 def test_conjugate_domains():
     from dpsubset.losses import make_loss
     y = np.array([1.0, -1.0])
-    lo, hi = conjugate_domain(make_loss("logistic"), y)
+    lo, hi = make_loss("logistic").conjugate_box(y)
     np.testing.assert_array_equal(lo, [-1.0, 0.0])
     np.testing.assert_array_equal(hi, [0.0, 1.0])
-    lo, hi = conjugate_domain(make_loss("huber", huber_h=0.7), y)
+    lo, hi = make_loss("huber", huber_h=0.7).conjugate_box(y)
     np.testing.assert_array_equal(hi, [0.7, 0.7])
     # The derivative at any margin lies in the domain (the fitted points are valid).
     for name in CONVEX:
         loss = make_loss(name)
         yy = np.array([1.0, -1.0, 1.0, -1.0])
-        lo, hi = conjugate_domain(loss, yy)
+        lo, hi = loss.conjugate_box(yy)
         a = loss.derivative(np.array([-30.0, -1.0, 2.0, 40.0]), yy)
         assert np.all(a >= lo) and np.all(a <= hi)
 
