@@ -196,11 +196,16 @@ def test_resolve_memory_limit():
     assert total is None or resolve_memory_limit(None) == DEFAULT_MEMORY_SHARE * total
     assert resolve_memory_limit(math.inf) is None
     assert resolve_memory_limit(2e9) == 2e9
-    budget = MemoryBudget(5.0)
-    assert resolve_memory_limit(budget) is budget
-    for bad in (0, -1.0, float("nan"), "2GB", True):
+    for bad in (0, -1.0, float("nan"), "2GB", True, MemoryBudget(5.0)):
         with pytest.raises(ValueError, match="memory_limit must be a number of bytes"):
             resolve_memory_limit(bad)
+
+
+def test_a_sub_search_shares_its_parents_memory_budget():
+    scorer, s = _noise()
+    budget = MemoryBudget(5e8)
+    assert SubsetSearch(scorer, s, memory_limit=budget).memory is budget
+    assert SubsetSearch(scorer, s, memory_limit=2e9).memory.limit == 2e9
 
 
 def _frame(seed=0, n=80, p=40):
