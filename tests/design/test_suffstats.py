@@ -97,6 +97,37 @@ def test_gram_refit_matches_matrix_refit(delta):
         (dense.eps, dense.delta, dense.mode, dense.regularization)
 
 
+def test_gram_refit_certifies_a_collinear_support_of_a_tall_design():
+    """The rounding bound of the statistics grows with the rows of one BLAS product: one
+    product per memory block (tens of thousands of rows) gave 3e-7 on 54,000 rows, and the
+    exact-grid refit of a collinear support (diamonds' carat and x, correlation 0.97) could
+    not be certified within d_max = 1e-8 r, so the default call raised. Products of at most
+    BLAS_ROWS rows keep the bound small enough."""
+    from dpsubset.design.suffstats import BLAS_ROWS
+    from dpsubset.refit.exact_grid import objective_perturbation_gram_exact
+    rng = np.random.default_rng(1)
+    n = 60_000
+    x1 = rng.uniform(-1, 1, n)
+    x2 = np.clip(x1 + 0.05 * rng.standard_normal(n), -1, 1)
+    y = np.clip(0.3 * x1 - 0.2 * x2 + 0.1 * rng.standard_normal(n), -1, 1)
+    A = np.column_stack([np.ones(n), x1, x2])
+    st = SufficientStats.from_arrays(A, np.empty((n, 0)), y)
+    assert st.block_rows == BLAS_ROWS
+    err = st.entry_error(np.ones(4))
+    assert err.max() < 1e-8
+    for seed in range(3):
+        res = objective_perturbation_gram_exact(st.G, st.Zty, st.n, eps=2.0, row_bound=np.sqrt(3.0), b_y=1.0,
+                                                r=1.0, rng=np.random.default_rng(seed),
+                                                entry_error=(err[:-1, :-1], err[:-1, -1]))
+        assert np.all(np.isfinite(res.coef)) and res.certified_distance <= 1e-8
+    # the bound of one product over all the rows (the blocking before) is too loose here
+    one_product = SufficientStats(st.ZtZ, n, 0, n).entry_error(np.ones(4))
+    with pytest.raises(RuntimeError, match="could not be certified"):
+        objective_perturbation_gram_exact(st.G, st.Zty, st.n, eps=2.0, row_bound=np.sqrt(3.0), b_y=1.0, r=1.0,
+                                          rng=np.random.default_rng(0),
+                                          entry_error=(one_product[:-1, :-1], one_product[:-1, -1]))
+
+
 def test_route_depends_on_public_sizes_only():
     assert gram_route(100_000, 50, 1)
     assert not gram_route(100, 50, 1)             # wide: the matrices
