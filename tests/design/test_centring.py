@@ -64,6 +64,44 @@ def test_two_point_columns_are_never_tightened_skewed_ones_are():
     assert len(np.unique(design.data.X[:, j])) == 2
 
 
+def test_a_skewed_response_is_tightened_where_one_combined_test_can_tell():
+    """The interior test reads one statistic, v - k m (1 - m), at a lower confidence bound of
+    its own noise. A skewed count in a loose interval (fair's affairs: mean 0.7 of [0, 60],
+    6,366 rows, eps 5 of which the response's mean and spread get 0.125 each) passes it; the
+    rule before (v and m (1 - m) bounded separately, three sds each) failed whenever m's noise
+    was one sd high, and the response then kept its codebook map, its level near -1 in
+    mapped units (the intercept in disguise: fair's signs flipped at eps 5)."""
+    from dpsubset.design.centring import _released_box
+    n, eps_each = 6366, 0.125
+    b_mean, b_int = 1 / (n * eps_each), 0.25 / (n * eps_each)
+    sd_m = np.sqrt(2) * b_mean
+    st = CentreSettings()
+    for m in (0.0119, 0.0119 + sd_m, 0.0119 + 1.5 * sd_m):
+        z_lo, z_hi, _, two_point = _released_box(m, 0.0104, b_mean, b_int, True, st)
+        assert (z_lo, two_point) == (0.0, False) and z_hi < 0.5
+    # a release too noisy to tell keeps the codebook's box
+    assert _released_box(0.0119, 0.0104, 10 * b_mean, 10 * b_int, True, st)[:2] == (0.0, 1.0)
+
+
+def test_a_rare_indicator_is_not_cut_by_the_combined_test():
+    """A 0/1 column (v = 0) is tightened only when the noise on v exceeds three sds of the
+    combined statistic: rarely (about 1 %), at every prevalence; never at min_interior = 1."""
+    from dpsubset.design.centring import _released_box
+    from dpsubset.mechanisms.noise import laplace_noise
+    rng = np.random.default_rng(3)
+    n, eps_each = 5000, 0.1
+    b_mean, b_int = 1 / (n * eps_each), 0.25 / (n * eps_each)
+    for prevalence in (0.005, 0.02, 0.2, 0.5):
+        cut = 0
+        for _ in range(2000):
+            m = prevalence + float(laplace_noise(b_mean, rng))
+            v = float(laplace_noise(b_int, rng))
+            z_lo, z_hi, *_ = _released_box(m, v, b_mean, b_int, True, CentreSettings())
+            cut += (z_lo, z_hi) != (0.0, 1.0)
+            assert _released_box(m, v, b_mean, b_int, True, CentreSettings(min_interior=1.0))[:2] == (0.0, 1.0)
+        assert cut <= 0.015 * 2000, prevalence
+
+
 def test_a_column_is_never_mapped_wider_than_its_codebook():
     """An off-centre column whose box is not tightened keeps a half-width no larger than its
     codebook's (centring at its mean would shrink its spread in mapped units)."""
