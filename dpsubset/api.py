@@ -23,10 +23,10 @@ from tqdm.auto import tqdm
 
 from .design.r_frames import maybe_from_r
 from .design.dask import dask_design, is_dask_frame
-from .defaults import default_lam, default_radius
+from .defaults import default_lam, default_radius, refit_radius_weight, support_refit_radius
 from .privacy.sensitivity import largest_row_norm, support_row_bound
 from .design import Bounds, as_bounds, build_design, capture_context
-from .design.centring import CentreRequest
+from .design.centring import CentreRequest, mapped_moments
 from .design.frames import as_frame
 from ._validation import FLOAT_LIMIT, check_budget_representable, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, DEFAULT_LOSS, encode_binary_response, make_loss
@@ -267,6 +267,7 @@ def _release(formula, data, settings, context):
     params = coef_mapped = refit_ridge = refit_spec = None
     if settings.refit is not None:
         bar.set_description("refit")
+        settings = _support_radius(settings, refit_design, used_cols, plan)
         st = settings.stages
         # pure: the exact-grid refit; Budget(refit_delta=...): the Gaussian one, in floating point
         refit_spec = RefitSpec(loss=settings.loss, eps=plan.eps_refit, r=st.r_refit, ridge=st.lam_refit,
@@ -446,6 +447,30 @@ def _select(settings, plan, ledger, rng, design, clock, bar):
         ledger.spend(stage["stage"], stage["mechanism"], stage["eps"], stage["delta"],
                      guarantee=stage.get("guarantee", sel.guarantee))
     return sel, kept
+
+
+def _support_radius(settings, design, used_cols, plan):
+    """The settings with the refit's default radius for the released support (least squares
+    on a centred design; unchanged otherwise or where the user chose a radius).
+
+    The default radius reads only the bounds, s and n eps; once the support is released, the
+    centring's released spreads and means bound what least squares on it needs
+    (:func:`dpsubset.defaults.support_refit_radius`). Where the refit's n eps is large its
+    noise is small and the refit takes that radius if it is the larger
+    (:func:`dpsubset.defaults.refit_radius_weight`; docs/methods/refit.md, "The refit's
+    radius"). Every number read is public: the release keeps the record (``res.centring``)."""
+    ball, st, spec = settings.ball, settings.stages, design.spec
+    if ball.r_refit is not None or not make_loss(settings.loss).least_squares or not spec.centring:
+        return settings
+    weight = refit_radius_weight(design.n, plan.eps_refit)
+    if weight <= 0:
+        return settings
+    cols = [c for c in used_cols if c != "Intercept"]
+    sds, levels = mapped_moments(spec.centring, spec.column_maps, cols + [spec.response_name])
+    r_support = support_refit_radius(sds[-1], levels[-1], sds[:-1], levels[:-1])
+    if not r_support > st.r_refit:  # NaN (no rule) or a smaller ball: the default stays
+        return settings
+    return settings.with_stages(replace(st, r_refit=st.r_refit + weight * (r_support - st.r_refit)))
 
 
 def _refit(spec, ledger, rng, design, support_idx, used_cols):

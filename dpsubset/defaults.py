@@ -152,7 +152,9 @@ from .privacy.sensitivity import largest_row_norm
 __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELECT_PREDICTION",
            "CLASSIFICATION_SELECT_LAM_SHARE", "CLASSIFICATION_RIDGE_RESOLUTION",
            "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
-           "LAM_FLOOR", "default_radius", "default_lam", "classification_select_lam", "budget_growth"]
+           "LAM_FLOOR", "REFIT_SPREAD_FACTOR", "default_radius", "default_lam", "classification_select_lam",
+           "budget_growth", "support_refit_radius", "refit_radius_weight", "SUPPORT_RADIUS_START",
+           "SUPPORT_RADIUS_FULL"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
@@ -179,6 +181,15 @@ RIDGE_DECAY_START = 1e4
 RADIUS_GROWTH_START = 2e4
 #: The smallest default ridge, in pseudo-rows.
 LAM_FLOOR = 0.01
+#: How many times sd(y) / sd(x) the refit's ball allows a slope of the released support
+#: (:func:`support_refit_radius`; 1 is a simple regression's largest slope; 2 was measured
+#: too: wider intervals, no fewer binding releases on the panel's tuning half).
+REFIT_SPREAD_FACTOR = 1.0
+#: The refit's n eps from which the support's radius starts to count, and from which it
+#: counts in full (:func:`refit_radius_weight`): below, the refit's noise, which grows with
+#: the radius, costs more than the ball's bias (docs/benchmarks/real-data.md, "third pass").
+SUPPORT_RADIUS_START = 5e4
+SUPPORT_RADIUS_FULL = 1e5
 
 
 def budget_growth(n, eps, start=RIDGE_DECAY_START) -> float:
@@ -341,3 +352,64 @@ def classification_select_lam(n=None, eps=None, x_bounds=None, s=None, forced_bo
         lam = max(lam, 2 * CLASSIFICATION_RIDGE_RESOLUTION * B_s * log_supports
                   / (CLASSIFICATION_SELECT_PREDICTION * eps))
     return lam
+
+
+def support_refit_radius(y_sd, y_level, col_sds, col_levels, spread_factor=REFIT_SPREAD_FACTOR) -> float:
+    """The refit's radius that least squares on a released support needs, from released numbers.
+
+    In mapped units a least-squares slope is at most sd(y) / sd(x_j) where one column explains
+    all of the response (a simple regression's slope is corr sd(y) / sd(x)); ``spread_factor``
+    times that allows for correlated columns. The intercept is then at most
+    |level(y)| + (slope bound) ||level(x_S)|| (the levels: the released means in mapped units,
+    0 for a column centred at its mean). The radius is the norm of the two,
+
+        r = hypot(|level(y)| + B ||level(x_S)||, B),   B = spread_factor sd(y) / min_j sd(x_j).
+
+    Every input is released (the centring's means and spreads, the support), so the radius
+    is public and may set the refit's noise (docs/methods/refit.md).
+
+    Parameters
+    ----------
+    y_sd, y_level : float
+        The response's released standard deviation and mean, in mapped units.
+    col_sds, col_levels : array_like
+        The same for the support's columns (the always-in columns other than the intercept
+        included).
+    spread_factor : float
+
+    Returns
+    -------
+    float
+        The radius, or NaN when a spread is not positive and finite (no rule then).
+
+    Examples
+    --------
+    >>> round(support_refit_radius(0.3, 0.0, [0.3, 0.15], [0.0, 0.0]), 3)
+    4.0
+    """
+    sds = np.asarray(col_sds, dtype=float)
+    levels = np.asarray(col_levels, dtype=float)
+    if sds.size == 0 or not (np.all(np.isfinite(sds)) and np.all(sds > 0) and math.isfinite(y_sd) and y_sd > 0
+                            and np.all(np.isfinite(levels)) and math.isfinite(y_level)):
+        return math.nan
+    slope = float(spread_factor) * float(y_sd) / float(np.min(sds))
+    intercept = abs(float(y_level)) + slope * float(np.linalg.norm(levels))
+    return math.hypot(intercept, slope)
+
+
+def refit_radius_weight(n, eps) -> float:
+    """How much of the support's radius the refit takes, from its public n eps: 0 up to
+    ``SUPPORT_RADIUS_START``, 1 from ``SUPPORT_RADIUS_FULL``, linear between (no jump).
+
+    The refit uses ``r_default + w max(0, r_support - r_default)``. At small n eps the
+    objective perturbation's noise, which grows with the radius, is the larger error, and the
+    public default radius is kept; at large n eps that noise is small and a ball that binds
+    (a biased release, intervals open on one side) is the larger one.
+
+    >>> [refit_radius_weight(1000, e) for e in (10, 75, 200)]
+    [0.0, 0.5, 1.0]
+    """
+    if n is None or eps is None or not (eps > 0 and math.isfinite(eps)):
+        return 0.0
+    x = float(n) * float(eps)
+    return min(1.0, max(0.0, (x - SUPPORT_RADIUS_START) / (SUPPORT_RADIUS_FULL - SUPPORT_RADIUS_START)))

@@ -74,7 +74,7 @@ from ..privacy.budget import Stage
 from .clip import _apply_limits, _interval_map, _limits, _row_blocks
 
 __all__ = ["CentreSettings", "CentreRequest", "ColumnCentre", "DEFAULT_CENTRE_SHARE", "check_centre",
-           "release_centres", "codebook_has_intervals", "laplace_release", "centring_frame"]
+           "release_centres", "codebook_has_intervals", "laplace_release", "centring_frame", "mapped_moments"]
 
 #: Share of the call's eps spent on the centre and spread of the columns (taken off the top).
 DEFAULT_CENTRE_SHARE = 0.1
@@ -213,6 +213,14 @@ class ColumnCentre:
     centre : float
         The released centre.
     tightened : bool
+    sd : float
+        The released standard deviation of the codebook-clipped column, in the user's units
+        (post-processing of the released mean and spread: sqrt(max(m - m^2 - v, 0)) times the
+        codebook's width; sqrt(m (1 - m)) times it where only the mean is released, a dummy's).
+        NaN in records made before it was kept.
+    mean : float
+        The released mean of the codebook-clipped column, in the user's units (the centre
+        differs where the column maps by its box's midpoint). NaN in older records.
     """
 
     name: str
@@ -220,16 +228,51 @@ class ColumnCentre:
     box: tuple
     centre: float
     tightened: bool
+    sd: float = math.nan
+    mean: float = math.nan
 
 
 def centring_frame(records):
-    """The public record as a table: one row per centred column, in the user's units."""
+    """The public record as a table: one row per centred column, in the user's units (the
+    codebook's box, the box used, the centre of the map, the released mean and standard
+    deviation, and whether the box was tightened)."""
     import pandas as pd
 
     recs = tuple(records or ())
-    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, bool(r.tightened)]
+    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, r.mean, r.sd, bool(r.tightened)]
                          for r in recs], index=pd.Index([r.name for r in recs], name="column"),
-                        columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "tightened"])
+                        columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "mean", "sd",
+                                 "tightened"])
+
+
+def mapped_moments(records, column_maps, names):
+    """The released standard deviations and means of ``names`` in mapped units.
+
+    Parameters
+    ----------
+    records : tuple of ColumnCentre
+        The release (``DesignSpec.centring``).
+    column_maps : dict
+        {name: (centre, half-width)}: the maps the stages use.
+    names : sequence of str
+
+    Returns
+    -------
+    sds, levels : ndarray
+        sd / half-width and (mean - centre) / half-width of each name; NaN for a name the
+        release does not cover (post-processing of released numbers only).
+    """
+    by_name = {r.name: r for r in records or ()}
+    sds, levels = np.full(len(names), np.nan), np.full(len(names), np.nan)
+    for k, c in enumerate(names):
+        rec = by_name.get(c)
+        if rec is None or c not in column_maps:
+            continue
+        centre, half = column_maps[c]
+        if half > 0:
+            sds[k] = rec.sd / half
+            levels[k] = (rec.mean - centre) / half
+    return sds, levels
 
 
 def _eligible(names, clip_limits, specs_interval, coded):
@@ -316,8 +359,19 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
         clip_limits[c] = (float(new_lo), float(new_hi))
         column_maps[c] = (float(centre), float(half))
         record.append(ColumnCentre(name=c, codebook=(float(lo), float(hi)), box=clip_limits[c],
-                                   centre=float(centre), tightened=(new_lo > lo or new_hi < hi)))
+                                   centre=float(centre), tightened=(new_lo > lo or new_hi < hi),
+                                   sd=_released_sd(m[j], v[j], hi - lo),
+                                   mean=float(lo + min(max(m[j], 0.0), 1.0) * (hi - lo))))
     return clip_limits, column_maps, tuple(record)
+
+
+def _released_sd(m, v, width):
+    """The standard deviation in the user's units from the released m and v of z on [0, 1]
+    (post-processing): sqrt(max(m - m^2 - v, 0)) times the codebook's width; where no v is
+    released (dummies), the two-point value sqrt(m (1 - m))."""
+    z = min(max(float(m), 0.0), 1.0)
+    var = z * (1.0 - z) if not math.isfinite(v) else max(z - z * z - float(v), 0.0)
+    return math.sqrt(var) * float(width)
 
 
 def _parts(eps, k, with_y, is_tight, response_share):
