@@ -19,6 +19,7 @@ from .moments import least_squares_from_moments, symmetric_laplace
 from ..losses import is_least_squares
 
 __all__ = ["simulate_rows", "simulate_batch", "simulate_statistics", "bootstrap_refits", "bootstrap_moment_fits",
+
            "DEFAULT_DRAWS", "STATISTICS_ROWS", "InferenceTimeout", "check_deadline"]
 
 
@@ -104,7 +105,8 @@ def simulate_batch(model, n, col_bounds, b_y, rng, m):
     return A, np.clip(y, -b_y, b_y)
 
 
-def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, rng, deadline=None):
+def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, rng, deadline=None,
+                     least_squares=False):
     """The refit mechanism run on ``draws`` simulated data sets.
 
     Parameters
@@ -122,32 +124,55 @@ def bootstrap_refits(model, n, col_bounds, b_y, refit, *, draws=DEFAULT_DRAWS, r
     deadline : Deadline, optional
         The call's deadline, checked before each chunk (:func:`check_deadline`).
 
+    least_squares : bool
+        Also return the mean of exact least-squares fits on the same simulated data sets:
+        what least squares estimates in the simulated world (its clipped rows), from which
+        the errors of a least-squares refit are measured (docs/methods/inference.md, "The
+        simulated world's target"; Monte Carlo error about 1/sqrt(draws) of one fit's
+        sampling error).
+
     Returns
     -------
     ndarray, shape (draws, d)
         The refits, in mapped units.
+    ndarray, shape (d,)
+        With ``least_squares=True`` only: the least-squares target.
     """
     draws = int(draws)
-    out = np.empty((draws, len(model.coef)))
+    d = len(model.coef)
+    out, ls = np.empty((draws, d)), np.empty((draws, d))
     if hasattr(refit, "batch_statistics") and _by_statistics(model, n):
         # one pilot for every replicate: the draws are d x d matrices, whatever n
         check_deadline(deadline)
         H, g, start = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, draws),
                                           refit.row_derivatives, quadratic=is_least_squares(refit.loss))
-        return refit.batch_statistics(H, g, start, rng)
-    if hasattr(refit, "batch"):
-        chunk = max(1, CHUNK_VALUES // max(1, n * len(model.coef)))
+        out = refit.batch_statistics(H, g, start, rng)
+        if least_squares:  # H = 2 A'A and g = -2 A'(y - A t) at the truth t: a Newton step is exact
+            ls = start - _solve_each(H, g)
+    elif hasattr(refit, "batch"):
+        chunk = max(1, CHUNK_VALUES // max(1, n * d))
         for lo in range(0, draws, chunk):
             check_deadline(deadline)
             m = min(chunk, draws - lo)
             A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
             out[lo:lo + m] = refit.batch(A, y, rng)
-        return out
-    for b in range(draws):
-        check_deadline(deadline)
-        A, y = simulate_rows(model, n, col_bounds, b_y, rng)
-        out[b] = refit(A, y, rng)
-    return out
+            if least_squares:
+                ls[lo:lo + m] = _solve_each(A.transpose(0, 2, 1) @ A, A.transpose(0, 2, 1) @ y[..., None])
+    else:
+        for b in range(draws):
+            check_deadline(deadline)
+            A, y = simulate_rows(model, n, col_bounds, b_y, rng)
+            out[b] = refit(A, y, rng)
+            if least_squares:
+                ls[b] = _solve_each((A.T @ A)[None], (A.T @ y)[None])[0]
+    return (out, ls.mean(axis=0)) if least_squares else out
+
+
+def _solve_each(G, b):
+    """Least-squares solutions of a stack of normal equations G x = b (minimum norm where a
+    simulated column is constant)."""
+    b = np.asarray(b, dtype=float).reshape(G.shape[0], G.shape[1])
+    return np.stack([np.linalg.lstsq(Gi, bi, rcond=None)[0] for Gi, bi in zip(G, b)])
 
 
 def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAULT_DRAWS, rng, deadline=None):
@@ -165,15 +190,25 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
         Mapped units.
     """
     draws = int(draws)
+    out = np.empty((draws, len(model.coef)))
+    for lo, ZtZ in _simulated_moments(model, n, col_bounds, b_y, rng, draws, deadline):
+        if noise_scale > 0:
+            ZtZ = ZtZ + symmetric_laplace(rng, noise_scale, ZtZ.shape[-1], (len(ZtZ),))
+        out[lo:lo + len(ZtZ)] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
+    return out
+
+
+def _simulated_moments(model, n, col_bounds, b_y, rng, draws, deadline):
+    """Chunks ``(first replicate, Z'Z stack)`` of ``draws`` simulated data sets' second
+    moments (the response last; y'y is not simulated on the statistics route and left 0)."""
     d = len(model.coef)
-    out = np.empty((draws, d))
     statistics = _by_statistics(model, n)
     chunk = draws if statistics else max(1, CHUNK_VALUES // max(1, n * d))
     for lo in range(0, draws, chunk):
         check_deadline(deadline)
         m = min(chunk, draws - lo)
         if statistics:
-            # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef); y'y is unused
+            # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef)
             H, g, _ = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, m),
                                           _residual_moments)
             ZtZ = np.zeros((m, d + 1, d + 1))
@@ -183,9 +218,7 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
             A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
             Z = np.concatenate([A, y[..., None]], axis=2)
             ZtZ = Z.transpose(0, 2, 1) @ Z
-        ZtZ = ZtZ + symmetric_laplace(rng, noise_scale, d + 1, (m,))
-        out[lo:lo + m] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
-    return out
+        yield lo, ZtZ
 
 
 # --------------------------------------------------------------------------------------

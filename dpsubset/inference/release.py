@@ -164,8 +164,13 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit
     refit = BootstrapRefit(loss=loss, n=design.n, eps=refit_spec.eps, row_bound=refit_spec.row_bound,
                            b_y=design.b_y, r=r, delta=refit_spec.delta, loss_options=refit_spec.loss_options,
                            start=model.coef)
+    # the errors are measured from what the refit estimates in the simulated world: for least
+    # squares, least squares on its clipped rows (the same simulated data sets); for the other
+    # losses the model's own coefficients (their estimands are not least squares')
+    least_squares = bool(loss_class(loss).least_squares)
     thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
-                              deadline=deadline)
+                              deadline=deadline, least_squares=least_squares)
+    thetas, target = thetas if least_squares else (thetas, model.coef)
     # where the ball binds the errors' tails are the projection's (intervals.py)
     coef_mapped = np.asarray(coef_mapped, dtype=float)
     tol = refit.sphere_tolerance(len(coef_mapped))
@@ -189,7 +194,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit
                                          moments.scale, draws=draws, rng=rng, deadline=deadline)
             beyond = BeyondTheBall(beyond.directions, far, fits - far)
     user = lambda t: to_user_units(spec, used_cols, t)
-    errors = user(thetas) - user(model.coef[None])[0]
+    errors = user(thetas) - user(target[None])[0]
     estimate = user(coef_mapped[None])[0]
     obs_noise = None
     if residual is not None:
@@ -200,7 +205,7 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit
         obs_noise_mapped=obs_noise, response_bound=float(design.b_y),
         sampling_se=None if loss_class(loss).response_model != "gaussian" else _sampling_se(moments, model, spec, used_cols, bounds),
         names=list(used_cols), estimate=estimate, errors=errors, eps=float(eps), mode=mode,
-        estimate_mapped=coef_mapped, errors_mapped=thetas - model.coef,
+        estimate_mapped=coef_mapped, errors_mapped=thetas - target,
         sphere_share=sphere_share, on_sphere=on_sphere, truth_in_ball=bool(truth_in_ball),
         beyond=None if beyond is None else beyond.user_units(spec, used_cols), beyond_mapped=beyond,
         method=(f"parametric bootstrap of the refit ({int(draws)} refits on data simulated from "

@@ -428,7 +428,7 @@ class ConvexLossScorer:
         from ..search.enumeration import rank_supports
 
         S1 = np.sort(np.asarray(support, dtype=np.intp))
-        s, p, kf, n = len(S1), self.p, self.k_forced, self.n
+        s, p = len(S1), self.p
         keep = int(keep)
         outside = np.setdiff1d(np.arange(p), S1)
         q = len(outside)

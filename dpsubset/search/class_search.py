@@ -141,7 +141,6 @@ def _search_base(scorer, B, outside, k, state, deadline, memory):
 
 def _search_base_held(scorer, B, outside, k, state, deadline, memory, key):
     """:func:`_search_base`, holding its stack and pending leaves under ``key``."""
-    n = scorer.n
     # Ridge values under the Lagrangian shift of the base's own ball multiplier
     # (LeastSquaresScorer._dual_shift): for every J, c(B + J) >= (ridge value of
     # B + J with ridge lam/n + shift) - shift r^2 / 2, nearly exact where the ball

@@ -25,7 +25,6 @@ tests/studies/test_real_data_panel.py checks that the draw reproduces it.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..mechanisms.noise import child_generator, permutation
