@@ -23,7 +23,8 @@ from tqdm.auto import tqdm
 
 from .design.r_frames import maybe_from_r
 from .design.dask import dask_design, is_dask_frame
-from .defaults import default_lam, default_radius, refit_radius_weight, support_refit_radius
+from .defaults import (SUPPORT_RADIUS_CAP, default_lam, default_radius, refit_radius_weight,
+                       support_refit_radius)
 from .privacy.sensitivity import largest_row_norm, support_row_bound
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.centring import CentreRequest, mapped_moments
@@ -470,6 +471,7 @@ def _support_radius(settings, design, used_cols, plan):
     r_support = support_refit_radius(sds[-1], levels[-1], sds[:-1], levels[:-1])
     if not r_support > st.r_refit:  # NaN (no rule) or a smaller ball: the default stays
         return settings
+    r_support = min(r_support, SUPPORT_RADIUS_CAP * st.r_refit)
     return settings.with_stages(replace(st, r_refit=st.r_refit + weight * (r_support - st.r_refit)))
 
 

@@ -154,7 +154,7 @@ __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELEC
            "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
            "LAM_FLOOR", "REFIT_SPREAD_FACTOR", "default_radius", "default_lam", "classification_select_lam",
            "budget_growth", "support_refit_radius", "refit_radius_weight", "SUPPORT_RADIUS_START",
-           "SUPPORT_RADIUS_FULL"]
+           "SUPPORT_RADIUS_FULL", "SUPPORT_RADIUS_CAP"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
@@ -190,6 +190,10 @@ REFIT_SPREAD_FACTOR = 1.0
 #: the radius, costs more than the ball's bias (docs/benchmarks/real-data.md, "third pass").
 SUPPORT_RADIUS_START = 5e4
 SUPPORT_RADIUS_FULL = 1e5
+#: The support's radius is taken up to this many times the default one: a released column of
+#: very small spread (a rare indicator) would otherwise ask for a ball whose noise swamps
+#: every other coefficient of the refit.
+SUPPORT_RADIUS_CAP = 4.0
 
 
 def budget_growth(n, eps, start=RIDGE_DECAY_START) -> float:
@@ -401,7 +405,8 @@ def refit_radius_weight(n, eps) -> float:
     """How much of the support's radius the refit takes, from its public n eps: 0 up to
     ``SUPPORT_RADIUS_START``, 1 from ``SUPPORT_RADIUS_FULL``, linear between (no jump).
 
-    The refit uses ``r_default + w max(0, r_support - r_default)``. At small n eps the
+    The refit uses ``r_default + w max(0, min(r_support, SUPPORT_RADIUS_CAP r_default) -
+    r_default)``. At small n eps the
     objective perturbation's noise, which grows with the radius, is the larger error, and the
     public default radius is kept; at large n eps that noise is small and a ball that binds
     (a biased release, intervals open on one side) is the larger one.

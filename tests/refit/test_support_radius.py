@@ -118,3 +118,24 @@ def test_mapped_moments_read_the_record_only():
     assert sds[0] == pytest.approx(1 / 3.3, rel=0.1) and abs(levels[0]) < 0.01
     # y: a lognormal's sd (about 2.2) over the half-width of its box, centred at the midpoint
     assert 0.3 < sds[1] < 0.7 and -0.8 < levels[1] < -0.4
+
+
+def test_a_rare_indicator_cannot_blow_up_the_ball():
+    """A support with a very rare indicator (0.2 % of rows) asks for a ball many times the
+    default; the refit takes at most SUPPORT_RADIUS_CAP times the default, so its noise does
+    not swamp the other coefficients."""
+    from dpsubset.defaults import SUPPORT_RADIUS_CAP
+    data, bounds = skewed_survey()
+    rng = np.random.default_rng(5)
+    data = data.assign(rare=(rng.random(len(data)) < 0.002).astype(float))
+    data["y"] = np.clip(data["y"] + 3.0 * data["rare"], 0, 10)
+    bounds = Bounds(x=dict(bounds.x, rare=(0.0, 1.0)), y=bounds.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dps.dp_best_subset("y ~ x + z + w + rare", data, eps=20.0, s=1, bounds=bounds, random_state=1,
+                                 keep=["rare"])
+    assert res.support == ["x"]
+    r_default = default_radius([1.0] * 3, 1.0, 1, [1.0, 1.0], n=len(data), eps=res.eps_refit, stage="refit")
+    asked = recomputed(res, ["rare", "x"])
+    assert asked > SUPPORT_RADIUS_CAP * r_default          # what the rare indicator asks for
+    assert res.r_refit == pytest.approx(SUPPORT_RADIUS_CAP * r_default)
