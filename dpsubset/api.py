@@ -472,7 +472,8 @@ def _support_radius(settings, design, used_cols, plan):
     if not r_support > st.r_refit:  # NaN (no rule) or a smaller ball: the default stays
         return settings
     r_support = min(r_support, SUPPORT_RADIUS_CAP * st.r_refit)
-    return settings.with_stages(replace(st, r_refit=st.r_refit + weight * (r_support - st.r_refit)))
+    return settings.with_stages(replace(st, r_refit=st.r_refit + weight * (r_support - st.r_refit),
+                                        r_refit_from="grown to the released support's spreads"))
 
 
 def _refit(spec, ledger, rng, design, support_idx, used_cols):
@@ -499,7 +500,8 @@ def _stage_report(stages, refit_ridge):
     """Each stage's radius and ridge for the privacy report (the refit's only if it ran)."""
     out = [dict(stage="selection", r=float(stages.r), lam=float(stages.lam))]
     if refit_ridge is not None:
-        out.append(dict(stage="refit", r=float(stages.r_refit), lam=refit_ridge))
+        out.append(dict(stage="refit", r=float(stages.r_refit), lam=refit_ridge,
+                        **({"r_from": stages.r_refit_from} if stages.r_refit_from else {})))
     return out
 
 

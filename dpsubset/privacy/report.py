@@ -127,7 +127,9 @@ class PrivacyReport:
         mean (:mod:`dpsubset.inference.confidence`).
     stage_settings : tuple of dict
         The radius and ridge of each stage, public (from the bounds, s, the loss and the
-        stage's n and eps, or as given): ``stage`` ("selection", "refit"), ``r``, ``lam``.
+        stage's n and eps, or as given): ``stage`` ("selection", "refit"), ``r``, ``lam``,
+        and for a refit radius grown to the released support (docs/methods/refit.md)
+        ``r_from``, which says so.
         The selection's set Delta; the refit's ``lam`` is the ridge it used,
         max(lam_refit, 2 lambda / eps) (docs/guide/defaults.md).
 
@@ -168,7 +170,8 @@ class PrivacyReport:
         """Each stage's radius and ridge in words (not shown when the bounds came from the data)."""
         if not self.bounds_public:
             return "not shown (bounds from data)"
-        return "; ".join(f"{st['stage']} r = {st['r']:.4g}, lam = {st['lam']:.4g}" for st in self.stage_settings)
+        return "; ".join(f"{st['stage']} r = {st['r']:.4g}" + (f" ({st['r_from']})" if st.get("r_from") else "")
+                         + f", lam = {st['lam']:.4g}" for st in self.stage_settings)
 
     def _sensitivity_text(self, spec=".4g"):
         # with bounds taken from the data, Delta is a function of max |value|: not shown

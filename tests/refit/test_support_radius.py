@@ -82,6 +82,9 @@ def test_release_refits_in_the_supports_ball_and_anyone_can_recompute_it():
     assert res.r_refit == pytest.approx(r_support)
     cen = res.centring
     assert cen.loc["y", "centre"] == pytest.approx((cen.loc["y", "box_lo"] + cen.loc["y", "box_hi"]) / 2)
+    # the report says where the refit's radius came from
+    assert "refit r = " in str(res.privacy) and "grown to the released support's spreads" in str(res.privacy)
+    assert "released support" not in str(release(data, bounds, centre=False).privacy)
 
 
 def test_rule_ramps_in_with_the_refits_n_eps():
