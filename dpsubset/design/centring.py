@@ -239,7 +239,9 @@ def centring_frame(records):
     import pandas as pd
 
     recs = tuple(records or ())
-    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, r.mean, r.sd, bool(r.tightened)]
+    # records pickled before the mean and sd were kept have neither: NaN
+    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, getattr(r, "mean", math.nan),
+                          getattr(r, "sd", math.nan), bool(r.tightened)]
                          for r in recs], index=pd.Index([r.name for r in recs], name="column"),
                         columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "mean", "sd",
                                  "tightened"])
@@ -269,9 +271,9 @@ def mapped_moments(records, column_maps, names):
         if rec is None or c not in column_maps:
             continue
         centre, half = column_maps[c]
-        if half > 0:
-            sds[k] = rec.sd / half
-            levels[k] = (rec.mean - centre) / half
+        if half > 0:  # NaN for a record pickled before the mean and sd were kept
+            sds[k] = getattr(rec, "sd", math.nan) / half
+            levels[k] = (getattr(rec, "mean", math.nan) - centre) / half
     return sds, levels
 
 

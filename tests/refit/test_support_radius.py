@@ -142,3 +142,17 @@ def test_a_rare_indicator_cannot_blow_up_the_ball():
     asked = recomputed(res, ["rare", "x"])
     assert asked > SUPPORT_RADIUS_CAP * r_default          # what the rare indicator asks for
     assert res.r_refit == pytest.approx(SUPPORT_RADIUS_CAP * r_default)
+
+
+def test_a_record_pickled_before_the_mean_and_sd_were_kept_still_reads():
+    """A ColumnCentre unpickled from an older release has no mean or sd: the table shows NaN
+    and the support's radius has no rule (the refit keeps its default)."""
+    from dpsubset.design.centring import ColumnCentre, centring_frame
+    old = ColumnCentre(name="x", codebook=(0.0, 10.0), box=(0.0, 5.0), centre=2.0, tightened=True)
+    object.__delattr__(old, "sd")
+    object.__delattr__(old, "mean")
+    frame = centring_frame([old])
+    assert math.isnan(frame.loc["x", "sd"]) and math.isnan(frame.loc["x", "mean"])
+    sds, levels = mapped_moments([old], {"x": (2.0, 3.0)}, ["x"])
+    assert math.isnan(sds[0]) and math.isnan(levels[0])
+    assert math.isnan(support_refit_radius(0.3, 0.0, sds, levels))
