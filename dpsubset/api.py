@@ -466,8 +466,7 @@ def _support_radius(settings, design, used_cols, plan):
     weight = refit_radius_weight(design.n, plan.eps_refit)
     if weight <= 0:
         return settings
-    cols = [c for c in used_cols if c != "Intercept"]
-    sds, levels = mapped_moments(spec.centring, spec.column_maps, cols + [spec.response_name])
+    sds, levels = mapped_moments(spec.centring, spec.column_maps, list(used_cols) + [spec.response_name])
     r_support = support_refit_radius(sds[-1], levels[-1], sds[:-1], levels[:-1])
     if not r_support > st.r_refit:  # NaN (no rule) or a smaller ball: the default stays
         return settings

@@ -72,6 +72,7 @@ import numpy as np
 from .._validation import check_positive
 from ..privacy.budget import Stage
 from .clip import _apply_limits, _interval_map, _limits, _row_blocks
+from .formula import _INTERCEPT
 
 __all__ = ["CentreSettings", "CentreRequest", "ColumnCentre", "DEFAULT_CENTRE_SHARE", "check_centre",
            "release_centres", "codebook_has_intervals", "laplace_release", "centring_frame", "mapped_moments"]
@@ -239,16 +240,17 @@ def centring_frame(records):
     import pandas as pd
 
     recs = tuple(records or ())
-    # records pickled before the mean and sd were kept have neither: NaN
-    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, getattr(r, "mean", math.nan),
-                          getattr(r, "sd", math.nan), bool(r.tightened)]
+    # a record pickled before the mean and sd were kept reads their class defaults, NaN
+    return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, r.mean, r.sd,
+                          bool(r.tightened)]
                          for r in recs], index=pd.Index([r.name for r in recs], name="column"),
                         columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "mean", "sd",
                                  "tightened"])
 
 
 def mapped_moments(records, column_maps, names):
-    """The released standard deviations and means of ``names`` in mapped units.
+    """The released standard deviations and means of ``names`` in mapped units, the intercept
+    (a constant: no spread, nothing released) left out.
 
     Parameters
     ----------
@@ -261,19 +263,21 @@ def mapped_moments(records, column_maps, names):
     Returns
     -------
     sds, levels : ndarray
-        sd / half-width and (mean - centre) / half-width of each name; NaN for a name the
-        release does not cover (post-processing of released numbers only).
+        sd / half-width and (mean - centre) / half-width of each name but the intercept, in
+        order; NaN for a name the release does not cover (post-processing of released
+        numbers only).
     """
     by_name = {r.name: r for r in records or ()}
+    names = [c for c in names if c != _INTERCEPT]
     sds, levels = np.full(len(names), np.nan), np.full(len(names), np.nan)
     for k, c in enumerate(names):
         rec = by_name.get(c)
         if rec is None or c not in column_maps:
             continue
         centre, half = column_maps[c]
-        if half > 0:  # NaN for a record pickled before the mean and sd were kept
-            sds[k] = getattr(rec, "sd", math.nan) / half
-            levels[k] = (getattr(rec, "mean", math.nan) - centre) / half
+        if half > 0:  # a record pickled before the mean and sd were kept has the defaults, NaN
+            sds[k] = rec.sd / half
+            levels[k] = (rec.mean - centre) / half
     return sds, levels
 
 

@@ -19,7 +19,6 @@ from .moments import least_squares_from_moments, symmetric_laplace
 from ..losses import is_least_squares
 
 __all__ = ["simulate_rows", "simulate_batch", "simulate_statistics", "bootstrap_refits", "bootstrap_moment_fits",
-
            "DEFAULT_DRAWS", "STATISTICS_ROWS", "InferenceTimeout", "check_deadline"]
 
 
@@ -190,25 +189,15 @@ def bootstrap_moment_fits(model, n, col_bounds, b_y, noise_scale, *, draws=DEFAU
         Mapped units.
     """
     draws = int(draws)
-    out = np.empty((draws, len(model.coef)))
-    for lo, ZtZ in _simulated_moments(model, n, col_bounds, b_y, rng, draws, deadline):
-        if noise_scale > 0:
-            ZtZ = ZtZ + symmetric_laplace(rng, noise_scale, ZtZ.shape[-1], (len(ZtZ),))
-        out[lo:lo + len(ZtZ)] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
-    return out
-
-
-def _simulated_moments(model, n, col_bounds, b_y, rng, draws, deadline):
-    """Chunks ``(first replicate, Z'Z stack)`` of ``draws`` simulated data sets' second
-    moments (the response last; y'y is not simulated on the statistics route and left 0)."""
     d = len(model.coef)
+    out = np.empty((draws, d))
     statistics = _by_statistics(model, n)
     chunk = draws if statistics else max(1, CHUNK_VALUES // max(1, n * d))
     for lo in range(0, draws, chunk):
         check_deadline(deadline)
         m = min(chunk, draws - lo)
         if statistics:
-            # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef)
+            # least squares reads A'A and A'y only: A'y = A'A coef + A'(y - A coef); y'y is unused
             H, g, _ = simulate_statistics(model, n, col_bounds, b_y, rng, model.draw_sigmas(rng, m),
                                           _residual_moments)
             ZtZ = np.zeros((m, d + 1, d + 1))
@@ -218,7 +207,9 @@ def _simulated_moments(model, n, col_bounds, b_y, rng, draws, deadline):
             A, y = simulate_batch(model, n, col_bounds, b_y, rng, m)
             Z = np.concatenate([A, y[..., None]], axis=2)
             ZtZ = Z.transpose(0, 2, 1) @ Z
-        yield lo, ZtZ
+        ZtZ = ZtZ + symmetric_laplace(rng, noise_scale, d + 1, (m,))
+        out[lo:lo + m] = least_squares_from_moments(ZtZ, n, intercept=model.intercept, x_bounds=col_bounds)
+    return out
 
 
 # --------------------------------------------------------------------------------------

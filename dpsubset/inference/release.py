@@ -166,11 +166,15 @@ def _coefficient_inference(design, support_idx, used_cols, *, coef_mapped, refit
                            start=model.coef)
     # the errors are measured from what the refit estimates in the simulated world: for least
     # squares, least squares on its clipped rows (the same simulated data sets); for the other
-    # losses the model's own coefficients (their estimands are not least squares')
-    least_squares = bool(loss_class(loss).least_squares)
-    thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
-                              deadline=deadline, least_squares=least_squares)
-    thetas, target = thetas if least_squares else (thetas, model.coef)
+    # losses the model's own coefficients (their estimands are not least squares'). The target
+    # is the simulated world's, so the refits without the ball below keep it.
+    if loss_class(loss).least_squares:
+        thetas, target = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
+                                          deadline=deadline, least_squares=True)
+    else:
+        target = model.coef
+        thetas = bootstrap_refits(model, design.n, bounds[:-1], design.b_y, refit, draws=draws, rng=rng,
+                                  deadline=deadline)
     # where the ball binds the errors' tails are the projection's (intervals.py)
     coef_mapped = np.asarray(coef_mapped, dtype=float)
     tol = refit.sphere_tolerance(len(coef_mapped))

@@ -878,3 +878,21 @@ def test_least_squares_target_is_the_projection_of_the_clipped_rows(n):
     np.testing.assert_allclose(clipped, projection, atol=3e-3 if n <= 2000 else 1e-2)
     assert np.max(np.abs(clipped - model.coef)) > 0.2      # the clip moves the target
     np.testing.assert_allclose(target(10.0), model.coef, atol=2e-3)   # no clip, no difference
+
+
+def test_least_squares_target_on_the_one_draw_at_a_time_route():
+    """A refit given as a plain callable runs one simulated data set at a time; the
+    least-squares target is computed there too (with the clip: moved from the coefficients)."""
+    from dpsubset.inference.bootstrap import bootstrap_refits
+    from dpsubset.inference.moments import SimulationModel
+    model = SimulationModel(coef=np.array([-0.5, 1.6]), sigma2=0.04, sigma2_floor=1e-4, rss_weights=np.zeros(1),
+                            noise_scale=0.0, dof=498, mean=np.array([0.0]), cov=np.array([[0.09]]), intercept=True)
+
+    def plain_least_squares(A, y, rng):
+        return np.linalg.lstsq(A, y, rcond=None)[0]
+
+    for b_y, moved in ((1.0, True), (10.0, False)):
+        thetas, target = bootstrap_refits(model, 500, np.array([1.0, 1.0]), b_y, plain_least_squares, draws=300,
+                                          rng=np.random.default_rng(2), least_squares=True)
+        np.testing.assert_allclose(target, thetas.mean(axis=0), atol=1e-12)   # the same fits
+        assert (np.max(np.abs(target - model.coef)) > 0.2) == moved

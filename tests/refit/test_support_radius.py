@@ -115,7 +115,7 @@ def test_mapped_moments_read_the_record_only():
     data, bounds = skewed_survey()
     res = release(data, bounds)
     spec = res._predictor
-    sds, levels = mapped_moments(spec.centring, spec.column_maps, ["x", "y", "not_a_column"])
+    sds, levels = mapped_moments(spec.centring, spec.column_maps, ["Intercept", "x", "y", "not_a_column"])
     assert np.all(np.isfinite(sds[:2])) and np.all(sds[:2] > 0) and math.isnan(sds[2]) and math.isnan(levels[2])
     # x: N(0, 1) in a box of about +-3.3 released sds, centred at its mean
     assert sds[0] == pytest.approx(1 / 3.3, rel=0.1) and abs(levels[0]) < 0.01
@@ -145,8 +145,9 @@ def test_a_rare_indicator_cannot_blow_up_the_ball():
 
 
 def test_a_record_pickled_before_the_mean_and_sd_were_kept_still_reads():
-    """A ColumnCentre unpickled from an older release has no mean or sd: the table shows NaN
-    and the support's radius has no rule (the refit keeps its default)."""
+    """A ColumnCentre unpickled from an older release has no mean or sd of its own: it reads
+    the class defaults (NaN), so the table shows NaN and the support's radius has no rule
+    (the refit keeps its default)."""
     from dpsubset.design.centring import ColumnCentre, centring_frame
     old = ColumnCentre(name="x", codebook=(0.0, 10.0), box=(0.0, 5.0), centre=2.0, tightened=True)
     object.__delattr__(old, "sd")
