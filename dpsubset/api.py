@@ -23,11 +23,13 @@ from tqdm.auto import tqdm
 
 from .design.r_frames import maybe_from_r
 from .design.dask import dask_design, is_dask_frame
-from .defaults import (SUPPORT_RADIUS_CAP, default_lam, default_radius, refit_radius_weight,
+from .defaults import (SUPPORT_RADIUS_CAP, default_lam, default_radius, refit_radius_weight, reference_radius,
+                       fitted_sd, fitted_select_radius,
                        support_refit_radius)
 from .privacy.sensitivity import largest_row_norm, support_row_bound
 from .design import Bounds, as_bounds, build_design, capture_context
 from .design.centring import CentreRequest, mapped_moments
+from .selection.explained import release_explained
 from .design.frames import as_frame
 from ._validation import FLOAT_LIMIT, check_budget_representable, check_R, check_sizes
 from .losses import CLASSIFICATION_LOSSES, DEFAULT_LOSS, encode_binary_response, make_loss
@@ -232,6 +234,8 @@ def _release(formula, data, settings, context):
     # Step 3: build the design: formula, bounds, clipping (errors about data come from here)
     bar.set_description("design")
     design, response_levels = _design(settings, plan, ledger, rng, formula, data, context)
+    # the centring kept a share for the best support's fit where it centred the response
+    fit = _fit_planned(settings) and _response_centred(design.spec)
     if plan.eps_centre > 0 and not design.spec.centring:
         # nothing could be centred (no intercept, or no codebook column: public facts of the
         # formula and the codebook): nothing was spent, and the share goes back to the stages
@@ -245,6 +249,8 @@ def _release(formula, data, settings, context):
     # Step 4: select (after the optional private screen), spending from the ledger
     rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
     try:
+        if fit:  # the selection's ball from how much of y the best support explains (released)
+            settings, design = _fitted_radius(settings, plan, ledger, rng, design, clock)
         sel, kept = _select(settings, plan, ledger, rng, select_design, clock, bar)
     except SearchTimeout as err:
         bar.close()
@@ -350,7 +356,10 @@ def _design(settings, plan, ledger, rng, formula, data, context):
     if settings.on_dask:  # partitions mapped, clipped and reduced to X'X, X'y, y'y, n (design/dask.py)
         design = dask_design(formula, data, bounds, settings.keep, context=context, stacklevel=_STEP_TO_USER + 1)
     else:
-        request = None if settings.centre is None else CentreRequest(settings.centre, plan.eps_centre, rng, ledger)
+        # (the best support's fit, released after the design, keeps its share of the stage)
+        request = None if settings.centre is None else CentreRequest(
+            settings.centre, plan.eps_centre, rng, ledger,
+            fit_share=settings.centre.fit_share if _fit_planned(settings) else 0.0)
         design = build_design(formula, data, bounds, settings.keep, context=context, stacklevel=_STEP_TO_USER + 1,
                               gram=route, centre=request)
     return design, response_levels
@@ -419,6 +428,46 @@ def _check_design(settings, plan, design):
         warnings.warn(msg, LowUtilityWarning, stacklevel=_STEP_TO_USER)
     return StageSettings(n=n, p=p, r=r, lam=lam, loss_options=loss_options, r_refit=r_refit,
                          lam_refit=lam_refit)
+
+
+def _fit_planned(settings):
+    """Whether the centring stage keeps a share for the best support's fit (public settings
+    only): least squares, centring on with a fit share, the selection's radius not given, no
+    screen (the fit's search would see every column) and no Dask frame."""
+    return (settings.centre is not None and settings.centre.fit_share > 0 and settings.ball.r_select is None
+            and make_loss(settings.loss).least_squares and settings.screen is None and not settings.on_dask)
+
+
+def _response_centred(spec):
+    """Whether the centring released the response's mean and spread (public: the record)."""
+    return any(rec.name == spec.response_name for rec in spec.centring)
+
+
+def _fitted_radius(settings, plan, ledger, rng, design, clock):
+    """(settings, design) with the selection's radius from the released best score.
+
+    The centring stage's ``fit_share`` releases how much the best support lowers the score of the
+    intercept alone, in a reference ball (:func:`dpsubset.selection.explained.release_explained`); the spread of its fitted values,
+    at an upper confidence bound (:func:`dpsubset.defaults.fitted_sd`), sets the radius
+    (:func:`dpsubset.defaults.fitted_select_radius`). The released spread joins the response's
+    record (``res.centring``'s ``fitted_sd``), so anyone holding the release can recompute r."""
+    spec, st = design.spec, settings.stages
+    sds, levels = mapped_moments(spec.centring, spec.column_maps, [spec.response_name])
+    y_sd, y_level = float(sds[0]), float(levels[0])
+    r_ref = reference_radius(y_sd, y_level)
+    released = release_explained(  # (a response released without spread: the default ball as reference)
+        design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam, settings.centre.fit_share * plan.eps_centre,
+        rng, ledger, search=settings.search.route, time_limit=clock.left(),
+        memory_limit=math.inf if settings.memory_limit is None else settings.memory_limit)
+    sd_fit = fitted_sd(y_sd, released.explained, released.scale)
+    n_select = split_sizes(design.n)[0] if settings.split else design.n
+    r = fitted_select_radius(st.r, sd_fit, y_sd, y_level, n_select, plan.eps_select)
+    half = spec.column_maps[spec.response_name][1]
+    records = tuple(replace(rec, fitted_sd=sd_fit * half) if rec.name == spec.response_name else rec
+                    for rec in spec.centring)
+    design = replace(design, spec=replace(spec, centring=records))
+    how = "from the released fit of the best support" if r != st.r else None  # (the report says where)
+    return settings.with_stages(replace(st, r=r, r_from=how)), design
 
 
 def _select(settings, plan, ledger, rng, design, clock, bar):
@@ -497,7 +546,8 @@ def _refit(spec, ledger, rng, design, support_idx, used_cols):
 
 def _stage_report(stages, refit_ridge):
     """Each stage's radius and ridge for the privacy report (the refit's only if it ran)."""
-    out = [dict(stage="selection", r=float(stages.r), lam=float(stages.lam))]
+    out = [dict(stage="selection", r=float(stages.r), lam=float(stages.lam),
+                **({"r_from": stages.r_from} if stages.r_from else {}))]
     if refit_ridge is not None:
         out.append(dict(stage="refit", r=float(stages.r_refit), lam=refit_ridge,
                         **({"r_from": stages.r_refit_from} if stages.r_refit_from else {})))

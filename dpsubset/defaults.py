@@ -154,7 +154,8 @@ __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELEC
            "REFIT_RIDGE", "STAGES", "RIDGE_DECAY_START", "RADIUS_GROWTH_START",
            "LAM_FLOOR", "REFIT_SPREAD_FACTOR", "default_radius", "default_lam", "classification_select_lam",
            "budget_growth", "support_refit_radius", "refit_radius_weight", "SUPPORT_RADIUS_START",
-           "SUPPORT_RADIUS_FULL", "SUPPORT_RADIUS_CAP"]
+           "SUPPORT_RADIUS_FULL", "SUPPORT_RADIUS_CAP", "FIT_SPREAD_FACTOR", "FIT_CONFIDENCE_SDS",
+           "reference_radius", "fitted_sd", "fitted_select_radius"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
@@ -194,6 +195,16 @@ SUPPORT_RADIUS_FULL = 1e5
 #: very small spread (a rare indicator) would otherwise ask for a ball whose noise swamps
 #: every other coefficient of the refit.
 SUPPORT_RADIUS_CAP = 4.0
+#: The selection's ball on a centred design holds this many times the released spread of the
+#: best support's fitted values (:func:`fitted_select_radius`). A column tightened to its mean
+#: +- 3 sds has a spread of about 1/3 in mapped units, so a slope that gives the fitted values a
+#: spread sd_fit is about 3 sd_fit; 4 leaves room for correlated columns. 3, 4 and 5 were
+#: measured (docs/benchmarks/real-data.md, "Issue 36, fourth pass").
+FIT_SPREAD_FACTOR = 4.0
+#: Noise standard deviations added to the released best score's explained variance: the
+#: selection's radius reads an upper confidence bound of the fitted values' spread, so the
+#: noise makes the ball larger, rarely smaller.
+FIT_CONFIDENCE_SDS = 2.0
 
 
 def budget_growth(n, eps, start=RIDGE_DECAY_START) -> float:
@@ -399,6 +410,110 @@ def support_refit_radius(y_sd, y_level, col_sds, col_levels, spread_factor=REFIT
     slope = float(spread_factor) * float(y_sd) / float(np.min(sds))
     intercept = abs(float(y_level)) + slope * float(np.linalg.norm(levels))
     return math.hypot(intercept, slope)
+
+
+def reference_radius(y_sd, y_level, factor=FIT_SPREAD_FACTOR) -> float:
+    """The ball at which the best support's score is released (mapped units): the radius
+    :func:`fitted_select_radius` would give to a fit that explains all of the response,
+    ``hypot(level(y), factor sd(y))``. Released numbers only (the centring's).
+
+    Examples
+    --------
+    >>> round(reference_radius(0.25, 0.0), 3)
+    1.0
+    """
+    if not (math.isfinite(y_sd) and y_sd > 0 and math.isfinite(y_level)):
+        return math.nan
+    return math.hypot(float(y_level), float(factor) * float(y_sd))
+
+
+def fitted_sd(y_sd, explained, noise_scale, sds=FIT_CONFIDENCE_SDS) -> float:
+    """The spread of the best support's fitted values (mapped units), at an upper confidence
+    bound, from the released score difference.
+
+    For least squares with an intercept, 2 c(S) is the mean squared residual of S (the
+    ridge's term aside) and 2 c(K) that of the intercept alone, the response's variance; the
+    residuals are orthogonal to the fitted values, so var(fitted) = 2 (c(K) - c(S_1)). With
+    the released D~ = c(K) - c(S_1) + Laplace(b),
+
+        sd_fit = sqrt(clip(2 (D~ + sds sqrt(2) b), 0, sd(y)^2)).
+
+    Parameters
+    ----------
+    y_sd : float
+        The response's released standard deviation, in mapped units (a cap: the fitted
+        values cannot vary more than the response).
+    explained : float
+        The released D~ (:mod:`dpsubset.selection.explained`).
+    noise_scale : float
+        Its Laplace scale b (public).
+    sds : float
+        Noise standard deviations of the upper confidence bound.
+
+    Returns
+    -------
+    float
+        NaN when an input is not finite (no rule then).
+
+    Examples
+    --------
+    >>> round(fitted_sd(0.3, 0.005, 0.0), 3)
+    0.1
+    """
+    if not (math.isfinite(y_sd) and y_sd > 0 and math.isfinite(explained) and math.isfinite(noise_scale)):
+        return math.nan
+    var = 2.0 * (float(explained) + sds * math.sqrt(2.0) * float(noise_scale))
+    return math.sqrt(min(max(var, 0.0), y_sd * y_sd))
+
+
+def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=FIT_SPREAD_FACTOR) -> float:
+    """The selection's radius from the released spread of the best support's fitted values
+    (least squares, a centred design).
+
+    The ball only has to hold the best support's coefficients: the intercept carries the
+    response's level, and the slopes give the fitted values their spread, so in mapped units
+    (columns of spread about 1/3) the coefficients' norm is about
+    ``hypot(level(y), factor sd_fit)``, taken at least ``hypot(level(y), sd(y))`` (a fit that
+    explains a sixteenth of the response's variance) so that a response without signal still
+    gets a ball. A larger ball raises the scores' sensitivity,
+    (b_y + r sqrt(B_s))^2 / (2n), for nothing; a smaller one binds and ranks supports by a
+    question the user did not ask. So:
+
+    - where this radius is below the public default (:func:`default_radius`), it is used;
+    - where it is above, the default grows towards it as the selection's n eps goes from
+      ``SUPPORT_RADIUS_START`` to ``SUPPORT_RADIUS_FULL`` (:func:`refit_radius_weight`, the
+      same ramp as the refit's), with no jump: at small n eps the larger sensitivity costs
+      more than the ball's bias.
+
+    Parameters
+    ----------
+    r_default : float
+        The public default radius of the selection.
+    fit_sd, y_sd, y_level : float
+        The fitted values' released spread (:func:`fitted_sd`), the response's released
+        spread and level, in mapped units.
+    n, eps : int, float
+        The selection's rows and budget (public).
+    factor : float
+
+    Returns
+    -------
+    float
+        The radius (``r_default`` where the inputs give no rule).
+
+    Examples
+    --------
+    >>> round(fitted_select_radius(1.2, 0.1, 0.3, 0.0, 5000, 10.0), 3)
+    0.4
+    >>> [round(fitted_select_radius(1.2, 0.5, 0.6, 0.0, n, 10.0), 3) for n in (5000, 10**5)]
+    [1.2, 2.0]
+    """
+    if not (math.isfinite(fit_sd) and math.isfinite(y_sd) and math.isfinite(y_level)):
+        return float(r_default)
+    r_fit = math.hypot(float(y_level), max(float(factor) * float(fit_sd), float(y_sd)))
+    if r_fit <= r_default:
+        return r_fit
+    return float(r_default) + refit_radius_weight(n, eps) * (r_fit - float(r_default))
 
 
 def refit_radius_weight(n, eps) -> float:

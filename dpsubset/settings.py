@@ -593,6 +593,7 @@ class StageSettings:
     r_refit: float = None  # the refit's radius (None: the selection's r)
     lam_refit: float = 0.0  # the refit's ridge floor (0: the objective perturbation's own minimum)
     r_refit_from: str | None = None  # where a refit radius other than the default came from (the report says)
+    r_from: str | None = None  # the same for the selection's radius
 
 
 @dataclass(frozen=True)

@@ -116,12 +116,11 @@ print(res_inf.selection_confidence)
 
 # %% [markdown]
 # The summary now has the `std err` and `[0.025, 0.975]` columns, the report lists
-# the two inference stages, and the last line is the verdict: **NOT to be
-# trusted**, with evidence against: on 263 players the mechanism releases the
-# best-scoring support with a probability that the private bounds place below one half
-# (at this budget the bounds are wide, and a seed may as well give "not shown": the
-# budget cannot tell); the next section shows, from the non-private scores, that it is
-# in fact close to a random draw. The intervals are then conditional on a support chosen almost by chance:
+# the two inference stages, and the last line is the verdict: **not shown**. On 263
+# players, at this budget, the private bounds on the probability that the mechanism
+# releases the best-scoring support are wide, and the budget cannot tell (another seed
+# may give "NOT to be trusted", when the bounds fall below one half); the next section
+# shows, from the non-private scores, that the release is in fact close to a random draw. The intervals are then conditional on a support chosen almost by chance:
 # they describe the coefficients of that model, not which predictors matter, and
 # their width (the bounds are wide and the budget small) says the same. The
 # `BallBindsWarning` above and the note under the table add a second caution: the

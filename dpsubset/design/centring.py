@@ -86,6 +86,10 @@ DEFAULT_MIN_INTERIOR = 0.5
 #: Share of the stage's eps spent on the response (its centre and spread decide the scale of
 #: every score and of the sensitivity; the columns share the rest).
 DEFAULT_RESPONSE_SHARE = 0.5
+#: Share of the stage's eps spent, after the design, on the best support's fit (least squares
+#: with the response centred: :mod:`dpsubset.selection.explained`); the means and spreads
+#: get the rest. Where no fit is released its share goes back to the stages.
+DEFAULT_FIT_SHARE = 0.2
 #: Noise standard deviations between a released number and the confidence bound that is used.
 _CONFIDENCE_SDS = 3.0
 
@@ -113,6 +117,11 @@ class CentreSettings:
     widen : bool
         Allow a column's map to be wider than its codebook's (for studies; measured worse:
         docs/benchmarks/real-data.md, "The centring").
+    fit_share : float
+        The share of the stage's eps spent on how much of the response's spread the best
+        support explains (least squares, the response centred; it sets the selection's
+        radius: docs/methods/centring.md, "The best support's fit"). 0: not released, and
+        the selection keeps the default radius.
     """
 
     share: float = DEFAULT_CENTRE_SHARE
@@ -122,6 +131,7 @@ class CentreSettings:
     response: bool = True
     response_share: float = DEFAULT_RESPONSE_SHARE
     widen: bool = False
+    fit_share: float = DEFAULT_FIT_SHARE
 
 
 def check_centre(centre, bounds):
@@ -146,10 +156,10 @@ def check_centre(centre, bounds):
         raise TypeError(f"centre: expected None, True, False or a dict of settings "
                         f"(share, tighten, spreads, min_interior); got {type(centre).__name__}")
     unknown = set(centre) - {"share", "tighten", "spreads", "min_interior", "response", "response_share",
-                             "widen"}
+                             "widen", "fit_share"}
     if unknown:
         raise ValueError(f"centre: unknown setting(s) {sorted(unknown)}; valid: share, tighten, spreads, "
-                         "min_interior, response, response_share, widen")
+                         "min_interior, response, response_share, widen, fit_share")
     kw = {}
     if "share" in centre:
         share = check_positive("centre['share']", centre["share"])
@@ -168,6 +178,11 @@ def check_centre(centre, bounds):
         kw["response_share"] = float(rs)
     if "widen" in centre:
         kw["widen"] = bool(centre["widen"])
+    if "fit_share" in centre:
+        fs = centre["fit_share"]
+        if isinstance(fs, bool) or not isinstance(fs, (int, float)) or not 0 <= fs < 1:
+            raise ValueError(f"centre['fit_share']: expected a number in [0, 1) (0: no fit released); got {fs!r}")
+        kw["fit_share"] = float(fs)
     if "response" in centre:
         kw["response"] = bool(centre["response"])
     if "spreads" in centre:
@@ -192,12 +207,14 @@ def codebook_has_intervals(bounds):
 @dataclass(frozen=True)
 class CentreRequest:
     """What the design stage needs to centre: the settings, the stage's eps, the generator
-    and the ledger it spends from (the stage ``"centring"``)."""
+    and the ledger it spends from (the stage ``"centring"``), and the share of eps kept for
+    the best support's fit where the response is centred (0: none; the caller releases it)."""
 
     settings: CentreSettings
     eps: float
     rng: object = field(repr=False)
     ledger: object = field(repr=False)
+    fit_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -222,6 +239,11 @@ class ColumnCentre:
     mean : float
         The released mean of the codebook-clipped column, in the user's units (the centre
         differs where the column maps by its box's midpoint). NaN in older records.
+    fitted_sd : float
+        The response's row only: the standard deviation of the best support's fitted values,
+        in the user's units, at an upper confidence bound, from the released best score
+        (:mod:`dpsubset.selection.explained`). NaN for the columns, and where no fit was
+        released.
     """
 
     name: str
@@ -231,21 +253,23 @@ class ColumnCentre:
     tightened: bool
     sd: float = math.nan
     mean: float = math.nan
+    fitted_sd: float = math.nan
 
 
 def centring_frame(records):
     """The public record as a table: one row per centred column, in the user's units (the
     codebook's box, the box used, the centre of the map, the released mean and standard
-    deviation, and whether the box was tightened)."""
+    deviation, whether the box was tightened, and for the response the released spread of the
+    best support's fitted values)."""
     import pandas as pd
 
     recs = tuple(records or ())
     # a record pickled before the mean and sd were kept reads their class defaults, NaN
     return pd.DataFrame([[r.codebook[0], r.codebook[1], r.box[0], r.box[1], r.centre, r.mean, r.sd,
-                          bool(r.tightened)]
+                          bool(r.tightened), r.fitted_sd]
                          for r in recs], index=pd.Index([r.name for r in recs], name="column"),
                         columns=["codebook_lo", "codebook_hi", "box_lo", "box_hi", "centre", "mean", "sd",
-                                 "tightened"])
+                                 "tightened", "fitted_sd"])
 
 
 def mapped_moments(records, column_maps, names):
@@ -329,7 +353,9 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     tight = [c for c in cols if c not in coded and st.tighten] + ([response_name] if with_y and st.tighten else [])
     all_cols = cols + ([response_name] if with_y else [])
     is_tight = np.array([c in tight for c in all_cols], dtype=bool)
-    eps_mean, eps_spread = _parts(request.eps, len(cols), with_y, is_tight, st.response_share)
+    # with the response centred, the caller releases the best support's fit from the rest
+    eps_stage = request.eps * (1.0 - request.fit_share) if with_y else request.eps
+    eps_mean, eps_spread = _parts(eps_stage, len(cols), with_y, is_tight, st.response_share)
     sums, interior = _sums(source, cols, clip_limits, column_maps, n)
     if with_y:
         lo, hi = clip_limits[response_name]

@@ -139,9 +139,11 @@ def header_rows(res):
     # the same words for every release of the method: no count of the solves
     cert = "all certified" if rep.exact_search else "not needed"
     right = [("Guarantee:", rep.guarantee), ("eps (total):", f"{rep.eps:.4g}")]
+    spent = {}  # one row a stage (the centring's means and its released fit add up)
     for st in rep.stages:
         label = st['stage'].replace('selection: ', '').replace('inference: ', '')
-        right.append((f"eps {label}:", f"{st['eps']:.4g}"))
+        spent[label] = spent.get(label, 0.0) + st['eps']
+    right += [(f"eps {label}:", f"{eps:.4g}") for label, eps in spent.items()]
     right += [("delta:", f"{rep.delta:.3g}"),
               ("Bounds:", "public" if isinstance(res.bounds, dict) else
                ("from data" if res.bounds == BOUNDS_FROM_DATA else "not recorded")),

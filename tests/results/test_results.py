@@ -138,7 +138,8 @@ def test_model_and_privacy_report(fits):
     rep = repr(res.privacy)
     assert rep.startswith("Privacy report: pure") and "refit" in rep
     frame = res.privacy.to_frame()
-    assert frame["stage"].tolist() == ["centring", "selection", "refit"]
+    # the centring's means and spreads, then its released fit of the best support
+    assert frame["stage"].tolist() == ["centring", "centring", "selection", "refit"]
     assert frame["eps"].sum() == pytest.approx(2.0)
     assert not hasattr(res, "fittedvalues") and not hasattr(res, "resid")
 
