@@ -412,7 +412,7 @@ def support_refit_radius(y_sd, y_level, col_sds, col_levels, spread_factor=REFIT
     return math.hypot(intercept, slope)
 
 
-def reference_radius(y_sd, y_level, factor=FIT_SPREAD_FACTOR) -> float:
+def reference_radius(y_sd, y_level, factor=None) -> float:
     """The ball at which the best support's score is released (mapped units): the radius
     :func:`fitted_select_radius` would give to a fit that explains all of the response,
     ``hypot(level(y), factor sd(y))``. Released numbers only (the centring's).
@@ -424,10 +424,11 @@ def reference_radius(y_sd, y_level, factor=FIT_SPREAD_FACTOR) -> float:
     """
     if not (math.isfinite(y_sd) and y_sd > 0 and math.isfinite(y_level)):
         return math.nan
+    factor = FIT_SPREAD_FACTOR if factor is None else factor  # read at call time (studies change it)
     return math.hypot(float(y_level), float(factor) * float(y_sd))
 
 
-def fitted_sd(y_sd, explained, noise_scale, sds=FIT_CONFIDENCE_SDS) -> float:
+def fitted_sd(y_sd, explained, noise_scale, sds=None) -> float:
     """The spread of the best support's fitted values (mapped units), at an upper confidence
     bound, from the released score difference.
 
@@ -447,8 +448,8 @@ def fitted_sd(y_sd, explained, noise_scale, sds=FIT_CONFIDENCE_SDS) -> float:
         The released D~ (:mod:`dpsubset.selection.explained`).
     noise_scale : float
         Its Laplace scale b (public).
-    sds : float
-        Noise standard deviations of the upper confidence bound.
+    sds : float, optional
+        Noise standard deviations of the upper confidence bound (``FIT_CONFIDENCE_SDS``).
 
     Returns
     -------
@@ -462,11 +463,12 @@ def fitted_sd(y_sd, explained, noise_scale, sds=FIT_CONFIDENCE_SDS) -> float:
     """
     if not (math.isfinite(y_sd) and y_sd > 0 and math.isfinite(explained) and math.isfinite(noise_scale)):
         return math.nan
+    sds = FIT_CONFIDENCE_SDS if sds is None else sds
     var = 2.0 * (float(explained) + sds * math.sqrt(2.0) * float(noise_scale))
     return math.sqrt(min(max(var, 0.0), y_sd * y_sd))
 
 
-def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=FIT_SPREAD_FACTOR) -> float:
+def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=None) -> float:
     """The selection's radius from the released spread of the best support's fitted values
     (least squares, a centred design).
 
@@ -494,7 +496,8 @@ def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=FIT_SP
         spread and level, in mapped units.
     n, eps : int, float
         The selection's rows and budget (public).
-    factor : float
+    factor : float, optional
+        ``FIT_SPREAD_FACTOR`` by default.
 
     Returns
     -------
@@ -510,6 +513,7 @@ def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=FIT_SP
     """
     if not (math.isfinite(fit_sd) and math.isfinite(y_sd) and math.isfinite(y_level)):
         return float(r_default)
+    factor = FIT_SPREAD_FACTOR if factor is None else factor
     r_fit = math.hypot(float(y_level), max(float(factor) * float(fit_sd), float(y_sd)))
     if r_fit <= r_default:
         return r_fit
