@@ -400,7 +400,7 @@ def support_refit_radius(y_sd, y_level, col_sds, col_levels, spread_factor=REFIT
     Examples
     --------
     >>> round(support_refit_radius(0.3, 0.0, [0.3, 0.15], [0.0, 0.0]), 3)
-    4.0
+    2.0
     """
     sds = np.asarray(col_sds, dtype=float)
     levels = np.asarray(col_levels, dtype=float)

@@ -89,3 +89,13 @@ def test_the_radius_and_ridge_have_no_jump_as_n_eps_grows(stage):
     if stage == "select":
         lam = np.array([default_lam(int(v), v / int(v)) for v in grid])
         assert np.all(np.diff(lam) <= 1e-15)
+
+
+def test_the_examples_in_the_defaults_module_run():
+    """The docstrings' examples of dpsubset.defaults are what the functions return (one of them
+    had drifted when REFIT_SPREAD_FACTOR went from 2 to 1)."""
+    import doctest
+
+    import dpsubset.defaults as module
+    result = doctest.testmod(module)
+    assert result.attempted >= 10 and result.failed == 0
