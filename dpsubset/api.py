@@ -144,10 +144,13 @@ def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss=D
         interval, such as a 0/1 indicator). The estimand is then the regression on the columns
         clipped to the released boxes, which the result lists (``res.centring``). It costs
         ``0.1 * eps``, taken off the top and listed in the privacy report as the stage
-        "centring". None (default): on when ``bounds`` holds an interval, off for scalar
-        bounds (the paper's setting) and without an intercept; True: on; False: off; a dict
-        sets ``share`` (of eps, default 0.1), ``tighten`` (default True), ``spreads``
-        (default 3) and ``min_interior`` (default 0.5; :mod:`dpsubset.design.centring`). If
+        "centring"; for least squares with the response centred, ``0.02 * eps`` more releases
+        how much of the response the best support explains, which sizes the selection's ball
+        (docs/methods/centring.md, "The best support's fit"). None (default): on when ``bounds``
+        holds an interval, off for scalar bounds (the paper's setting) and without an
+        intercept; True: on; False: off; a dict sets ``share`` (of eps, default 0.1),
+        ``fit_share`` (of eps, default 0.02; 0: no fit released), ``tighten`` (default True),
+        ``spreads`` (default 3) and ``min_interior`` (default 0.5; :mod:`dpsubset.design.centring`). If
         no column can be centred, nothing is spent. Giving both ``Budget(select=)`` and
         ``Budget(refit=)`` leaves the default off (the split is then the user's whole plan).
     random_state : None, int >= 0 or numpy.random.Generator
@@ -226,7 +229,7 @@ def _release(formula, data, settings, context):
     clock = Deadline(settings.time_limit)  # one deadline for the whole call
     # Step 2: plan the budget (no data); the method's options are checked against its part
     plan, settings = _plan_budget(settings, eps_centre=0.0 if settings.centre is None
-                                  else settings.centre.share * settings.eps)
+                                  else _centre_eps(settings))
     rng = as_generator(settings.random_state)
     ledger = BudgetLedger(plan)
     bar = call_progress(settings.verbose, clock)  # verbose: None (auto), True, False (runtime/progress.py)
@@ -359,7 +362,7 @@ def _design(settings, plan, ledger, rng, formula, data, context):
         # (the best support's fit, released after the design, keeps its share of the stage)
         request = None if settings.centre is None else CentreRequest(
             settings.centre, plan.eps_centre, rng, ledger,
-            fit_share=settings.centre.fit_share if _fit_planned(settings) else 0.0)
+            fit_eps=settings.centre.fit_share * settings.eps if _fit_planned(settings) else 0.0)
         design = build_design(formula, data, bounds, settings.keep, context=context, stacklevel=_STEP_TO_USER + 1,
                               gram=route, centre=request)
     return design, response_levels
@@ -430,6 +433,13 @@ def _check_design(settings, plan, design):
                          lam_refit=lam_refit)
 
 
+def _centre_eps(settings):
+    """The centring stage's eps: ``share`` of eps for the means and spreads, and ``fit_share`` on
+    top where the best support's fit is planned (public settings only)."""
+    return settings.centre.share * settings.eps + (settings.centre.fit_share * settings.eps
+                                                   if _fit_planned(settings) else 0.0)
+
+
 def _fit_planned(settings):
     """Whether the centring stage keeps a share for the best support's fit (public settings
     only): least squares, centring on with a fit share, the selection's radius not given, no
@@ -446,7 +456,7 @@ def _response_centred(spec):
 def _fitted_radius(settings, plan, ledger, rng, design, clock):
     """(settings, design) with the selection's radius from the released best score.
 
-    The centring stage's ``fit_share`` releases how much the best support lowers the score of the
+    The centring stage's ``fit_share`` of eps releases how much the best support lowers the score of the
     intercept alone, in a reference ball (:func:`dpsubset.selection.explained.release_explained`); the spread of its fitted values,
     at an upper confidence bound (:func:`dpsubset.defaults.fitted_sd`), sets the radius
     (:func:`dpsubset.defaults.fitted_select_radius`). The released spread joins the response's
@@ -456,7 +466,7 @@ def _fitted_radius(settings, plan, ledger, rng, design, clock):
     y_sd, y_level = float(sds[0]), float(levels[0])
     r_ref = reference_radius(y_sd, y_level)
     released = release_explained(  # (a response released without spread: the default ball as reference)
-        design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam, settings.centre.fit_share * plan.eps_centre,
+        design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam, settings.centre.fit_share * settings.eps,
         rng, ledger, search=settings.search.route, time_limit=clock.left(),
         memory_limit=math.inf if settings.memory_limit is None else settings.memory_limit)
     sd_fit = fitted_sd(y_sd, released.explained, released.scale)

@@ -86,10 +86,10 @@ DEFAULT_MIN_INTERIOR = 0.5
 #: Share of the stage's eps spent on the response (its centre and spread decide the scale of
 #: every score and of the sensitivity; the columns share the rest).
 DEFAULT_RESPONSE_SHARE = 0.5
-#: Share of the stage's eps spent, after the design, on the best support's fit (least squares
-#: with the response centred: :mod:`dpsubset.selection.explained`); the means and spreads
-#: get the rest. Where no fit is released its share goes back to the stages.
-DEFAULT_FIT_SHARE = 0.2
+#: Share of the call's eps spent, after the design, on the best support's fit (least squares
+#: with the response centred: :mod:`dpsubset.selection.explained`), on top of the means and
+#: spreads' ``share``. Where no fit is planned (public settings) it is not taken.
+DEFAULT_FIT_SHARE = 0.02
 #: Noise standard deviations between a released number and the confidence bound that is used.
 _CONFIDENCE_SDS = 3.0
 
@@ -118,10 +118,11 @@ class CentreSettings:
         Allow a column's map to be wider than its codebook's (for studies; measured worse:
         docs/benchmarks/real-data.md, "The centring").
     fit_share : float
-        The share of the stage's eps spent on how much of the response's spread the best
-        support explains (least squares, the response centred; it sets the selection's
-        radius: docs/methods/centring.md, "The best support's fit"). 0: not released, and
-        the selection keeps the default radius.
+        The share of the call's eps, on top of ``share``, spent on how much of the response's
+        spread the best support explains (least squares with the response centred; it sets the
+        selection's radius: docs/methods/centring.md, "The best support's fit"). 0: not
+        released, and the selection keeps the default radius. Where the response turns out not
+        to be centred, the means and spreads get it.
     """
 
     share: float = DEFAULT_CENTRE_SHARE
@@ -192,7 +193,11 @@ def check_centre(centre, bounds):
         if isinstance(mi, bool) or not isinstance(mi, (int, float)) or not 0 <= mi <= 1:
             raise ValueError(f"centre['min_interior']: expected a number in [0, 1]; got {mi!r}")
         kw["min_interior"] = float(mi)
-    return CentreSettings(**kw)
+    out = CentreSettings(**kw)
+    if out.share + out.fit_share > 0.5:
+        raise ValueError(f"centre: share + fit_share = {out.share + out.fit_share:g} would leave less than half of "
+                         "eps to the selection and the refit; keep the two within 0.5 (defaults 0.1 and 0.02)")
+    return out
 
 
 def codebook_has_intervals(bounds):
@@ -207,14 +212,14 @@ def codebook_has_intervals(bounds):
 @dataclass(frozen=True)
 class CentreRequest:
     """What the design stage needs to centre: the settings, the stage's eps, the generator
-    and the ledger it spends from (the stage ``"centring"``), and the share of eps kept for
+    and the ledger it spends from (the stage ``"centring"``), and the part of eps kept for
     the best support's fit where the response is centred (0: none; the caller releases it)."""
 
     settings: CentreSettings
     eps: float
     rng: object = field(repr=False)
     ledger: object = field(repr=False)
-    fit_share: float = 0.0
+    fit_eps: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -354,7 +359,7 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     all_cols = cols + ([response_name] if with_y else [])
     is_tight = np.array([c in tight for c in all_cols], dtype=bool)
     # with the response centred, the caller releases the best support's fit from the rest
-    eps_stage = request.eps * (1.0 - request.fit_share) if with_y else request.eps
+    eps_stage = request.eps - request.fit_eps if with_y else request.eps
     eps_mean, eps_spread = _parts(eps_stage, len(cols), with_y, is_tight, st.response_share)
     sums, interior = _sums(source, cols, clip_limits, column_maps, n)
     if with_y:

@@ -195,7 +195,10 @@ def notes_text(res):
                      + " mapped around privately released centres"
                      + (f"; the boxes of {', '.join(tight)} tightened to the released spread, so the "
                         "estimand is the regression on the columns winsorised there (res.centring)"
-                        if tight else "") + ".")
+                        if tight else "")
+                     + ("; the spread of the best support's fitted values released too (it sizes the "
+                        "selection's ball)" if "fitted_sd" in cen and cen["fitted_sd"].notna().any() else "")
+                     + ".")
     derived = res.bounds_derived
     if derived:
         notes.append("Bounds derived from the codebook by interval arithmetic: "

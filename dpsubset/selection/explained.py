@@ -5,7 +5,8 @@ best support's least-squares coefficients, and their size is set by how much of 
 response's spread the support explains: a weak signal (a health survey, R^2 = 0.07) needs a
 ball a quarter the size of a strong one (diamonds' prices, R^2 = 0.9). The public default
 radius cannot tell the two apart; this release can. It is part of the centring stage's
-budget and runs after the design, before the selection:
+budget (``Centre(fit_share=0.02)`` of eps, on top of the means and spreads) and runs after the
+design, before the selection:
 
 1. the reference ball ``r_ref = hypot(level(y), 4 sd(y))`` (released numbers only:
    :func:`dpsubset.defaults.reference_radius`), large enough for a fit that explains all of

@@ -84,8 +84,8 @@
 #' tighter bounds, a smaller `r` or `s`). The privacy guarantee is not affected:
 #' the warning is about usefulness. On `mtcars` (32 rows, 10 candidates) with
 #' the codebook of the example below and the default radius (`r = 0.5` here),
-#' `s = 3` needs `eps` of about 2.7 (a tenth of it centres the codebook's columns):
-#' `eps = 1` warns that about 2.66 times the selection budget would help, `eps = 3`
+#' `s = 3` needs `eps` of about 2.7 (0.12 of it centres the codebook's columns and sizes the ball):
+#' `eps = 1` warns that about 2.72 times the selection budget would help, `eps = 3`
 #' does not warn. The warning is an R
 #' warning whose class says its kind; its text is the message alone.
 #'

@@ -49,6 +49,8 @@ def test_anyone_holding_the_release_recomputes_the_radius():
                                                                 res.eps_select), rel=1e-12)
     report = str(res.privacy)
     assert "selection r = " in report and "(from the released fit of the best support)" in report
+    notes = " ".join(res.summary().as_text().split())
+    assert "the spread of the best support's fitted values released too" in notes
 
 
 def test_with_a_split_the_ramp_reads_the_selections_rows():
@@ -68,10 +70,11 @@ def test_the_ledger_spends_the_fit_share_of_the_centring():
     data, bounds = survey()
     res = release(data, bounds, eps=10.0)
     stages = [(st["stage"], st["mechanism"], st["eps"]) for st in res.privacy.stages]
-    centring = [e for st, _, e in stages if st == "centring"]
+    means = [e for st, m, e in stages if st == "centring" and "explains" not in m]
     fit = [e for st, m, e in stages if st == "centring" and "explains" in m]
-    assert sum(centring) == pytest.approx(0.1 * 10.0)
-    assert fit == [pytest.approx(0.2 * 0.1 * 10.0)]
+    # the means and spreads keep their 0.1 eps; the fit's 0.02 eps comes on top
+    assert means == [pytest.approx(0.1 * 10.0)] and fit == [pytest.approx(0.02 * 10.0)]
+    assert res.eps_select == pytest.approx(0.44 * 10.0) and res.eps_refit == pytest.approx(0.44 * 10.0)
     assert sum(e for _, _, e in stages) == pytest.approx(10.0)
 
 
@@ -79,8 +82,8 @@ def test_the_ledger_spends_the_fit_share_of_the_centring():
                                 {"ball": dps.Ball(r_select=0.7)}])
 def test_no_fit_released_where_it_is_not_used(kw):
     """Without a fit share, for a loss other than least squares, or with the selection's radius
-    given: nothing released for it, the centring spends its whole share on means and spreads,
-    and the selection keeps its radius."""
+    given: nothing released for it and nothing taken for it (the centring spends its 0.1 eps on
+    means and spreads, the stages share the rest), and the selection keeps its radius."""
     data, bounds = survey(n=4000)
     res = release(data, bounds, eps=10.0, **kw)
     assert not any("explains" in st["mechanism"] for st in res.privacy.stages)
@@ -125,3 +128,15 @@ def test_fit_share_is_checked_before_the_data():
     data, bounds = survey(n=100)
     with pytest.raises(ValueError, match=r"fit_share.*\[0, 1\)"):
         release(data, bounds, centre={"fit_share": 1.5})
+    with pytest.raises(ValueError, match=r"share \+ fit_share = 0.6"):
+        release(data, bounds, centre={"share": 0.3, "fit_share": 0.3})
+
+
+def test_without_a_centred_response_the_columns_get_the_fits_share():
+    """The fit is planned from public settings; where the response turns out not to be centred
+    (here: centre={'response': False}) nothing is released for it and the means and spreads
+    spend the whole stage."""
+    data, bounds = survey(n=4000)
+    res = release(data, bounds, eps=10.0, centre={"response": False})
+    assert not any("explains" in st["mechanism"] for st in res.privacy.stages)
+    assert sum(st["eps"] for st in res.privacy.stages if st["stage"] == "centring") == pytest.approx(1.2)
