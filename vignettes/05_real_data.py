@@ -234,9 +234,9 @@ fig.tight_layout()
 # %% [markdown]
 # ## Reading it
 #
-# * At an eps of 20 and 50 for the selection every release is the support a statistician
+# * At an eps of 50 for the selection every release is the support a statistician
 #   finds without privacy (two education levels and health insurance), or one within
-#   0.1 % of its fit; at 10, 19 in 20; at 5 and 7, 14 and 15 in 20 (the full-size
+#   0.1 % of its fit; at 10 and 20, 19 in 20; at 5 and 7, 13 and 14 in 20 (the full-size
 #   rendering, 20 releases per point, seeded so that the page can be reproduced). At 3
 #   and below the privacy noise wins; how many rows a smaller eps needs is on
 #   docs/guide/sample-size.md.
