@@ -253,6 +253,7 @@ def _release(formula, data, settings, context):
     rng_state = rng.bit_generator.state  # to say, on a timeout, whether any draw was made
     try:
         if fit:  # the selection's ball from how much of y the best support explains (released)
+            bar.set_description("centring: the best support's fit")
             settings, design = _fitted_radius(settings, plan, ledger, rng, design, clock)
         sel, kept = _select(settings, plan, ledger, rng, select_design, clock, bar)
     except SearchTimeout as err:

@@ -155,7 +155,7 @@ __all__ = ["DEFAULT_LAM", "CLASSIFICATION_MAX_PREDICTION", "CLASSIFICATION_SELEC
            "LAM_FLOOR", "REFIT_SPREAD_FACTOR", "default_radius", "default_lam", "classification_select_lam",
            "budget_growth", "support_refit_radius", "refit_radius_weight", "SUPPORT_RADIUS_START",
            "SUPPORT_RADIUS_FULL", "SUPPORT_RADIUS_CAP", "FIT_SPREAD_FACTOR", "FIT_CONFIDENCE_SDS",
-           "reference_radius", "fitted_sd", "fitted_select_radius"]
+           "reference_radius", "fitted_sd", "fitted_select_radius", "FIT_GROWTH_START"]
 
 #: Default ridge of the scores: (lam / 2n) ||beta||^2 with lam = 1, one pseudo-row.
 DEFAULT_LAM = 1.0
@@ -205,6 +205,11 @@ FIT_SPREAD_FACTOR = 4.0
 #: selection's radius reads an upper confidence bound of the fitted values' spread, so the
 #: noise makes the ball larger, rarely smaller.
 FIT_CONFIDENCE_SDS = 2.0
+#: The selection's n eps above which the fitted radius grows like (n eps)^(1/3), as the default
+#: does above RADIUS_GROWTH_START: a best support of collinear columns needs many fitted
+#: spreads (Hitters' career totals: 15), and without growth no budget would let the release
+#: reach the least-squares best subset. Below it the growth would cost the weak signals.
+FIT_GROWTH_START = 2e5
 
 
 def budget_growth(n, eps, start=RIDGE_DECAY_START) -> float:
@@ -481,6 +486,9 @@ def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=None) 
     (b_y + r sqrt(B_s))^2 / (2n), for nothing; a smaller one binds and ranks supports by a
     question the user did not ask. So:
 
+    - above the selection's n eps = ``FIT_GROWTH_START`` it grows like (n eps)^(1/3), as the
+      default does, so that the release still reaches the least-squares best subset as the
+      budget grows when that subset's columns are collinear and need a larger ball;
     - where this radius is below the public default (:func:`default_radius`), it is used;
     - where it is above, the default grows towards it as the selection's n eps goes from
       ``SUPPORT_RADIUS_START`` to ``SUPPORT_RADIUS_FULL`` (:func:`refit_radius_weight`, the
@@ -508,13 +516,14 @@ def fitted_select_radius(r_default, fit_sd, y_sd, y_level, n, eps, factor=None) 
     --------
     >>> round(fitted_select_radius(1.2, 0.1, 0.3, 0.0, 5000, 10.0), 3)
     0.4
-    >>> [round(fitted_select_radius(1.2, 0.5, 0.6, 0.0, n, 10.0), 3) for n in (5000, 10**5)]
+    >>> [round(fitted_select_radius(1.2, 0.5, 0.6, 0.0, n, 1.0), 3) for n in (5000, 10**5)]
     [1.2, 2.0]
     """
     if not (math.isfinite(fit_sd) and math.isfinite(y_sd) and math.isfinite(y_level)):
         return float(r_default)
     factor = FIT_SPREAD_FACTOR if factor is None else factor
     r_fit = math.hypot(float(y_level), max(float(factor) * float(fit_sd), float(y_sd)))
+    r_fit *= budget_growth(n, eps, FIT_GROWTH_START) ** (1.0 / 3.0)
     if r_fit <= r_default:
         return r_fit
     return float(r_default) + refit_radius_weight(n, eps) * (r_fit - float(r_default))

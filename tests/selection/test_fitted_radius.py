@@ -110,9 +110,20 @@ def test_the_rule_has_no_jump_in_n_eps_and_a_floor():
     assert at[0] == pytest.approx(at[1]) and at[2] == pytest.approx(at[3])
     assert at[0] == r_default and at[3] == pytest.approx(defaults.FIT_SPREAD_FACTOR * fit_sd)
     # no explained spread: the ball of one response spread, not a ball of radius 0
-    assert defaults.fitted_select_radius(r_default, 0.0, 0.3, 0.0, 10**6, 10.0) == pytest.approx(0.3)
+    assert defaults.fitted_select_radius(r_default, 0.0, 0.3, 0.0, 10**5, 1.0) == pytest.approx(0.3)
     # no rule (no released fit): the default
     assert defaults.fitted_select_radius(r_default, math.nan, 0.3, 0.0, 10**6, 10.0) == r_default
+
+
+def test_the_fitted_radius_grows_without_bound_with_the_budget():
+    """Above FIT_GROWTH_START the rule grows like (n eps)^(1/3), continuously, so that a best
+    support whose collinear columns need a large ball is reached at a large enough budget
+    (consistency), while the default, growing too, still caps it from above."""
+    start = defaults.FIT_GROWTH_START
+    rule = [defaults.fitted_select_radius(100.0, 0.1, 0.3, 0.0, n, 1.0)
+            for n in (start, start * (1 + 1e-9), 8 * start, 1000 * start)]
+    assert rule[0] == pytest.approx(0.4) and rule[1] == pytest.approx(0.4)
+    assert rule[2] == pytest.approx(0.8) and rule[3] == pytest.approx(4.0)
 
 
 def test_the_noise_makes_the_fitted_spread_larger_not_smaller():
