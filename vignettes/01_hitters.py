@@ -389,20 +389,21 @@ fig.colorbar(im, ax=ax, shrink=0.8, label="selection frequency")
 fig.tight_layout()
 
 # %% [markdown]
-# Up to eps = 64 every variable is selected about equally often (5 of 19, about
+# Up to eps = 256 every variable is selected about equally often (5 of 19, about
 # a quarter of the releases): the release reveals almost nothing about the data,
-# and almost nothing about which predictors matter. Between eps = 64 and 256,
-# near the estimate of about 200 above, the frequency moves onto a few variables.
-# Above a selection budget of about 76 (n eps = 20,000) the default ball grows
-# with the budget, so the support the mechanism aims at moves with it: at
-# eps = 256 most releases hold `Hits`, `CRBI`, `Division[T.W]` and `PutOuts`, with
-# `Walks` or `CRuns` as the fifth; from eps = 512 on they are mostly the OLS best
-# subset (marked `+`: 53 to 94 % of the releases in this rendering, the others
-# with `Walks` in place of `AtBat` at 512 and of `Division[T.W]` above), and almost never the
-# best-score support of the eps = 2 fit's smaller ball (`*`). The default radius makes
-# Delta a third of what the former defaults (r = 1, lam = 0.1 n) gave, so this
-# happens at a budget several times smaller than it did with them, but still far
-# beyond any budget that protects a player. On a data set this small, private
+# and almost nothing about which predictors matter; at 512 `PutOuts` and
+# `Division[T.W]` begin to stand out. From eps = 1024 the frequency
+# moves onto a few variables: most releases hold `AtBat`, `Hits`, `CRuns` and
+# `PutOuts`, with `Walks` or `Division[T.W]` as the fifth, and at eps = 16384 every
+# release is `Walks`, `CAtBat`, `CHits`, `Division[T.W]`, `PutOuts`. That is the
+# least-squares best subset of the data as the release clips them: the centring
+# winsorises Salary at its released box (docs/methods/centring.md), and on those data
+# two career totals with large coefficients of opposite signs fit best. It is neither
+# the OLS best subset on the codebook's clipping (`+`) nor the best-score support
+# of the eps = 2 fit's smaller ball (`*`). The selection's ball grows with the
+# budget (from the released fit of the best support, docs/methods/centring.md), and
+# only at these budgets is it large enough for those two collinear columns. All of
+# this happens far beyond any budget that protects a player. On a data set this small, private
 # best subset selection with meaningful privacy does not find the predictors; the
 # simulation vignette (`02_paper_comparison.py`) shows the same mechanism
 # recovering the true support at p = 100 once the data have about two thousand
