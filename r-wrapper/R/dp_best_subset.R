@@ -166,8 +166,8 @@
 #' @param centre The private centring of the codebook's columns and response (Python's
 #'   `centre=`): `NULL` (default) centres when the bounds hold an interval; `FALSE` turns it
 #'   off; a named list sets `share`, `spreads`, `tighten`, `min_interior`, `fit_share` (the
-#'   part of the share that releases how much of the response the best support explains, which
-#'   sizes the selection's ball for least squares; 0: not released).
+#'   share of `eps`, on top of `share`, that releases how much of the response the best support
+#'   explains, which sizes the selection's ball for least squares; default 0.02; 0: not released).
 #' @param random_state `NULL` or a whole number (see Randomness).
 #' @param budget How `eps` (and delta) are shared, a named list: `select`, `refit` (the
 #'   selection's and the refit's budgets; default half each of what the centring and the

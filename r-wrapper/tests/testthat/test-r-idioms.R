@@ -132,7 +132,7 @@ test_that("tidy() and glance() have the Python API's columns and are tibbles whe
   expect_equal(td$clip_hi[td$term == "wt"], 6)
   expect_type(gl$gap_check_passed, "logical")
   expect_equal(gl$formula, "mpg ~ .")
-  expect_equal(gl$eps_select + gl$eps_refit, 0.9 * 6)  # 0.1 eps to the centring
+  expect_equal(gl$eps_select + gl$eps_refit, 0.88 * 6)  # 0.1 eps to the centring, 0.02 to its fit
   expect_true(gl$seeded)   # random_state was given: private only while the seed is secret
   expect_equal(gl$seeded, fit$privacy$seeded)
 })

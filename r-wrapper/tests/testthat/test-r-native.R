@@ -273,7 +273,7 @@ test_that("the numbers ?dp_best_subset quotes for settings that cannot beat chan
   }
   msg <- low(1)
   expect_match(msg, "r = 0.5)", fixed = TRUE)
-  expect_match(msg, "about 2.66 times the selection budget", fixed = TRUE)
+  expect_match(msg, "about 2.72 times the selection budget", fixed = TRUE)
   expect_null(low(3))
   # the installed help page quotes the same numbers
   rd <- tools::Rd_db("dpsubset")[["dp_best_subset.Rd"]]
@@ -281,7 +281,7 @@ test_that("the numbers ?dp_best_subset quotes for settings that cannot beat chan
                                  collapse = " "))
   txt <- gsub("'", "", txt, fixed = TRUE)   # Rd2txt quotes code
   expect_match(txt, "default radius (r = 0.5 here)", fixed = TRUE)
-  expect_match(txt, "eps = 1 warns that about 2.66 times the selection budget would help, eps = 3 does not warn",
+  expect_match(txt, "eps = 1 warns that about 2.72 times the selection budget would help, eps = 3 does not warn",
                fixed = TRUE)
 })
 
