@@ -455,10 +455,11 @@ def _response_centred(spec):
 
 
 def _fitted_radius(settings, plan, ledger, rng, design, clock):
-    """(settings, design) with the selection's radius from the released best score.
+    """(settings, design) with the selection's radius from the released fit of the best support.
 
-    The centring stage's ``fit_share`` of eps releases how much the best support lowers the score of the
-    intercept alone, in a reference ball (:func:`dpsubset.selection.explained.release_explained`); the spread of its fitted values,
+    The centring stage's ``fit_share`` of eps releases how much the best support lowers the
+    score of the intercept alone, in a reference ball
+    (:func:`dpsubset.selection.explained.release_explained`); the spread of its fitted values,
     at an upper confidence bound (:func:`dpsubset.defaults.fitted_sd`), sets the radius
     (:func:`dpsubset.defaults.fitted_select_radius`). The released spread joins the response's
     record (``res.centring``'s ``fitted_sd``), so anyone holding the release can recompute r."""
@@ -466,9 +467,10 @@ def _fitted_radius(settings, plan, ledger, rng, design, clock):
     sds, levels = mapped_moments(spec.centring, spec.column_maps, [spec.response_name])
     y_sd, y_level = float(sds[0]), float(levels[0])
     r_ref = reference_radius(y_sd, y_level)
-    released = release_explained(  # (a response released without spread: the default ball as reference)
-        design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam, settings.centre.fit_share * settings.eps,
-        rng, ledger, search=settings.search.route, time_limit=clock.left(),
+    # (a response released without spread: the default ball as the reference, and no rule)
+    released = release_explained(
+        design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam,
+        settings.centre.fit_share * settings.eps, rng, ledger, search=settings.search.route, time_limit=clock.left(),
         memory_limit=math.inf if settings.memory_limit is None else settings.memory_limit)
     sd_fit = fitted_sd(y_sd, released.explained, released.scale)
     n_select = split_sizes(design.n)[0] if settings.split else design.n
