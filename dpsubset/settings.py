@@ -115,7 +115,11 @@ class Ball:
         prediction the ball allows equals the response bound, ``b_y / sqrt(B_s)``
         (``B_s``: the ``s`` largest squared column bounds plus those of the always-in
         columns), grown with each stage's ``n eps`` above 20,000; for the classification
-        losses the largest linear predictor is 2 in the selection and 6 in the refit.
+        losses the largest linear predictor is 2 in the selection and 6 in the refit. For
+        least squares on a centred design (a codebook and an intercept) the selection's
+        radius follows the released spread of the best support's fitted values instead
+        (docs/methods/centring.md, "The best support's fit"), and the refit's grows to the
+        released support's spreads at large ``n eps`` (docs/methods/refit.md).
         A larger ``r`` raises the scores' sensitivity quadratically.
     lam : float, optional
         The selection's ridge (> 0): the penalty ``(lam / 2n) ||beta||^2``. Default 1,

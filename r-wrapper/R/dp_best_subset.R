@@ -180,7 +180,9 @@
 #'   `A / sqrt(B_s)`: the largest prediction `A` equals the response bound up to
 #'   `n * eps = 20000` and grows like `(n * eps / 20000)^(1/3)` above, the selection's
 #'   from its eps and the refit's (`glance(fit)$r_refit`) from its own, see the Python
-#'   package's docs/guide/choosing-settings.md; for `loss = "logistic"` and `"hinge"` the
+#'   package's docs/guide/choosing-settings.md; with a codebook and `loss = "squared"` the
+#'   selection's radius follows the centring's released fit of the best support instead
+#'   (the privacy report says so); for `loss = "logistic"` and `"hinge"` the
 #'   largest linear predictor is 2 in the selection and 6 in the refit), `lam` (the
 #'   selection's ridge, > 0; by default 1 up to `n * eps = 10000` and
 #'   `max(0.01, 10000 / (n * eps))` above, for logistic and hinge
