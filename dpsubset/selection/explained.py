@@ -71,8 +71,10 @@ class ReleasedFit:
 
 def explained_sensitivity(design, s, r_ref):
     """Sensitivity of D = c(K) - min_{|S| = s} c(S) at the ball ``r_ref`` (public): the sum of
-    the two scores' sensitivities, Delta_K + Delta_s, each with the certified search's slack."""
-    slack = 2.0 * search_slack(SquaredLoss(), design.b_y)
+    the two scores' sensitivities, Delta_K + Delta_s, plus the certified search's slack on the
+    minimum (it may be off by tau on each neighbour: 2 tau, as the selection's Delta has;
+    :func:`dpsubset.selection.base.search_slack`). c(K) is a closed form, with no slack."""
+    slack = search_slack(SquaredLoss(), design.b_y)
     return (score_sensitivity(design.x_bounds, design.b_y, r_ref, 0, design.forced_bounds, design.n)
             + score_sensitivity(design.x_bounds, design.b_y, r_ref, s, design.forced_bounds, design.n)
             + 2.0 * slack)
