@@ -201,7 +201,7 @@ SUPPORT_RADIUS_CAP = 4.0
 #: spread sd_fit is about 3 sd_fit; 4 leaves room for correlated columns. 3, 4 and 5 were
 #: measured (docs/benchmarks/real-data.md, "Issue 36, fourth pass").
 FIT_SPREAD_FACTOR = 4.0
-#: Noise standard deviations added to the released best score's explained variance: the
+#: Noise standard deviations added to the released explained variance (the score difference): the
 #: selection's radius reads an upper confidence bound of the fitted values' spread, so the
 #: noise makes the ball larger, rarely smaller.
 FIT_CONFIDENCE_SDS = 2.0

@@ -246,8 +246,8 @@ class ColumnCentre:
         differs where the column maps by its box's midpoint). NaN in older records.
     fitted_sd : float
         The response's row only: the standard deviation of the best support's fitted values,
-        in the user's units, at an upper confidence bound, from the released best score
-        (:mod:`dpsubset.selection.explained`). NaN for the columns, and where no fit was
+        in the user's units, at an upper confidence bound, from the released score difference
+        c(K) - c(S_1) (:mod:`dpsubset.selection.explained`). NaN for the columns, and where no fit was
         released.
     """
 

@@ -128,8 +128,9 @@ class PrivacyReport:
     stage_settings : tuple of dict
         The radius and ridge of each stage, public (from the bounds, s, the loss and the
         stage's n and eps, or as given): ``stage`` ("selection", "refit"), ``r``, ``lam``,
-        and for a refit radius grown to the released support (docs/methods/refit.md)
-        ``r_from``, which says so.
+        and ``r_from`` where a radius was set from released numbers instead (the selection's
+        from the released fit of the best support, docs/methods/centring.md; the refit's grown
+        to the released support's spreads, docs/methods/refit.md).
         The selection's set Delta; the refit's ``lam`` is the ridge it used,
         max(lam_refit, 2 lambda / eps) (docs/guide/defaults.md).
 

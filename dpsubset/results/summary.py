@@ -197,7 +197,7 @@ def notes_text(res):
                         "estimand is the regression on the columns winsorised there (res.centring)"
                         if tight else "")
                      + ("; the spread of the best support's fitted values released too (it sizes the "
-                        "selection's ball)" if "fitted_sd" in cen and cen["fitted_sd"].notna().any() else "")
+                        "selection's ball)" if cen["fitted_sd"].notna().any() else "")
                      + ".")
     derived = res.bounds_derived
     if derived:

@@ -57,16 +57,11 @@ class ReleasedFit:
         c(K) - c(S_1) + Laplace(scale), mapped units: half the variance of the best
         support's fitted values, plus noise.
     scale : float
-        The Laplace scale, Delta(r_ref) / eps.
-    r_ref : float
-        The ball the scores were computed in.
-    eps : float
+        The Laplace scale, (Delta_K + Delta_s) / eps at the reference ball.
     """
 
     explained: float
     scale: float
-    r_ref: float
-    eps: float
 
 
 def explained_sensitivity(design, s, r_ref):
@@ -124,4 +119,4 @@ def release_explained(design, s, r_ref, lam, eps, rng, ledger, *, search="auto",
     scale = explained_sensitivity(design, s, r_ref) / float(eps)
     released = float(laplace_release(alone - best, scale, rng))
     ledger.spend(Stage.CENTRING, "Laplace: how much of y the best support explains", float(eps), guarantee="pure")
-    return ReleasedFit(explained=released, scale=scale, r_ref=float(r_ref), eps=float(eps))
+    return ReleasedFit(explained=released, scale=scale)

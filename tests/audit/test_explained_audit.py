@@ -100,20 +100,15 @@ def worst_ratio(frames, monkeypatch, gram=False, sensitivity=None):
     return worst, values
 
 
-def test_the_explained_score_is_half_the_fitted_variance():
+def test_the_explained_score_is_half_the_fitted_variance(monkeypatch):
     """What the release measures: for least squares with an intercept, 2 (c(K) - c(S_1)) is the
     variance of the best support's fitted values (a tiny ridge, a ball that does not bind)."""
     frame = base_frame()
     design = build_design("y ~ .", frame, BOUNDS, centre=None)
-    ledger = BudgetLedger()
     rec = Recorder()
-    orig = explained.laplace_release
-    explained.laplace_release = rec
-    try:
-        explained.release_explained(design, S, 50.0, 1e-9, EPS, np.random.default_rng(0), ledger,
-                                    search="enumeration")
-    finally:
-        explained.laplace_release = orig
+    monkeypatch.setattr(explained, "laplace_release", rec)
+    explained.release_explained(design, S, 50.0, 1e-9, EPS, np.random.default_rng(0), BudgetLedger(),
+                                search="enumeration")
     value = rec.calls[0][0]
     X, y = design.X, design.y
     best = min(itertools.combinations(range(P), S),
@@ -166,3 +161,26 @@ def test_known_bad_without_the_ball_term(monkeypatch, base):
         assert worst > 1.0
     else:  # on random rows the bound's slack hides the mistake: the adversarial rows are needed
         assert worst < 1.0
+
+
+@pytest.mark.parametrize("gram", [False, True])
+def test_the_certified_search_and_enumeration_release_the_same_statistic(monkeypatch, gram):
+    """The API's default route runs the certified search (``best``), not enumeration, where
+    C(p, s) is large: both must give the same D (the audit above enumerates), on a problem
+    with more columns than the audit's."""
+    rng = np.random.default_rng(5)
+    n, p = 400, 12
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.clip(0.5 * X[:, 0] - 0.4 * X[:, 3] + 0.3 * X[:, 7] + rng.normal(0, 0.3, n), -1, 1)
+    frame = pd.DataFrame(np.column_stack([X, y]), columns=[f"x{j}" for j in range(p)] + ["y"])
+    bounds = Bounds(x={f"x{j}": (-1.0, 1.0) for j in range(p)}, y=(-1.0, 1.0))
+    design = build_design("y ~ .", frame, bounds, centre=None, gram=gram)
+    got = {}
+    for route in ("enumeration", "branch_and_bound"):
+        rec = Recorder()
+        monkeypatch.setattr(explained, "laplace_release", rec)
+        explained.release_explained(design, 3, 1.5, LAM, EPS, np.random.default_rng(0), BudgetLedger(),
+                                    search=route)
+        got[route] = rec.calls[0]
+    assert got["branch_and_bound"][0] == pytest.approx(got["enumeration"][0], rel=1e-9, abs=1e-12)
+    assert got["branch_and_bound"][1] == got["enumeration"][1]  # the scale reads public numbers only
