@@ -30,6 +30,10 @@ __all__ = ["TwoSwapMixin"]
 
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
+# A row's Gram row maximum is computed when its pairs would span more than this share
+# of the outside columns (the row maximum costs about as much as 1/40 of them at
+# p = 50,000, in single precision against the pairs' double, and it serves every base).
+_REFINE_MIN_SHARE = 1 / 8
 # Largest rows x p product the two-swap search forms against all of X (64 MB; at most a
 # quarter of X).
 _FULL_PRODUCT_MAX_ELEMENTS = 8 * 2**20
@@ -241,25 +245,34 @@ class TwoSwapMixin:
             need = 2.0 * (base.value_B - best.cutoff) - tol
             if need > 0 and _pair_gain_bound(base.mu_suf[a], ts[a], ts[a + 1]) < need:
                 break  # no later pair can reach the cut-off either
-            self._refine_row_maxima(base, outside, a, need)
-            ra, ncol = _block_extent(base, a, need, rows_per_block, block_elements)
-            if ncol > a + 1:
-                block = self._pair_block(base, outside, ra, a + 1, ncol, prefix)
+            if need > 0:
+                self._refine_row_maxima(base, outside, a, need, rows_per_block)
+            ra, ncol, step = _block_extent(base, a, need, rows_per_block, block_elements)
+            if len(ra) and ncol > ra[0] + 1:
+                block = self._pair_block(base, outside, ra, ra[0] + 1, ncol, prefix)
                 # Step 3: exact scores of the block's survivors, offered to the list.
                 self._offer_block(block, base, (S1, C1, block.G), outside, best, tol)
-            a += len(ra)
+            a += step
 
-    def _refine_row_maxima(self, base, outside, a, need):
-        """Gram row maxima of the rows from position ``a`` on, when row ``a`` would
-        otherwise pair with a long prefix: computing them first (once per support,
-        kept for later bases and calls) usually shortens the next rows' prefixes a lot."""
+    def _refine_row_maxima(self, base, outside, a, need, rows_per_block):
+        """Gram row maxima of the coming rows that would otherwise pair with a long
+        prefix: computing them first (once per support, kept for later bases and calls)
+        usually shortens those rows' prefixes to nothing.
+
+        A row maximum costs one pass over X in single precision, about as much as that
+        row's pairs with _REFINE_MIN_SHARE of the columns. When a row of the coming block
+        (positions ``a`` to ``a + rows_per_block``) needs one, every row that needs one
+        among the next _TWO_SWAP_REFINE_CHUNK positions is computed with it: a batch
+        reads X once, whatever its size, and that read dominates small batches."""
         rowmax, order, ts, mus = base.rowmax, base.order, base.ts, base.mus
         q = len(outside)
-        if np.isnan(rowmax[order[a]]) and (
-                need <= 0 or _pair_prefix(ts, ts[a:a + 1], mus[a:a + 1], need) - a
-                > max(q // 8, 1)):
-            pos = np.arange(a, min(q, a + _TWO_SWAP_REFINE_CHUNK))
-            pos = pos[np.isnan(rowmax[order[pos]])]
+        pos = np.arange(a, min(q - 1, a + max(rows_per_block, _TWO_SWAP_REFINE_CHUNK)))
+        pos = pos[np.isnan(rowmax[order[pos]])]
+        if len(pos) == 0:
+            return
+        width = _pair_prefix_ends(ts, ts[pos], mus[pos], need) - pos - 1
+        pos = pos[width > max(int(q * _REFINE_MIN_SHARE), 1)]
+        if len(pos) and pos[0] < a + rows_per_block:
             rowmax[order[pos]] = self._gram_row_max(outside, order[pos])
             base.set_mu(pos)
 
@@ -408,30 +421,37 @@ class _PairBlock:
 
 
 def _block_extent(base, a, need, rows_per_block, block_elements):
-    """The rows (t-positions ``ra``) of the block starting at position ``a`` and the end
-    ``ncol`` of the column prefix they need.
+    """The rows (t-positions ``ra``) of the block starting at position ``a``, the end
+    ``ncol`` of the column prefix they need and the number of positions it covers.
 
     As many rows as fit in the block's memory: the block spans the columns after its
     first row up to the longest prefix any of its rows needs, and it is at most twice as
     tall as it is wide (its lower triangle is skipped work). Fewer, taller blocks gather
     fewer columns of X, which costs more than the products themselves when X is stored
-    by rows."""
+    by rows. Rows of the range whose own prefix ends at or before their position have
+    no pair that can reach the cut-off and are left out of ``ra``. While the cut-off
+    is above the base's own value (``need`` <= 0: no pair can be ruled out) the block
+    is a sixteenth of the usual size (one row at p = 50,000): its pairs usually bring
+    the cut-off down enough for the next block to prune (p = 50,000: a block of 40
+    rows by every column, 2 million pairs, was the largest cost of the search)."""
     ts, mus = base.ts, base.mus
     q = len(ts)
+    if need <= 0:
+        nrows = max(1, min(rows_per_block, block_elements // (16 * q), q - 1 - a))
+        return np.arange(a, a + nrows), q, nrows
     look = np.arange(a, min(q, a + max(rows_per_block, block_elements)))
-    if need > 0:
-        ends = np.maximum.accumulate(_pair_prefix_ends(ts, ts[look], mus[look], need))
-    else:
-        ends = np.full(len(look), q)
+    own = _pair_prefix_ends(ts, ts[look], mus[look], need)
+    ends = np.maximum.accumulate(own)
     widths = np.maximum(ends - a - 1, 1)
     fits = (np.arange(1, len(look) + 1) * widths <= block_elements) & (
         np.arange(1, len(look) + 1) <= np.maximum(widths // 2, 1))
     nrows = max(rows_per_block, int(np.argmin(fits)) if not fits.all() else len(look))
     ra = look[:nrows]
-    # (The same prefix as ends[nrows - 1], taken from the rows themselves so that the
-    # block's size only ever decides speed, never which pairs are looked at.)
-    ncol = _pair_prefix(ts, ts[ra], mus[ra], need) if need > 0 else q
-    return ra, ncol
+    ra = ra[own[:nrows] > ra + 1]
+    # (The same prefix as the rows' own ends, taken from the rows themselves so that
+    # the block's size only ever decides speed, never which pairs are looked at.)
+    ncol = _pair_prefix(ts, ts[ra], mus[ra], need) if len(ra) else a + 1
+    return ra, ncol, min(nrows, q - a)
 
 
 def _pair_gain_bound(mu, ta, tb):
