@@ -13,6 +13,9 @@ protocols of dpsubset/search/protocols.py. Their sensitivity Delta is computed i
 - :func:`solve_ball_ridge`: the exact ridge solve over the ball for a stack of
   quadratic problems (the least-squares scores, and the Newton steps of the convex
   scorer);
+- :func:`solve_bordered_ball_ridge`: the same solve for many problems that share all
+  but one column (a base and each added column: the one-swap neighbourhood), on the
+  base's eigen-decomposition alone;
 - :func:`one_swap_neighbours`: the supports S - {i} + {j} both scorers score;
 - :func:`check_scorer_inputs`.
 
@@ -23,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 
-__all__ = ["solve_ball_ridge", "one_swap_neighbours", "check_scorer_inputs"]
+__all__ = ["solve_ball_ridge", "solve_bordered_ball_ridge", "one_swap_neighbours",
+           "check_scorer_inputs"]
 
 
 def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
@@ -87,6 +91,92 @@ def solve_ball_ridge(G, g, yy, lam_n, r, *, tol=1e-14, max_iter=100):
     value = 0.5 * yy - np.sum(bt * gt, axis=1) + 0.5 * np.sum(d * bt * bt, axis=1)
     beta = np.einsum("mik,mk->mi", V, bt)
     return value, beta, mu
+
+def solve_bordered_ball_ridge(GB, gB, C, e, h, yy, lam_n, r, *, tol=1e-14, max_iter=100):
+    """:func:`solve_ball_ridge` for q problems that share a base: problem j has the Gram
+    matrix [[GB, C_j], [C_j', e_j]] and right-hand side [gB; h_j].
+
+    The one-swap neighbourhood's problems (a base B and one added column each, p - s of
+    them per base at p = 50,000) through :func:`solve_ball_ridge` cost one k x k
+    eigen-decomposition each, most of the neighbourhood's time. Here the base is
+    decomposed once, GB = V diag(w) V', and every quantity of problem j at ridge
+    nu = lam_n + mu is a sum over the base's k eigen-directions (block elimination of
+    the added column):
+
+        delta = e_j + nu - sum_i ct_i^2 / (w_i + nu)           (Schur complement)
+        b     = (h_j - sum_i ct_i gt_i / (w_i + nu)) / delta     (the added coefficient)
+        z_i   = (gt_i - ct_i b) / (w_i + nu)                     (V' beta_B)
+        ||beta||^2 = sum_i z_i^2 + b^2,
+
+    with ct = V' C_j and gt = V' gB. It is the same function of mu as in
+    :func:`solve_ball_ridge`, solved by the same Newton iteration on 1/||beta|| - 1/r
+    from mu = 0 (monotone from the left, More and Sorensen 1983), with the derivative
+    of each term in closed form; lam_n > 0 keeps delta >= nu > 0.
+
+    Parameters
+    ----------
+    GB : ndarray, shape (k, k)
+        The base's Gram matrix (without the ridge).
+    gB : ndarray, shape (k,)
+    C : ndarray, shape (k, q)
+        Cross products of the base's columns with each added column.
+    e, h : ndarray, shape (q,)
+        The added columns' Gram diagonal and right-hand sides.
+    yy, lam_n, r, tol, max_iter
+        As in :func:`solve_ball_ridge`.
+
+    Returns
+    -------
+    value : ndarray, shape (q,)
+    mu : ndarray, shape (q,)
+    """
+    w, V = np.linalg.eigh(np.asarray(GB, dtype=float))
+    w = np.maximum(w, 0.0)[:, None]
+    gt = (V.T @ np.asarray(gB, dtype=float))[:, None]
+    ct = V.T @ np.asarray(C, dtype=float)
+    e = np.asarray(e, dtype=float)
+    h = np.asarray(h, dtype=float)
+    ctgt, ct2 = ct * gt, ct * ct
+
+    def parts(mu):
+        inv = 1.0 / (w + lam_n + mu)
+        delta = e + lam_n + mu - np.sum(ct2 * inv, axis=0)
+        b = (h - np.sum(ctgt * inv, axis=0)) / delta
+        z = (gt - ct * b) * inv
+        return inv, delta, b, z, np.sum(z * z, axis=0) + b * b
+
+    mu = np.zeros(len(e))
+    inv, delta, b, z, norm2 = parts(mu)
+    active = np.flatnonzero(norm2 > r * r)
+    if len(active):
+        ct_a, ct2_a, ctgt_a = ct[:, active], ct2[:, active], ctgt[:, active]
+        e_a, h_a = e[active], h[active]
+        m = np.zeros(len(active))
+        for _ in range(max_iter):
+            inv_a = 1.0 / (w + lam_n + m)
+            dl = e_a + lam_n + m - np.sum(ct2_a * inv_a, axis=0)
+            ba = (h_a - np.sum(ctgt_a * inv_a, axis=0)) / dl
+            za = (gt - ct_a * ba) * inv_a
+            n2 = np.sum(za * za, axis=0) + ba * ba
+            nrm = np.sqrt(n2)
+            phi = 1.0 / nrm - 1.0 / r
+            # d/dmu of delta, b, z and ||beta||^2
+            inv2 = inv_a * inv_a
+            d_delta = 1.0 + np.sum(ct2_a * inv2, axis=0)
+            d_b = (np.sum(ctgt_a * inv2, axis=0) - ba * d_delta) / dl
+            d_z = -(ct_a * d_b + za) * inv_a
+            d_n2 = 2.0 * (np.sum(za * d_z, axis=0) + ba * d_b)
+            m = m + phi / (0.5 * d_n2 / (n2 * nrm))
+            if np.all(np.abs(phi) * r <= tol):
+                break
+        mu[active] = m
+        inv, delta, b, z, norm2 = parts(mu)
+    # The objective at the minimiser, term by term as in solve_ball_ridge:
+    # 0.5 yy - beta'g + 0.5 beta'(G + lam_n I) beta.
+    quad = np.sum((w + lam_n) * z * z, axis=0) + 2.0 * b * np.sum(ct * z, axis=0) + (e + lam_n) * b * b
+    value = 0.5 * yy - (np.sum(z * gt, axis=0) + b * h) + 0.5 * quad
+    return value, mu
+
 
 def one_swap_neighbours(support, p):
     """Every support S - {i} + {j} (one element of S swapped for one outside column).

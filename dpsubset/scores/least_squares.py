@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge
+from .base import check_scorer_inputs, one_swap_neighbours, solve_ball_ridge, solve_bordered_ball_ridge
 from .class_bounds import ClassBoundsMixin
 from .two_swap import TwoSwapMixin
 from ..losses import SquaredLoss
@@ -268,26 +268,30 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
         else:
             C = self.X.T @ self.X[:, S] / self.n  # (p, s)
         value = np.empty((s, q))
-        norm2 = np.empty((s, q))
         hj = self.Xy[outside]
-        dj = self.Xdiag[outside] + self.lam_n
+        ej = self.Xdiag[outside]
+        dj = ej + self.lam_n
+        r2 = self.r * self.r
         for i in range(s):
-            value_B, beta_B, Cq, P = self._base_fit(C, S, np.delete(S, i), outside)
+            B = np.delete(S, i)
+            value_B, beta_B, Cq, P = self._base_fit(C, S, B, outside)
             h = hj - Cq.T @ beta_B
             d = dj - np.einsum("kq,kq->q", Cq, P)
             b = h / d  # the new column's coefficient
             value[i] = value_B - 0.5 * h * b
             # ||beta||^2 with beta_B' = beta_B - P_j b_j and the new coefficient b_j
-            norm2[i] = (float(beta_B @ beta_B) - 2.0 * b * (P.T @ beta_B)
-                        + b * b * (np.einsum("kq,kq->q", P, P) + 1.0))
-        value, norm2 = value.ravel(), norm2.ravel()
-        # Where the ball binds the update is only a lower bound: score exactly. (A
-        # relative margin keeps rounding on the boundary on the exact side.)
-        active = norm2 > self.r * self.r * (1.0 - 1e-9)
-        if np.any(active):
-            value[active] = self.score(nb[active], cross=(S, C))
-        self.n_scored += s * q - int(np.count_nonzero(active))
-        return nb, value
+            norm2 = (float(beta_B @ beta_B) - 2.0 * b * (P.T @ beta_B)
+                     + b * b * (np.einsum("kq,kq->q", P, P) + 1.0))
+            # Where the ball binds the update is only a lower bound: score exactly,
+            # on the base's eigen-decomposition (one per base, not one per neighbour).
+            # (A relative margin keeps rounding on the boundary on the exact side.)
+            act = np.flatnonzero(norm2 > r2 * (1.0 - 1e-9))
+            if len(act):
+                M0, gB, _ = self._base_gram(C, S, B, outside[:0])
+                value[i, act] = solve_bordered_ball_ridge(M0, gB, Cq[:, act], ej[act], hj[act],
+                                                          self.yy, self.lam_n, self.r)[0]
+        self.n_scored += s * q
+        return nb, value.ravel()
 
     def restricted(self, columns, always_in=()):
         """The scorer of the same data with candidates ``columns`` and the candidate
@@ -306,6 +310,22 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
                                                 k_forced=kf + len(keep))
         forced = np.hstack([self.forced, self.X[:, keep]])
         return LeastSquaresScorer(self.X[:, cols], self.y, self.lam, self.r, forced)
+    def _base_gram(self, C1, S1, B, outside):
+        """The base B's Gram matrix M0 = A_B'A_B/n (always-in columns first; no ridge),
+        its right-hand side gB = A_B'y/n and Cq = A_B' X_outside / n. ``C1`` is
+        X' X_{S1} / n and B is a subset of S1."""
+        kf = self.k_forced
+        bpos = np.searchsorted(S1, B)
+        kB = kf + len(B)
+        gB = np.concatenate([self.Fy, self.Xy[B]])
+        Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])  # (kB, q)
+        M = np.empty((kB, kB))
+        M[:kf, :kf] = self.FF
+        M[kf:, :kf] = self.XF[B]
+        M[:kf, kf:] = self.XF[B].T
+        M[kf:, kf:] = C1[B][:, bpos]
+        return M, gB, Cq
+
     def _base_fit(self, C1, S1, B, outside, shift=0.0):
         """Unconstrained ridge fit on a base B (always-in columns first) and what the
         block updates need: value(B), beta_B, Cq = A_B' X_outside / n and
@@ -313,19 +333,10 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
         and B is a subset of S1. With ``shift`` > 0 the ridge is lam_n + shift (the
         Lagrangian bound of :meth:`_dual_shift`); the returned value does not yet
         include its offset - shift r^2 / 2."""
-        kf = self.k_forced
-        bpos = np.searchsorted(S1, B)
-        kB = kf + len(B)
-        gB = np.concatenate([self.Fy, self.Xy[B]])
-        Cq = np.vstack([self.XF[outside].T, C1[outside][:, bpos].T])  # (kB, q)
-        if kB == 0:
+        M, gB, Cq = self._base_gram(C1, S1, B, outside)
+        if len(gB) == 0:
             return 0.5 * self.yy, np.zeros(0), Cq, Cq
-        M = np.empty((kB, kB))
-        M[:kf, :kf] = self.FF
-        M[kf:, :kf] = self.XF[B]
-        M[:kf, kf:] = self.XF[B].T
-        M[kf:, kf:] = C1[B][:, bpos]
-        M[np.diag_indices(kB)] += self.lam_n + shift
+        M[np.diag_indices(len(gB))] += self.lam_n + shift
         L = np.linalg.cholesky(M)
         beta_B = _chol_solve(L, gB)
         return 0.5 * self.yy - 0.5 * float(gB @ beta_B), beta_B, Cq, _chol_solve(L, Cq)

@@ -285,3 +285,45 @@ def test_two_swap_for_top_r_rescores_few_pairs(seed):
     # what the list keeps is below the R-th of the others and itself
     both = np.sort(np.concatenate([[c1], vals, val]))
     assert np.all(val <= both[default_R(p, s) - 1] + 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bordered_ball_solve_matches_the_stacked_solve(seed):
+    # The one-swap neighbourhood's solver (one eigen-decomposition per base) against
+    # solve_ball_ridge on each explicit (k + 1) x (k + 1) problem: radii from binding
+    # everywhere to slack everywhere, near-collinear added columns, an empty base.
+    from dpsubset.scores.base import solve_ball_ridge, solve_bordered_ball_ridge
+    rng = np.random.default_rng(seed)
+    n, q = 60, 200
+    k = [0, 1, 3, 5, 2, 4][seed]
+    A = rng.uniform(-1, 1, (n, k + q))
+    if k:
+        A[:, k:k + 10] = A[:, :1] + 1e-4 * A[:, k:k + 10]  # added columns close to the base's
+    y = rng.uniform(-1, 1, n)
+    G, g, yy = A.T @ A / n, A.T @ y / n, float(y @ y) / n
+    multipliers = []
+    for lam_n, r in [(1e-4, 0.05), (1e-3, 0.5), (0.1, 1.0), (1e-2, 100.0)]:
+        v2, mu2 = solve_bordered_ball_ridge(G[:k, :k], g[:k], G[:k, k:], np.diag(G)[k:], g[k:],
+                                            yy, lam_n, r)
+        idx = [list(range(k)) + [k + j] for j in range(q)]
+        v1, _, mu1 = solve_ball_ridge(np.stack([G[np.ix_(i, i)] for i in idx]),
+                                      np.stack([g[i] for i in idx]), yy, lam_n, r)
+        np.testing.assert_allclose(v2, v1, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(mu2, mu1, rtol=1e-8, atol=1e-12)
+        multipliers.append(mu2)
+    mu = np.concatenate(multipliers)
+    assert np.any(mu == 0) and np.any(mu > 0)  # both the slack and the binding case
+
+
+@pytest.mark.parametrize("r", [0.05, 0.4, 50.0])
+def test_neighbourhood_with_intercept_matches_direct_scores(r):
+    # Binding, mixed and slack balls, with an always-in column: every neighbour's
+    # score from the neighbourhood equals its direct exact score.
+    rng = np.random.default_rng(11)
+    n, p, s = 150, 40, 4
+    X = np.clip(rng.normal(size=(n, p)) + 0.5, -1, 1)
+    y = np.clip(X[:, 0] - X[:, 3] + 0.3 * rng.normal(size=n), -2, 2)
+    sc = LeastSquaresScorer(X, y, lam=1.0, r=r, forced=np.ones((n, 1)))
+    nb, vals = sc.neighbourhood(np.array([0, 3, 7, 9]))
+    assert len(nb) == s * (p - s)
+    np.testing.assert_allclose(vals, sc.score(nb), rtol=1e-12, atol=1e-15)
