@@ -394,11 +394,7 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
                 G[np.arange(len(G)), idx[a:a + step]] = 0.0
                 res[a:a + step] = G.max(axis=1)
             return res
-        u32 = float(np.finfo(np.float32).eps) / 2
-        gamma = n * u32 / (1 - n * u32)
-        if getattr(self, "_xmax", None) is None:
-            self._xmax = max(float(self.X.max()), -float(self.X.min()))  # no |X| copy
-        err = (gamma + 2.5 * u32) * self._xmax ** 2
+        err = self._single_precision_allowance()
         outside = np.zeros(p, dtype=bool)
         outside[cols] = True
         # single-precision entries per temporary: 64 MB, or an eighth of X's size if less
@@ -420,6 +416,16 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
                 np.maximum(acc, G.max(axis=1), out=acc)
             res[a:a + row_step] = acc.astype(float) / n + err
         return res
+
+    def _single_precision_allowance(self):
+        """A bound on |G_jl - fl32(X_j' X_l) / n| for every pair of columns: the error of
+        an entry of G = X'X/n computed from X in single precision (the derivation is in
+        :meth:`_gram_row_max`)."""
+        u32 = float(np.finfo(np.float32).eps) / 2
+        gamma = self.n * u32 / (1 - self.n * u32)
+        if getattr(self, "_xmax", None) is None:
+            self._xmax = max(float(self.X.max()), -float(self.X.min()))  # no |X| copy
+        return (gamma + 2.5 * u32) * self._xmax ** 2
 
     def _single_precision_X(self):
         """X in single precision, made once per scorer on the first call that needs it.

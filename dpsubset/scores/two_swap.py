@@ -30,6 +30,8 @@ __all__ = ["TwoSwapMixin"]
 
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
+# Past this size of X (elements) the pair blocks are screened in single precision first.
+_SCREEN_MIN_ELEMENTS = 2**23
 # A row's Gram row maximum is computed when its pairs would span more than this share
 # of the outside columns (the row maximum costs about as much as 1/40 of them at
 # p = 50,000, in single precision against the pairs' double, and it serves every base).
@@ -41,7 +43,7 @@ _FULL_PRODUCT_MAX_ELEMENTS = 8 * 2**20
 _PAIR_BLOCK_ELEMENTS = 2_000_000
 # The two-swap search's copy of a base's columns: at most this many bytes and 1/share of X.
 _PREFIX_MAX_BYTES = 64 * 2**20
-_PREFIX_X_SHARE = 16
+_PREFIX_X_SHARE = 8
 # Whole rows of X'X/n kept from the products against all of X: at most this many bytes
 # and 1/share of X. The rows do not depend on the base, and the bases' top rows in t
 # order are mostly the same columns (p = 50,000: 531 such rows for 381 columns).
@@ -237,7 +239,11 @@ class TwoSwapMixin:
         cut-off: a prefix of the order, which shrinks as the cut-off falls."""
         q = len(outside)
         ts, order = base.ts, base.order
-        prefix = _PrefixColumns(self.X, outside[order]) if self._gram is None else None
+        prefix = screen = None
+        if self._gram is None:
+            prefix = _PrefixColumns(self.X, outside[order])
+            if self.X.size >= _SCREEN_MIN_ELEMENTS:
+                screen = _PrefixColumns(self._single_precision_X(), outside[order])
         # Row blocks small enough that skipping the lower triangle pays.
         rows_per_block = max(1, min(block_elements // q, max(64, q // 8)))
         a = 0
@@ -249,9 +255,13 @@ class TwoSwapMixin:
                 self._refine_row_maxima(base, outside, a, need, rows_per_block)
             ra, ncol, step = _block_extent(base, a, need, rows_per_block, block_elements)
             if len(ra) and ncol > ra[0] + 1:
-                block = self._pair_block(base, outside, ra, ra[0] + 1, ncol, prefix)
-                # Step 3: exact scores of the block's survivors, offered to the list.
-                self._offer_block(block, base, (S1, C1, block.G), outside, best, tol)
+                cpos = np.arange(ra[0] + 1, ncol)
+                if need > 0 and screen is not None:
+                    ra, cpos = self._screen_block(base, outside, ra, cpos, screen, need)
+                if len(ra) and len(cpos):
+                    block = self._pair_block(base, outside, ra, cpos, prefix)
+                    # Step 3: exact scores of the block's survivors, offered to the list.
+                    self._offer_block(block, base, (S1, C1, block.G), outside, best, tol)
             a += step
 
     def _refine_row_maxima(self, base, outside, a, need, rows_per_block):
@@ -276,18 +286,45 @@ class TwoSwapMixin:
             rowmax[order[pos]] = self._gram_row_max(outside, order[pos])
             base.set_mu(pos)
 
-    def _pair_block(self, base, outside, ra, c0, ncol, prefix):
-        """The rank-two values of the pairs (rows at t-positions ``ra``) x (columns at
-        t-positions c0..ncol-1): value(B) - h' S^{-1} h / 2, each unordered pair once."""
+    def _screen_block(self, base, outside, ra, cpos, screen, need):
+        """The rows and columns of a block that hold a pair the bound cannot rule out,
+        with each pair's own Gram entry in single precision.
+
+        A pair's gain is at most _pair_gain_bound(m, t_j, t_k) with m any bound on
+        |E_jk| / sqrt(d_j d_k); here m comes from E_jk computed with the Gram entry in
+        single precision, widened by the rounding allowance of :meth:`_gram_row_max`
+        (a rigorous bound on the error of the entry). Far tighter than the row maxima
+        (every pair gets its own entry) and half the cost of the double-precision block
+        (p = 50,000: most of a block's pairs are ruled out here). Only the rows and
+        columns with a surviving pair go on to the exact block."""
         order = base.order
-        rows, cols = order[ra], order[c0:ncol]
+        rows, cols = order[ra], order[cpos]
+        G = screen.product(outside[rows], cpos[0], cpos[-1] + 1)
+        if G is None:
+            G = _gathered_product(screen.X, outside[rows], outside[cols])
+        E = G.astype(float) / self.n - base.Cq[:, rows].T @ base.P[:, cols]
+        np.abs(E, out=E)
+        E += self._single_precision_allowance()
+        mu = E / np.sqrt(np.multiply.outer(base.d[rows], base.d[cols]))
+        tr, tc = base.ts[ra][:, None], base.ts[cpos][None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = np.where(mu < 1.0, _pair_gain_bound(np.minimum(mu, 1.0), tr, tc), np.inf)
+        live = (bound >= need * (1.0 - 1e-9)) & (cpos[None, :] > ra[:, None])
+        return ra[live.any(axis=1)], cpos[live.any(axis=0)]
+
+    def _pair_block(self, base, outside, ra, cpos, prefix):
+        """The rank-two values of the pairs (rows at t-positions ``ra``) x (columns at
+        t-positions ``cpos``, increasing): value(B) - h' S^{-1} h / 2, each unordered
+        pair once."""
+        order = base.order
+        rows, cols = order[ra], order[cpos]
         Xo_r, Xo_c = outside[rows], outside[cols]
+        contiguous = cpos[-1] - cpos[0] + 1 == len(cpos)
         if self._gram is not None:
             G = self._gram[Xo_r[:, None], Xo_c[None, :]]
         else:
-            G = prefix.product(Xo_r, c0, ncol)
-            if G is None:
-                G = self._cross_block(Xo_r, Xo_c)
+            G = prefix.product(Xo_r, cpos[0], cpos[-1] + 1) if contiguous else None
+            G = self._cross_block(Xo_r, Xo_c) if G is None else G / self.n
         E = G - base.Cq[:, rows].T @ base.P[:, cols]
         dr, dc = base.d[rows], base.d[cols]
         hr, hc = base.h[rows], base.h[cols]
@@ -297,7 +334,7 @@ class TwoSwapMixin:
         num -= 2.0 * E * np.multiply.outer(hr, hc)
         val = base.value_B - 0.5 * num / det
         # Each unordered pair once: column position must come after row position.
-        val[np.arange(c0, ncol)[None, :] <= ra[:, None]] = np.inf
+        val[cpos[None, :] <= ra[:, None]] = np.inf
         return _PairBlock(rows=rows, cols=cols, G=G, E=E, det=det, val=val)
 
     def _offer_block(self, block, base, known, outside, best, tol):
@@ -341,12 +378,7 @@ class TwoSwapMixin:
         if len(cols) * 200 > len(rows) * p and len(rows) * p <= min(_FULL_PRODUCT_MAX_ELEMENTS,
                                                                      self.X.size // 4):
             return self._whole_gram_rows(rows)[:, cols]
-        Xr = self.X[:, rows]
-        perm = np.argsort(cols, kind="stable")
-        G = np.empty((len(rows), len(cols)))
-        G[:, perm] = Xr.T @ self.X[:, cols[perm]]
-        G /= n
-        return G
+        return _gathered_product(self.X, rows, cols) / n
 
     def _whole_gram_rows(self, rows):
         """X[:, rows]' X / n, the rows computed before read from a cache (the most
@@ -454,6 +486,15 @@ def _block_extent(base, a, need, rows_per_block, block_elements):
     return ra, ncol, min(nrows, q - a)
 
 
+def _gathered_product(X, rows, cols):
+    """X[:, rows]' X[:, cols] (in X's precision), the columns gathered in index order
+    (memory order; put back in the caller's order on the small result)."""
+    perm = np.argsort(cols, kind="stable")
+    G = np.empty((len(rows), len(cols)), dtype=X.dtype)
+    G[:, perm] = X[:, rows].T @ X[:, cols[perm]]
+    return G
+
+
 def _pair_gain_bound(mu, ta, tb):
     """Largest h' S^{-1} h of a two-column block with t = |h| / sqrt(diag S) equal to
     (ta, tb) and off-diagonal correlation |S_ab| / sqrt(S_aa S_bb) at most mu < 1:
@@ -476,21 +517,22 @@ class _PrefixColumns:
     def __init__(self, X, cols_in_order):
         self.X, self.cols = X, cols_in_order
         cap = min(_PREFIX_MAX_BYTES, X.nbytes // _PREFIX_X_SHARE)
-        self.max_cols = max(1, cap // (8 * X.shape[0]))
+        self.max_cols = max(1, cap // (X.itemsize * X.shape[0]))
         self.span, self.block = None, None
 
     def product(self, rows, c0, ncol):
-        """X[:, rows]' X[:, cols[c0:ncol]] / n, or None when the range is too wide."""
+        """X[:, rows]' X[:, cols[c0:ncol]] (not divided by n; in X's precision), or None
+        when the range is too wide."""
         if self.span is None or not (self.span[0] <= c0 and ncol <= self.span[1]):
             if ncol - c0 > self.max_cols:
                 return None
             idx = self.cols[c0:ncol]
             perm = np.argsort(idx, kind="stable")  # gather in memory order
-            block = np.empty((self.X.shape[0], len(idx)))
+            block = np.empty((self.X.shape[0], len(idx)), dtype=self.X.dtype)
             block[:, perm] = self.X[:, idx[perm]]
             self.span, self.block = (c0, ncol), block
         a = c0 - self.span[0]
-        return self.X[:, rows].T @ self.block[:, a:a + ncol - c0] / self.X.shape[0]
+        return self.X[:, rows].T @ self.block[:, a:a + ncol - c0]
 
 
 def _pair_prefix_ends(ts, ta, mu, need):

@@ -51,3 +51,43 @@ def test_two_swap_with_a_tiny_row_cache_matches_the_gram_route(monkeypatch, seed
     assert len(wide._gram_rows) <= 3
     assert [tuple(x) for x in a[0]] == [tuple(x) for x in b[0]]
     np.testing.assert_allclose(a[1], b[1], rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_single_precision_screen_keeps_the_two_swap_list_exact(monkeypatch, seed):
+    # The pair blocks screened in single precision (with the rounding allowance) give
+    # the same list as the stored Gram matrix, and the screen rules pairs out.
+    exact_sc, wide = _pair(monkeypatch, seed=seed)
+    monkeypatch.setattr(two_swap, "_SCREEN_MIN_ELEMENTS", 0)
+    seen = []
+    block = two_swap.TwoSwapMixin._pair_block
+    monkeypatch.setattr(two_swap.TwoSwapMixin, "_pair_block",
+                        lambda self, base, outside, ra, cpos, prefix:
+                        (self is wide and seen.append(len(ra) * len(cpos)))
+                        or block(self, base, outside, ra, cpos, prefix))
+    screened = []
+    screen = two_swap.TwoSwapMixin._screen_block
+    monkeypatch.setattr(two_swap.TwoSwapMixin, "_screen_block",
+                        lambda self, base, outside, ra, cpos, *a:
+                        screened.append(len(ra) * len(cpos)) or screen(self, base, outside, ra, cpos, *a))
+    S = np.array([0, 1, 2, 3])
+    nb, vals = exact_sc.neighbourhood(S)
+    for keep, others in [(1, None), (40, None), (len(vals) + 30, vals)]:
+        a = exact_sc.two_swap(S, keep, other_values=others, block_elements=4000)
+        b = wide.two_swap(S, keep, other_values=others, block_elements=4000)
+        assert [tuple(x) for x in a[0]] == [tuple(x) for x in b[0]]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-11, atol=1e-13)
+    assert screened and sum(seen) < sum(screened)  # the screen ruled pairs out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # row maxima below zero
+def test_a_screen_without_its_rounding_allowance_is_caught(monkeypatch):
+    # Known-bad: an allowance that makes |E| too small rules out pairs that belong to
+    # the list; the comparison above then fails.
+    exact_sc, wide = _pair(monkeypatch, seed=0)
+    monkeypatch.setattr(two_swap, "_SCREEN_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(ls.LeastSquaresScorer, "_single_precision_allowance", lambda self: -1.0)
+    S = np.array([0, 1, 2, 3])
+    a = exact_sc.two_swap(S, 40, block_elements=4000)
+    b = wide.two_swap(S, 40, block_elements=4000)
+    assert [tuple(x) for x in a[0]] != [tuple(x) for x in b[0]]
