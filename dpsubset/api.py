@@ -41,7 +41,7 @@ from .refit import RefitSpec, check_refit_representable, refit_support
 from .results.results import DPSubsetResults, NonPrivateDiagnostics, describe_solves
 from .runtime.progress import call_progress
 from .search.limits import explain_timeout
-from .runtime.limits import Deadline, SearchTimeout
+from .runtime.limits import Deadline, SearchTimeout, paused_garbage_collection
 from .design.suffstats import gram_route
 from .results.usefulness import BALL_BINDS_NOTE, BallBindsWarning, LowUtilityWarning, release_warnings
 from .selection import DEFAULT_DELTA, DEFAULT_EPS0_SHARE, METHODS, SelectionRequest
@@ -224,6 +224,7 @@ def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss=D
 _STEP_TO_USER = 5
 
 
+@paused_garbage_collection()  # (runtime/limits.py: 1-2 s of a wide call were collector passes)
 def _release(formula, data, settings, context):
     """Steps 2-6 of one release, from its checked settings."""
     clock = Deadline(settings.time_limit)  # one deadline for the whole call

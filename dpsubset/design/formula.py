@@ -52,6 +52,8 @@ def normalise_name(text):
     ``"I(age**2)"`` -> ``"I(age ** 2)"`` (formulaic's spelling); ``"x:np.log(z)"``
     keeps its parts; a name that is not Python (spaces, ``$``) is only stripped.
     """
+    if text.__class__ is str and text.isidentifier() and not keyword.iskeyword(text):
+        return text  # a plain name (the common case, several times per column)
     parts = []
     for part in str(text).split(":"):
         part = part.strip()

@@ -400,7 +400,7 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
         # single-precision entries per temporary: 64 MB, or an eighth of X's size if less
         budget = max(2**18, min(64 * 2**20 // 4, self.X.size // 8))
         row_step = max(1, min(N, budget // n, 4096))
-        X32 = self._single_precision_X()
+        X32 = self.single_precision_X()
         for a in range(0, N, row_step):
             r = rows[a:a + row_step]
             R32 = X32[:, r]  # (n, nr)
@@ -427,13 +427,14 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
             self._xmax = max(float(self.X.max()), -float(self.X.min()))  # no |X| copy
         return (gamma + 2.5 * u32) * self._xmax ** 2
 
-    def _single_precision_X(self):
+    def single_precision_X(self):
         """X in single precision, made once per scorer on the first call that needs it.
 
         The row maxima are asked for in many small batches (the class bounds' rounds,
         the two-swap's refinements), and converting X's columns again for each batch
         cost more than the products at p = 50,000 (a strided pass over all of X per
         batch: about 1.3 s of a 10 s search; issue 42). The copy is half the size of X.
+        The two-swap's screen and the warm start's products at large p use it too.
         """
         if getattr(self, "_x32", None) is None:
             self._x32 = self.X.astype(np.float32)

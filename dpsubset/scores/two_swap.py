@@ -243,7 +243,7 @@ class TwoSwapMixin:
         if self._gram is None:
             prefix = _PrefixColumns(self.X, outside[order])
             if self.X.size >= _SCREEN_MIN_ELEMENTS:
-                screen = _PrefixColumns(self._single_precision_X(), outside[order])
+                screen = _PrefixColumns(self.single_precision_X(), outside[order])
         # Row blocks small enough that skipping the lower triangle pays.
         rows_per_block = max(1, min(block_elements // q, max(64, q // 8)))
         a = 0
