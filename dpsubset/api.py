@@ -216,7 +216,10 @@ def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss=D
                               inference=inference, centre=centre, random_state=random_state,
                               verbose=verbose, budget=budget, ball=ball, search=search,
                               on_dask=is_dask_frame(data))
-    return _release(formula, data, settings, context)
+    # (A with block adds no frame, so the warnings' stack levels stay as they are;
+    # runtime/limits.py says why: 1-2 s of a wide call were the collector's passes.)
+    with paused_garbage_collection():
+        return _release(formula, data, settings, context)
 
 
 # The stacklevel of a warning issued in a step, so that it points at the user's call: the
@@ -224,7 +227,6 @@ def dp_best_subset(formula, data, *, eps, s, bounds=None, method="top_r", loss=D
 _STEP_TO_USER = 5
 
 
-@paused_garbage_collection()  # (runtime/limits.py: 1-2 s of a wide call were collector passes)
 def _release(formula, data, settings, context):
     """Steps 2-6 of one release, from its checked settings."""
     clock = Deadline(settings.time_limit)  # one deadline for the whole call

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..mechanisms import noise
 from .neighbourhood import count_mistakes
-from .protocols import SquaredLossScorer
+from .protocols import SinglePrecisionScorer, SquaredLossScorer
 
 __all__ = ["iht_support", "local_search"]
 
@@ -43,7 +43,7 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
     else:
         resid = lambda u: u  # noqa: E731
     Aty = X.T @ y
-    if X.size >= _SINGLE_PRECISION_MIN_ELEMENTS and hasattr(scorer, "single_precision_X"):
+    if X.size >= _SINGLE_PRECISION_MIN_ELEMENTS and isinstance(scorer, SinglePrecisionScorer):
         # A warm start needs no more precision; the products are two thirds of its time
         # at p = 50,000 (26 passes over X), and half as many bytes halve them. The
         # scorer's copy is made once and serves its own exact bounds later.

@@ -15,7 +15,9 @@ it:
 - :class:`SquaredLossScorer`: the routes built on the second moments of the
   least-squares score (the perspective branch and bound, the class search by Schur
   complements, formulation (9) for Pyomo and SCIP, iterative hard thresholding from
-  the Gram matrix alone).
+  the Gram matrix alone);
+- :class:`SinglePrecisionScorer`: a scorer that keeps a single-precision copy of X,
+  which the warm start's products use at large p.
 
 ``isinstance`` against a runtime-checkable protocol checks only that the attributes
 exist, not their types or signatures; the routes that need the squared loss itself
@@ -29,7 +31,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 __all__ = ["Scorer", "ClassBoundScorer", "RestrictableScorer", "SquaredLossScorer",
-           "ConvexDualScorer"]
+           "ConvexDualScorer", "SinglePrecisionScorer"]
 
 
 @runtime_checkable
@@ -165,3 +167,12 @@ class ConvexDualScorer(Scorer, Protocol):
 
     def bracket(self, supports, newton_steps=1):
         """Certified (lower, upper) ends of the scores of a batch of supports."""
+
+
+@runtime_checkable
+class SinglePrecisionScorer(Scorer, Protocol):
+    """A scorer with a single-precision copy of its candidate columns (made once, kept
+    for its own bounds): the warm start's products use it where X is large."""
+
+    def single_precision_X(self):
+        """X in single precision (the same array on every call)."""
