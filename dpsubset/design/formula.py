@@ -134,9 +134,44 @@ class _PlainTerm:
         return self.factors[0].expr
 
 
+class _LiteralMethod:
+    """What the steps read of formulaic's ``Factor.EvalMethod.LITERAL``: its value."""
+
+    value = "literal"
+
+
+class _InterceptFactor:
+    """The intercept's factor ``1`` of ``"y ~ ."``, as formulaic spells it."""
+
+    __slots__ = ()
+    expr = "1"
+    eval_method = _LiteralMethod
+
+
+class _InterceptTerm:
+    """The intercept term of ``"y ~ ."``: formulaic's term ``1`` without formulaic (whose
+    import, pyarrow's included, was half a second of a first call on plain columns)."""
+
+    __slots__ = ()
+    factors = (_InterceptFactor(),)
+
+    def __str__(self):
+        return "1"
+
+
+class _PlainSide(tuple):
+    """One side of a light formula: its terms, printed as formulaic prints a side."""
+
+    def __str__(self):
+        return " + ".join(str(t) for t in self)
+
+
 class _PlainFormula:
     def __init__(self, lhs, rhs):
-        self.lhs, self.rhs = lhs, rhs
+        self.lhs, self.rhs = _PlainSide(lhs), _PlainSide(rhs)
+
+    def __str__(self):
+        return f"{self.lhs} ~ {self.rhs}"
 
 
 def _parse_plain_dot(formula, columns, dtypes):
@@ -161,9 +196,8 @@ def _parse_plain_dot(formula, columns, dtypes):
         return None
     if not all(isinstance(d, np.dtype) and d.kind in "fiu" for d in dtypes.values()):
         return None
-    base = _parse_formula(f"{lhs} ~ {1 if intercept else 0}", [lhs])
-    rhs = list(base.rhs) + [_PlainTerm(c) for c in columns if c != lhs]
-    return _PlainFormula(base.lhs, rhs)
+    rhs = ([_InterceptTerm()] if intercept else []) + [_PlainTerm(c) for c in columns if c != lhs]
+    return _PlainFormula((_PlainTerm(lhs),), rhs)
 
 
 def _parse_formula(formula, columns):
@@ -279,10 +313,12 @@ def _arg_literal(call, position, name, default):
 
 def _is_coding_call(info, env):
     """Whether a factor is ``C(...)`` or ``hashed(...)``: its variable's values are levels."""
+    body = info.tree.body if info.tree is not None else None
+    if not isinstance(body, ast.Call):
+        return False
     from formulaic.transforms import TRANSFORMS
 
-    body = info.tree.body if info.tree is not None else None
-    return isinstance(body, ast.Call) and _resolve(body.func, env) in (TRANSFORMS["C"], TRANSFORMS["hashed"])
+    return _resolve(body.func, env) in (TRANSFORMS["C"], TRANSFORMS["hashed"])
 
 
 _MIXES_ROWS = ("term {term!r} uses {fname}(), which combines values from several rows: replacing one row then "
@@ -292,6 +328,8 @@ _MIXES_ROWS = ("term {term!r} uses {fname}(), which combines values from several
 
 def _lint_calls(info, env, data_columns):
     """Warnings (term, message) for transforms that learn from or mix rows."""
+    if not info.calls:
+        return []  # (once per column of "y ~ .": no formulaic import there)
     from formulaic.transforms import TRANSFORMS
 
     T = TRANSFORMS
@@ -369,14 +407,14 @@ def _plain_columns(F, dtypes, colset):
     """(response, columns, has_intercept) when the formula only names numeric data columns
     as they are ("y ~ .", "y ~ 0 + .", "y ~ a + b"): then no formulaic materialisation is
     needed. None otherwise (transforms, categoricals, bools, interactions, other dtypes)."""
-    from formulaic.parser.types.factor import Factor
-
-    lookup = Factor.EvalMethod.LOOKUP
-
     def plain(fac):
         d = dtypes.get(fac.expr)
-        return (isinstance(d, np.dtype) and d.kind in "fiu" and fac.expr != _INTERCEPT
-                and (isinstance(fac, _PlainFactor) or fac.eval_method == lookup))
+        if not (isinstance(d, np.dtype) and d.kind in "fiu" and fac.expr != _INTERCEPT):
+            return False
+        if isinstance(fac, _PlainFactor):
+            return True  # (no formulaic import on the path of "y ~ .")
+        from formulaic.parser.types.factor import Factor
+        return fac.eval_method == Factor.EvalMethod.LOOKUP
 
     lhs = [f for t in F.lhs for f in t.factors]
     if len(lhs) != 1 or not plain(lhs[0]):
@@ -499,7 +537,10 @@ def resolve_names(formula, columns, colset, dtypes, context):
         sides.
     """
     F = parse(formula, columns, dtypes)
-    from formulaic.transforms import TRANSFORMS
+    if isinstance(F, _PlainFormula):
+        TRANSFORMS = {}  # plain columns call nothing (and formulaic is not imported)
+    else:
+        from formulaic.transforms import TRANSFORMS
 
     lhs_info = [_FactorInfo(f, colset) for t in F.lhs for f in t.factors]
     rhs_info = [(t, [_FactorInfo(f, colset) for f in t.factors]) for t in F.rhs]

@@ -155,14 +155,15 @@ def _integers_as_float(frame, all_info, eval_ctx):
 
     Columns used only as they are, or only inside ``C(...)``/``hashed(...)`` (where
     their values are levels), are left alone."""
+    with_calls = [info for info in all_info if info.tree is not None]
+    if not with_calls:  # columns used as they are (no formulaic import on this path)
+        return _as_float(frame, []), []
     from formulaic.transforms import TRANSFORMS
 
     env = dict(TRANSFORMS)
     env.update(eval_ctx)
     cast = set()
-    for info in all_info:
-        if info.tree is None:
-            continue
+    for info in with_calls:
         body = info.tree.body
         if isinstance(body, ast.Call) and _resolve(body.func, env) in (TRANSFORMS["C"], TRANSFORMS["hashed"]):
             continue

@@ -146,3 +146,25 @@ def test_arrow_and_polars_tables_give_the_pandas_design(library):
         d_pd, w_pd = _build(formula, df, bounds, None)
         _assert_same(d_tab, w_tab, d_pd, w_pd)
         assert d_tab.spec.model_spec is None  # numeric columns stay numpy dtypes: the direct route
+
+
+def test_plain_dot_never_imports_formulaic():
+    # "y ~ ." on numeric columns takes the light parse and the direct route; a first call
+    # there no longer pays formulaic's import (half a second, pyarrow's included). Run
+    # in a fresh interpreter where any import of formulaic fails.
+    import subprocess
+    import sys
+    code = (
+        "import sys\n"
+        "import numpy as np, pandas as pd\n"
+        "import dpsubset\n"
+        "sys.modules['formulaic'] = None\n"
+        "rng = np.random.default_rng(0)\n"
+        "df = pd.DataFrame(rng.uniform(-0.5, 0.5, (200, 8)), columns=['y'] + [f'x{j}' for j in range(7)])\n"
+        "for f in ['y ~ .', 'y ~ 0 + .']:\n"
+        "    r = dpsubset.dp_best_subset(f, df, eps=2.0, s=2, bounds=(0.5, 0.5), random_state=0)\n"
+        "    assert len(r.predict(df)) == 200\n"
+        "    assert ('Intercept' in r.summary().as_text()) == (f == 'y ~ .')\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
