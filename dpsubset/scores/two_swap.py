@@ -225,12 +225,27 @@ class TwoSwapMixin:
         best = _BestList(keep, s, threshold, other_values)
         tol = 1e-12 * max(1.0, abs(self.yy))
         rowmax = self._rowmax_store(outside)  # shared with the class bounds
-        for drop in itertools.combinations(range(s), 2):
+        for B in self._bases_best_first(C1, S1):
             # Step 1: the base's fit and what its pairs need of every outside column.
-            base = _PairBase(self, C1, S1, np.delete(S1, drop), outside, rowmax)
+            base = _PairBase(self, C1, S1, B, outside, rowmax)
             # Steps 2 and 3: its pairs, block by block; the survivors are offered to `best`.
             self._scan_base(base, S1, C1, outside, best, block_elements, tol)
         return best.result(threshold, tol)
+
+    def _bases_best_first(self, C1, S1):
+        """The bases S1 minus two elements, in increasing order of their own (shifted)
+        value: a base whose value is low holds most of the class's best members, and
+        scanning it first brings the cut-off down for the others (p = 50,000: the first
+        bases in index order scanned wide prefixes against a cut-off that a later base
+        then lowered). The order changes only how much is pruned, never the result."""
+        bases = [np.delete(S1, drop) for drop in itertools.combinations(range(len(S1)), 2)]
+        none = np.empty(0, dtype=np.intp)
+        keys = []
+        for B in bases:
+            shift = self._dual_shift(B)
+            value = self._base_fit(C1, S1, B, none, shift)[0] - 0.5 * shift * self.r * self.r
+            keys.append(value)
+        return [bases[i] for i in np.argsort(keys, kind="stable")]
 
     def _scan_base(self, base, S1, C1, outside, best, block_elements, tol):
         """Step 2: the pairs of one base, in blocks of rows in decreasing t order.
