@@ -136,41 +136,39 @@ def solve_bordered_ball_ridge(GB, gB, C, e, h, yy, lam_n, r, *, tol=1e-14, max_i
     ct = V.T @ np.asarray(C, dtype=float)
     e = np.asarray(e, dtype=float)
     h = np.asarray(h, dtype=float)
-    ctgt, ct2 = ct * gt, ct * ct
+    full = (ct, ct * ct, ct * gt, e, h)
 
-    def parts(mu):
+    def parts(mu, cols):
+        """1/(w + nu), delta, b, z and ||beta||^2 at ``mu`` of the problems whose
+        (ct, ct^2, ct gt, e, h) are ``cols``."""
+        c, c2, cg, ec, hc = cols
         inv = 1.0 / (w + lam_n + mu)
-        delta = e + lam_n + mu - np.sum(ct2 * inv, axis=0)
-        b = (h - np.sum(ctgt * inv, axis=0)) / delta
-        z = (gt - ct * b) * inv
+        delta = ec + lam_n + mu - np.sum(c2 * inv, axis=0)
+        b = (hc - np.sum(cg * inv, axis=0)) / delta
+        z = (gt - c * b) * inv
         return inv, delta, b, z, np.sum(z * z, axis=0) + b * b
 
     mu = np.zeros(len(e))
-    inv, delta, b, z, norm2 = parts(mu)
-    active = np.flatnonzero(norm2 > r * r)
+    active = np.flatnonzero(parts(mu, full)[4] > r * r)
     if len(active):
-        ct_a, ct2_a, ctgt_a = ct[:, active], ct2[:, active], ctgt[:, active]
-        e_a, h_a = e[active], h[active]
+        sub = tuple(a[..., active] for a in full)
+        c, c2, cg = sub[:3]
         m = np.zeros(len(active))
         for _ in range(max_iter):
-            inv_a = 1.0 / (w + lam_n + m)
-            dl = e_a + lam_n + m - np.sum(ct2_a * inv_a, axis=0)
-            ba = (h_a - np.sum(ctgt_a * inv_a, axis=0)) / dl
-            za = (gt - ct_a * ba) * inv_a
-            n2 = np.sum(za * za, axis=0) + ba * ba
+            inv, delta, b, z, n2 = parts(m, sub)
             nrm = np.sqrt(n2)
             phi = 1.0 / nrm - 1.0 / r
-            # d/dmu of delta, b, z and ||beta||^2
-            inv2 = inv_a * inv_a
-            d_delta = 1.0 + np.sum(ct2_a * inv2, axis=0)
-            d_b = (np.sum(ctgt_a * inv2, axis=0) - ba * d_delta) / dl
-            d_z = -(ct_a * d_b + za) * inv_a
-            d_n2 = 2.0 * (np.sum(za * d_z, axis=0) + ba * d_b)
+            # d/dmu of delta, b, z and ||beta||^2, then a Newton step on phi
+            inv2 = inv * inv
+            d_delta = 1.0 + np.sum(c2 * inv2, axis=0)
+            d_b = (np.sum(cg * inv2, axis=0) - b * d_delta) / delta
+            d_z = -(c * d_b + z) * inv
+            d_n2 = 2.0 * (np.sum(z * d_z, axis=0) + b * d_b)
             m = m + phi / (0.5 * d_n2 / (n2 * nrm))
             if np.all(np.abs(phi) * r <= tol):
                 break
         mu[active] = m
-        inv, delta, b, z, norm2 = parts(mu)
+    inv, delta, b, z, norm2 = parts(mu, full)
     # The objective at the minimiser, term by term as in solve_ball_ridge:
     # 0.5 yy - beta'g + 0.5 beta'(G + lam_n I) beta.
     quad = np.sum((w + lam_n) * z * z, axis=0) + 2.0 * b * np.sum(ct * z, axis=0) + (e + lam_n) * b * b

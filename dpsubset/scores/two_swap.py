@@ -33,8 +33,10 @@ _TWO_SWAP_REFINE_CHUNK = 256
 # Past this size of X (elements) the pair blocks are screened in single precision first.
 _SCREEN_MIN_ELEMENTS = 2**23
 # A row's Gram row maximum is computed when its pairs would span more than this share
-# of the outside columns (the row maximum costs about as much as 1/40 of them at
-# p = 50,000, in single precision against the pairs' double, and it serves every base).
+# of the outside columns. A row maximum (one single-precision pass over X, about 1 ms at
+# n = 1000, p = 50,000) costs as much as the row's screened pairs with a fifth to a third
+# of the columns, and it serves every later base; measured there, 1/8 beat 1/12, 1/4
+# and 1/3 (issue 42).
 _REFINE_MIN_SHARE = 1 / 8
 # Largest rows x p product the two-swap search forms against all of X (64 MB; at most a
 # quarter of X).
@@ -309,8 +311,8 @@ class TwoSwapMixin:
         |E_jk| / sqrt(d_j d_k); here m comes from E_jk computed with the Gram entry in
         single precision, widened by the rounding allowance of :meth:`_gram_row_max`
         (a rigorous bound on the error of the entry). Far tighter than the row maxima
-        (every pair gets its own entry) and half the cost of the double-precision block
-        (p = 50,000: most of a block's pairs are ruled out here). Only the rows and
+        (every pair gets its own entry) and about two thirds of the double-precision
+        block's cost (p = 50,000: all but 1.5 % of the screened pairs are ruled out here). Only the rows and
         columns with a surviving pair go on to the exact block."""
         order = base.order
         rows, cols = order[ra], order[cpos]
