@@ -366,7 +366,7 @@ def _design(settings, plan, ledger, rng, formula, data, context):
         # (the best support's fit, released after the design, keeps its share of the stage)
         request = None if settings.centre is None else CentreRequest(
             settings.centre, plan.eps_centre, rng, ledger,
-            fit_eps=settings.centre.fit_share * settings.eps if _fit_planned(settings) else 0.0)
+            fit_eps=_fit_eps(settings))
         design = build_design(formula, data, bounds, settings.keep, context=context, stacklevel=_STEP_TO_USER + 1,
                               gram=route, centre=request)
     return design, response_levels
@@ -440,8 +440,12 @@ def _check_design(settings, plan, design):
 def _centre_eps(settings):
     """The centring stage's eps: ``share`` of eps for the means and spreads, and ``fit_share`` on
     top where the best support's fit is planned (public settings only)."""
-    return settings.centre.share * settings.eps + (settings.centre.fit_share * settings.eps
-                                                   if _fit_planned(settings) else 0.0)
+    return settings.centre.share * settings.eps + _fit_eps(settings)
+
+
+def _fit_eps(settings):
+    """The part of eps kept for the best support's fit (0 where none is planned)."""
+    return settings.centre.fit_share * settings.eps if _fit_planned(settings) else 0.0
 
 
 def _fit_planned(settings):
@@ -473,7 +477,7 @@ def _fitted_radius(settings, plan, ledger, rng, design, clock):
     # (a response released without spread: the default ball as the reference, and no rule)
     released = release_explained(
         design, settings.s, r_ref if math.isfinite(r_ref) else st.r, st.lam,
-        settings.centre.fit_share * settings.eps, rng, ledger, search=settings.search.route, time_limit=clock.left(),
+        _fit_eps(settings), rng, ledger, search=settings.search.route, time_limit=clock.left(),
         memory_limit=math.inf if settings.memory_limit is None else settings.memory_limit)
     sd_fit = fitted_sd(y_sd, released.explained, released.scale)
     n_select = split_sizes(design.n)[0] if settings.split else design.n

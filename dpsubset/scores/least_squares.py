@@ -32,6 +32,9 @@ __all__ = ["LeastSquaresScorer", "solve_ball_ridge", "check_scorer_inputs"]
 
 # Past this many columns in total the full Gram matrix is not formed (memory grows as p^2).
 _FULL_GRAM_MAX_COLUMNS = 3000
+# Past this size of X (elements) the scorer keeps a single-precision copy of X for the
+# two-swap's screen and the warm start's products (below it the copy costs more than it saves).
+_SINGLE_PRECISION_MIN_ELEMENTS = 2**23
 # Supports scored per chunk when the Gram blocks are built from X directly.
 _CHUNK_BYTES = 64 * 2**20
 class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
@@ -426,6 +429,13 @@ class LeastSquaresScorer(TwoSwapMixin, ClassBoundsMixin):
         if getattr(self, "_xmax", None) is None:
             self._xmax = max(float(self.X.max()), -float(self.X.min()))  # no |X| copy
         return (gamma + 2.5 * u32) * self._xmax ** 2
+
+    @property
+    def wants_single_precision(self):
+        """Whether X is large enough (_SINGLE_PRECISION_MIN_ELEMENTS) for its
+        single-precision copy to pay in the screens and warm starts (False on the Gram
+        route, which holds no X)."""
+        return self.X is not None and self.X.size >= _SINGLE_PRECISION_MIN_ELEMENTS
 
     def single_precision_X(self):
         """X in single precision, made once per scorer on the first call that needs it.

@@ -30,8 +30,6 @@ __all__ = ["TwoSwapMixin"]
 
 # Rows of the two-swap search whose Gram row maxima are computed at a time.
 _TWO_SWAP_REFINE_CHUNK = 256
-# Past this size of X (elements) the pair blocks are screened in single precision first.
-_SCREEN_MIN_ELEMENTS = 2**23
 # A row's Gram row maximum is computed when its pairs would span more than this share
 # of the outside columns. A row maximum (one single-precision pass over X, about 1 ms at
 # n = 1000, p = 50,000) costs as much as the row's screened pairs with a fifth to a third
@@ -115,10 +113,10 @@ class _PairBase:
     t order, and their suffix maxima).
     """
 
-    def __init__(self, scorer, C1, S1, B, outside, rowmax):
+    def __init__(self, scorer, C1, S1, B, outside, rowmax, shift):
         self.B = B
         self.rowmax = rowmax
-        self.shift = shift = scorer._dual_shift(B)
+        self.shift = shift
         lam_b = scorer.lam_n + shift
         value_B, beta_B, Cq, P = scorer._base_fit(C1, S1, B, outside, shift)
         self.value_B = value_B - 0.5 * shift * scorer.r * scorer.r
@@ -227,27 +225,25 @@ class TwoSwapMixin:
         best = _BestList(keep, s, threshold, other_values)
         tol = 1e-12 * max(1.0, abs(self.yy))
         rowmax = self._rowmax_store(outside)  # shared with the class bounds
-        for B in self._bases_best_first(C1, S1):
+        for B, shift in self._bases_best_first(C1, S1):
             # Step 1: the base's fit and what its pairs need of every outside column.
-            base = _PairBase(self, C1, S1, B, outside, rowmax)
+            base = _PairBase(self, C1, S1, B, outside, rowmax, shift)
             # Steps 2 and 3: its pairs, block by block; the survivors are offered to `best`.
             self._scan_base(base, S1, C1, outside, best, block_elements, tol)
         return best.result(threshold, tol)
 
     def _bases_best_first(self, C1, S1):
-        """The bases S1 minus two elements, in increasing order of their own (shifted)
-        value: a base whose value is low holds most of the class's best members, and
+        """The bases S1 minus two elements with their ball multipliers (the Lagrangian
+        shift of :class:`_PairBase`), in increasing order of their own (shifted) value: a base whose value is low holds most of the class's best members, and
         scanning it first brings the cut-off down for the others (p = 50,000: the first
         bases in index order scanned wide prefixes against a cut-off that a later base
         then lowered). The order changes only how much is pruned, never the result."""
         bases = [np.delete(S1, drop) for drop in itertools.combinations(range(len(S1)), 2)]
         none = np.empty(0, dtype=np.intp)
-        keys = []
-        for B in bases:
-            shift = self._dual_shift(B)
-            value = self._base_fit(C1, S1, B, none, shift)[0] - 0.5 * shift * self.r * self.r
-            keys.append(value)
-        return [bases[i] for i in np.argsort(keys, kind="stable")]
+        shifts = [self._dual_shift(B) for B in bases]
+        keys = [self._base_fit(C1, S1, B, none, shift)[0] - 0.5 * shift * self.r * self.r
+                for B, shift in zip(bases, shifts)]
+        return [(bases[i], shifts[i]) for i in np.argsort(keys, kind="stable")]
 
     def _scan_base(self, base, S1, C1, outside, best, block_elements, tol):
         """Step 2: the pairs of one base, in blocks of rows in decreasing t order.
@@ -259,7 +255,7 @@ class TwoSwapMixin:
         prefix = screen = None
         if self._gram is None:
             prefix = _PrefixColumns(self.X, outside[order])
-            if self.X.size >= _SCREEN_MIN_ELEMENTS:
+            if self.wants_single_precision:
                 screen = _PrefixColumns(self.single_precision_X(), outside[order])
         # Row blocks small enough that skipping the lower triangle pays.
         rows_per_block = max(1, min(block_elements // q, max(64, q // 8)))

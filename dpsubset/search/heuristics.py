@@ -13,10 +13,6 @@ from .protocols import SinglePrecisionScorer, SquaredLossScorer
 
 __all__ = ["iht_support", "local_search"]
 
-# Past this size of X (elements) the warm start's products use the scorer's
-# single-precision copy of X (the two-swap's screen makes it at the same size).
-_SINGLE_PRECISION_MIN_ELEMENTS = 2**23
-
 
 def _top_largest(v, s):
     idx = np.argpartition(-np.abs(v), s - 1)[:s]
@@ -43,7 +39,7 @@ def iht_support(scorer, s, *, max_iter=200, random_state=0):
     else:
         resid = lambda u: u  # noqa: E731
     Aty = X.T @ y
-    if X.size >= _SINGLE_PRECISION_MIN_ELEMENTS and isinstance(scorer, SinglePrecisionScorer):
+    if isinstance(scorer, SinglePrecisionScorer) and scorer.wants_single_precision:
         # A warm start needs no more precision; the products are two thirds of its time
         # at p = 50,000 (26 passes over X), and half as many bytes halve them. The
         # scorer's copy is made once and serves its own exact bounds later.

@@ -174,5 +174,7 @@ class SinglePrecisionScorer(Scorer, Protocol):
     """A scorer with a single-precision copy of its candidate columns (made once, kept
     for its own bounds): the warm start's products use it where X is large."""
 
+    wants_single_precision: bool  # whether X is large enough for the copy to pay
+
     def single_precision_X(self):
         """X in single precision (the same array on every call)."""

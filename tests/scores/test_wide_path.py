@@ -58,7 +58,7 @@ def test_single_precision_screen_keeps_the_two_swap_list_exact(monkeypatch, seed
     # The pair blocks screened in single precision (with the rounding allowance) give
     # the same list as the stored Gram matrix, and the screen rules pairs out.
     exact_sc, wide = _pair(monkeypatch, seed=seed)
-    monkeypatch.setattr(two_swap, "_SCREEN_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(ls, "_SINGLE_PRECISION_MIN_ELEMENTS", 0)
     seen = []
     block = two_swap.TwoSwapMixin._pair_block
     monkeypatch.setattr(two_swap.TwoSwapMixin, "_pair_block",
@@ -85,9 +85,30 @@ def test_a_screen_without_its_rounding_allowance_is_caught(monkeypatch):
     # Known-bad: an allowance that makes |E| too small rules out pairs that belong to
     # the list; the comparison above then fails.
     exact_sc, wide = _pair(monkeypatch, seed=0)
-    monkeypatch.setattr(two_swap, "_SCREEN_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(ls, "_SINGLE_PRECISION_MIN_ELEMENTS", 0)
     monkeypatch.setattr(ls.LeastSquaresScorer, "_single_precision_allowance", lambda self: -1.0)
     S = np.array([0, 1, 2, 3])
     a = exact_sc.two_swap(S, 40, block_elements=4000)
     b = wide.two_swap(S, 40, block_elements=4000)
     assert [tuple(x) for x in a[0]] != [tuple(x) for x in b[0]]
+
+
+def test_warm_start_in_single_precision_finds_the_double_precision_start(monkeypatch):
+    # The warm start's products on the scorer's single-precision copy (large X) propose
+    # the same support as in double precision on a clear signal, and reuse the one copy.
+    from dpsubset.search.heuristics import iht_support
+    rng = np.random.default_rng(7)
+    n, p = 300, 600
+    X = np.clip(rng.normal(size=(n, p)), -1, 1)
+    y = np.clip(X[:, [3, 50, 400]] @ np.array([0.6, -0.5, 0.4]) + 0.2 * rng.normal(size=n), -2, 2)
+    monkeypatch.setattr(ls, "_FULL_GRAM_MAX_COLUMNS", 0)
+    double = LeastSquaresScorer(X, y, 1.0, 2.0, np.ones((n, 1)))
+    assert not double.wants_single_precision
+    start = iht_support(double, 3)
+    monkeypatch.setattr(ls, "_SINGLE_PRECISION_MIN_ELEMENTS", 0)
+    single = LeastSquaresScorer(X, y, 1.0, 2.0, np.ones((n, 1)))
+    assert single.wants_single_precision
+    assert getattr(single, "_x32", None) is None
+    np.testing.assert_array_equal(iht_support(single, 3), start)
+    assert single._x32 is not None and single._x32.dtype == np.float32
+    np.testing.assert_array_equal(np.sort(start), [3, 50, 400])
