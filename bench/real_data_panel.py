@@ -170,7 +170,8 @@ def calibrated_wrong_side(truth, lo, hi):
     side opposite to ``truth``: with the estimate b ~ N(truth, se^2) and the interval b +- 1.96 se,
     se = (hi - lo) / 3.92, it is Phi(-1.96 - abs(truth) / se). Summed over the releases it is what
     the criterion "no wrong sign stated with confidence" should be read against: a calibrated
-    interval much wider than abs(truth) misses on the wrong side about 2.5 % of the time."""
+    interval much wider than abs(truth) misses on the wrong side about 2.5 % of the time. An
+    interval with an infinite end (logistic, on the refit's sphere) counts 0, so the sum errs low."""
     se = (hi - lo) / (2 * Z95)
     if not (np.isfinite(se) and se > 0):
         return 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -83,3 +84,26 @@ def test_a_value_outside_the_declared_levels_is_refused():
 def test_unknown_panel_data_set_is_refused_by_name():
     with pytest.raises(ValueError, match="name: unknown data set 'nope'"):
         load_panel_data("nope")
+
+
+def _panel_script():
+    """bench/real_data_panel.py as a module (its helpers, not its run)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "real_data_panel.py"
+    spec = importlib.util.spec_from_file_location("real_data_panel_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("truth_in_se", [0.0, 0.5, 2.0])
+def test_calibrated_wrong_side_matches_a_simulation(truth_in_se):
+    # the yardstick of the sign criterion: how often an exactly calibrated 95 % interval
+    # (estimate ~ N(truth, se^2), estimate +- 1.96 se) leaves 0 out on the side opposite to the truth
+    calibrated_wrong_side = _panel_script().calibrated_wrong_side
+    se, z = 1.0, 1.959963984540054
+    truth = -truth_in_se * se
+    est = truth + se * np.random.default_rng(0).standard_normal(400_000)
+    simulated = float(np.mean(est - z * se > 0))   # excludes 0 on the positive side: the wrong one
+    expected = calibrated_wrong_side(truth, est[0] - z * se, est[0] + z * se)
+    assert expected == pytest.approx(simulated, abs=4 * math.sqrt(simulated / 400_000) + 1e-4)
+    assert calibrated_wrong_side(truth, -math.inf, 1.0) == 0.0   # an open interval: not counted
