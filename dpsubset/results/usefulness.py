@@ -60,7 +60,8 @@ class BallBindsWarning(UserWarning):
 #: What a release on the refit's sphere means for its intervals: the summary's note and
 #: the start of the BallBindsWarning (R's summary prints the same words).
 BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
-                   "they are shrunk towards 0 and the true coefficients may lie beyond the sphere. The "
+                   "they are shrunk as a whole (where released columns are correlated, one of them may be "
+                   "pulled past 0 to the other sign) and the true coefficients may lie beyond the sphere. The "
                    "intervals allow for that: the end on the side where the truth may lie is that of "
                    "least squares on the private second moments (open, inf, for logistic), so they are "
                    "wider than the refit's own noise would make them")
@@ -68,7 +69,8 @@ BALL_BINDS_NOTE = ("The released coefficients lie on the sphere of the refit's b
 #: The same for a release whose user stated that the truth lies inside the ball
 #: (``Inference(truth_in_ball=True)``); R's summary prints the same words.
 BALL_TRUSTED_NOTE = ("The released coefficients lie on the sphere of the refit's ball: the ball binds, so "
-                     "they are shrunk towards 0; the intervals assume, as stated with "
+                     "they are shrunk as a whole (where released columns are correlated, one of them may be "
+                     "pulled past 0 to the other sign); the intervals assume, as stated with "
                      "Inference(truth_in_ball=True), "
                      "that the true coefficients lie inside the ball")
 

@@ -188,12 +188,14 @@ print.summary.dpsubset <- function(x, digits = max(3L, getOption("digits") - 3L)
         sep = "\n")
     if (isTRUE(x$ball_binds) && isTRUE(x$truth_in_ball)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
-                        "are shrunk towards 0; the intervals assume, as stated with inference = list(truth_in_ball = TRUE), that the",
+                        "are shrunk as a whole (where released columns are correlated, one of them may be pulled past 0",
+                        "to the other sign); the intervals assume, as stated with inference = list(truth_in_ball = TRUE), that the",
                         "true coefficients lie inside the ball (the dpsubset documentation, page 'inference', \"When the",
                         "ball binds\")."), exdent = 2), sep = "\n")
     } else if (isTRUE(x$ball_binds)) {
       cat(strwrap(paste("The released coefficients lie on the sphere of the refit's ball: the ball binds, so they",
-                        "are shrunk towards 0 and the true coefficients may lie beyond the sphere. The intervals",
+                        "are shrunk as a whole (where released columns are correlated, one of them may be pulled past 0",
+                        "to the other sign) and the true coefficients may lie beyond the sphere. The intervals",
                         "allow for that: the end on the side where the truth may lie is that of least squares on",
                         "the private second moments (open, inf, for logistic), so they are wider than the refit's",
                         "own noise would make them (the dpsubset documentation, page 'inference', \"When the ball binds\")."),

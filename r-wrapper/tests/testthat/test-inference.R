@@ -157,6 +157,7 @@ test_that("a release on the refit's sphere says so and widens its intervals (bal
   expect_true(glance(small)$ball_binds)
   out <- paste(capture.output(print(summary(small))), collapse = " ")
   expect_match(gsub("\\s+", " ", out), "lie on the sphere of the refit's ball", fixed = TRUE)
+  expect_match(gsub("\\s+", " ", out), "pulled past 0 to the other sign", fixed = TRUE)
   # the truth may lie beyond the sphere: the intervals reach out to least squares on the
   # private moments, the standard errors are those the intervals imply, covariances unknown
   v <- vcov(small)
