@@ -125,7 +125,7 @@ class CentreSettings:
         to be centred, the means and spreads get it.
     response_spreads : float
         The response's tightened box in released standard deviations, where it differs from
-        the columns' ``spreads`` (0: the same; for studies: a wider box for the response alone
+        the columns' ``spreads`` (None: the same; for studies: a wider box for the response alone
         was measured worse, docs/benchmarks/real-data.md, "Issue 36, fifth pass").
     """
 
@@ -137,7 +137,7 @@ class CentreSettings:
     response_share: float = DEFAULT_RESPONSE_SHARE
     widen: bool = False
     fit_share: float = DEFAULT_FIT_SHARE
-    response_spreads: float = 0.0
+    response_spreads: float | None = None
 
 
 def check_centre(centre, bounds):
@@ -386,7 +386,7 @@ def release_centres(source, y_raw, names, response_name, clip_limits, column_map
     record = []
     for j, c in enumerate(all_cols):
         lo, hi = clip_limits[c]
-        spreads = st.response_spreads if (c == response_name and with_y and st.response_spreads) else st.spreads
+        spreads = st.response_spreads if c == response_name and st.response_spreads else st.spreads
         z_lo, z_hi, z_c, two_point = _released_box(m[j], v[j], b_mean[j], b_interior[j], is_tight[j], st,
                                                    spreads)
         new_lo = lo + z_lo * (hi - lo) if z_lo > 0 else lo
@@ -465,11 +465,12 @@ _TWO_POINT = 0.25
 _MIN_BOX = 1e-3
 
 
-def _released_box(m, v, b_mean, b_interior, may_tighten, st, spreads=None):
+def _released_box(m, v, b_mean, b_interior, may_tighten, st, spreads):
     """(z_lo, z_hi, z_centre, two_point) on [0, 1] from the released m and v (post-processing
     only). ``two_point``: the release shows, with confidence, a column whose values sit at the
     two ends of its interval (a 0/1 indicator under an interval bound), which is centred as a
-    dummy is."""
+    dummy is. A tightened box is m +- ``spreads`` released sds (the settings' ``spreads``, or
+    ``response_spreads`` for the response)."""
     z_c = min(max(m, 0.0), 1.0)
     if not may_tighten:
         return 0.0, 1.0, z_c, False
@@ -492,7 +493,7 @@ def _released_box(m, v, b_mean, b_interior, may_tighten, st, spreads=None):
     # the variance at an upper confidence bound: var = m - m^2 - v, d var / d m = 1 - 2 m
     slope = max(abs(1 - 2 * m_lo), abs(1 - 2 * m_hi))
     var_up = max(z_c - z_c * z_c - v, 0.0) + _CONFIDENCE_SDS * math.hypot(slope * sd_m, sd_v)
-    half = max((st.spreads if spreads is None else spreads) * math.sqrt(var_up), _MIN_BOX / 2)
+    half = max(spreads * math.sqrt(var_up), _MIN_BOX / 2)
     return max(0.0, z_c - half), min(1.0, z_c + half), z_c, False
 
 

@@ -77,10 +77,10 @@ def test_a_skewed_response_is_tightened_where_one_combined_test_can_tell():
     sd_m = np.sqrt(2) * b_mean
     st = CentreSettings()
     for m in (0.0119, 0.0119 + sd_m, 0.0119 + 1.5 * sd_m):
-        z_lo, z_hi, _, two_point = _released_box(m, 0.0104, b_mean, b_int, True, st)
+        z_lo, z_hi, _, two_point = _released_box(m, 0.0104, b_mean, b_int, True, st, st.spreads)
         assert (z_lo, two_point) == (0.0, False) and z_hi < 0.5
     # a release too noisy to tell keeps the codebook's box
-    assert _released_box(0.0119, 0.0104, 10 * b_mean, 10 * b_int, True, st)[:2] == (0.0, 1.0)
+    assert _released_box(0.0119, 0.0104, 10 * b_mean, 10 * b_int, True, st, st.spreads)[:2] == (0.0, 1.0)
 
 
 def test_a_rare_indicator_is_not_cut_by_the_combined_test():
@@ -96,9 +96,9 @@ def test_a_rare_indicator_is_not_cut_by_the_combined_test():
         for _ in range(2000):
             m = prevalence + float(laplace_noise(b_mean, rng))
             v = float(laplace_noise(b_int, rng))
-            z_lo, z_hi, *_ = _released_box(m, v, b_mean, b_int, True, CentreSettings())
+            z_lo, z_hi, *_ = _released_box(m, v, b_mean, b_int, True, CentreSettings(), CentreSettings().spreads)
             cut += (z_lo, z_hi) != (0.0, 1.0)
-            assert _released_box(m, v, b_mean, b_int, True, CentreSettings(min_interior=1.0))[:2] == (0.0, 1.0)
+            assert _released_box(m, v, b_mean, b_int, True, CentreSettings(min_interior=1.0), CentreSettings().spreads)[:2] == (0.0, 1.0)
         assert cut <= 0.015 * 2000, prevalence
 
 
